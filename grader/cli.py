@@ -1,0 +1,138 @@
+"""The `grader` command line: Click code only; each command hands off to one function."""
+
+import sys
+from pathlib import Path
+
+import click
+
+from grader.exercises import NAMES
+
+EXERCISE = click.Choice(NAMES)
+SUBMISSION = click.option(
+    "--submission",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="A folder holding the five modules (default: ./exercises).",
+)
+SOLUTIONS = click.option("--solutions", is_flag=True, help="Use the reference solutions instead.")
+JSON_FILE = click.option(
+    "--json", "json_file", type=click.Path(path_type=Path), default=None, help="Also write the result as JSON."
+)
+
+
+@click.group(invoke_without_command=True)
+@click.version_option(package_name="attention-by-hand")
+@click.pass_context
+def main(ctx):
+    """Attention by Hand: build self-attention in numpy, checked as you go.
+
+    Run with no command to see your progress. Start with:
+
+        grader check scores
+    """
+    if ctx.invoked_subcommand is None:
+        from grader.status import status
+
+        sys.exit(status())
+
+
+@main.command()
+@click.argument("exercises", nargs=-1, type=EXERCISE)
+@SUBMISSION
+@SOLUTIONS
+@JSON_FILE
+def check(exercises, submission, solutions, json_file):
+    """Run the hidden checks on your exercises (all five by default).
+
+    Exit status 0 when every selected exercise passes, 1 when any does not,
+    2 for a usage error or a submission that cannot be read.
+
+    Example: grader check softmax heads --json report.json
+    """
+    from grader.runner import check as run
+
+    sys.exit(run(exercises, submission=submission, solutions=solutions, json_file=json_file))
+
+
+@main.command()
+@SUBMISSION
+@SOLUTIONS
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for the corpus order and the weights.")
+@JSON_FILE
+@click.option("--plot", "plot_file", type=click.Path(path_type=Path), default=None, help="Also draw the figures to a PNG.")
+@click.option("--no-mask", is_flag=True, help="Train the attention model without the causal mask, to see why it matters.")
+def compare(submission, solutions, seed, json_file, plot_file, no_mask):
+    """Once every check passes: train the 8-character MLP and your attention model, side by side.
+
+    Example: grader compare --seed 1
+    """
+    from grader.compare import compare as run
+
+    sys.exit(
+        run(submission=submission, solutions=solutions, seed=seed, json_file=json_file, plot_file=plot_file, no_mask=no_mask)
+    )
+
+
+@main.command()
+@SUBMISSION
+def status(submission):
+    """Your progress: each exercise's state and points, and what to do next.
+
+    Example: grader status
+    """
+    from grader.status import status as run
+
+    sys.exit(run(submission=submission))
+
+
+@main.command()
+@click.argument("exercise", required=False, type=EXERCISE)
+@SUBMISSION
+def watch(exercise, submission):
+    """Recheck every time you save; Ctrl-C to stop.
+
+    Example: grader watch softmax
+    """
+    from grader.watch import watch as run
+
+    sys.exit(run(exercise, submission=submission))
+
+
+@main.command()
+@click.argument("exercise", type=EXERCISE)
+@SUBMISSION
+def hint(exercise, submission):
+    """The next hint for an exercise: one more each time you ask.
+
+    Example: grader hint masking
+    """
+    from grader.hints import hint as run
+
+    sys.exit(run(exercise, submission=submission))
+
+
+@main.command()
+@click.argument("course_dir", type=click.Path(path_type=Path))
+@click.option("--assignment", default="attention-by-hand", show_default=True, help="The nbgrader assignment name.")
+def nbgrader(course_dir, assignment):
+    """Write the nbgrader source assignment into an nbgrader course folder.
+
+    Example: grader nbgrader ~/course --assignment attention-by-hand
+    """
+    from grader.nbgrader_export import export
+
+    sys.exit(export(course_dir, assignment=assignment))
+
+
+@main.command()
+@click.argument("dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--jobs", type=int, default=2, show_default=True, help="How many submissions to grade at once.")
+@click.option("--csv", "csv_file", type=click.Path(path_type=Path), required=True, help="Where to write one row per submission.")
+def batch(dirs, jobs, csv_file):
+    """Grade many submission folders in parallel, one CSV row each; reruns resume.
+
+    Example: grader batch submissions/* --jobs 2 --csv grades.csv
+    """
+    from grader.batch import batch as run
+
+    sys.exit(run(dirs, jobs=jobs, csv_file=csv_file))

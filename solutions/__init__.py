@@ -1,0 +1,1 @@
+"""The reference solutions: the same five modules as exercises/, filled in."""
