@@ -121,8 +121,8 @@ def load_replies(split: str, folder: str | Path | None = None) -> list[str]:
         raise ValueError(f"split must be one of {sorted(SPLITS)}, not {split!r}")
     path = Path(folder if folder is not None else DATA_DIR) / f"{split}.txt"
     if not path.is_file():
-        raise FileNotFoundError(
-            f"no replies corpus at {path}; regenerate it with: python -m grader.corpus --out {path.parent}")
+        raise FileNotFoundError(f"no replies corpus at {path}; regenerate it with: "
+                                f"python -m grader.corpus --out {path.parent}")
     return path.read_text(encoding="utf-8").splitlines()
 
 
