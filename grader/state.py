@@ -94,6 +94,11 @@ def _report(exercises: list[dict], seed: int):
     )
 
 
+def _entries(report) -> list[dict]:
+    """A report's exercise verdicts in JSON form, keeping each root-cause note."""
+    return [dict(e.to_json(), note=e.note) if e.note else e.to_json() for e in report.exercises]
+
+
 def save_report(submission: Path, report, fingerprint: str | None = None) -> None:
     """Remember a verdict, merged with the saved verdicts of the same files.
 
@@ -101,7 +106,7 @@ def save_report(submission: Path, report, fingerprint: str | None = None) -> Non
     """
     current = fingerprint or files_fingerprint(submission)
     exercises = dict(_stored(submission, current))
-    for entry in report.to_json()["exercises"]:
+    for entry in _entries(report):
         exercises[entry["name"]] = entry
     data = {"fingerprint": current, "grader_version": grader.__version__, "seed": report.seed, "exercises": exercises}
     write_json(submission, VERDICTS, data)
@@ -131,7 +136,7 @@ def checked_report(submission: Path, exercises=None):
     fresh = run_checks(submission, missing)
     save_report(submission, fresh, current)
     kept = [stored[name] for name in names if name in stored]
-    return _report(kept + fresh.to_json()["exercises"], fresh.seed)
+    return _report(kept + _entries(fresh), fresh.seed)
 
 
 def last_known(submission: Path) -> dict:

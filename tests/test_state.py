@@ -1,0 +1,112 @@
+"""The state folder: verdicts reused while the files stay the same, and only then."""
+
+import shutil
+import sys
+import types
+
+import pytest
+
+import grader
+from grader import state
+from grader.paths import EXERCISES_DIR
+from grader.results import CheckResult, ExerciseResult, Report
+
+
+def verdict(name, status="passed", note=""):
+    """A one-check verdict for an exercise."""
+    points = 10.0 if status == "passed" else 0.0
+    return ExerciseResult(name, status, points, 10.0, [CheckResult(f"{name}.c", status, "")], note=note)
+
+
+@pytest.fixture
+def submission(tmp_path):
+    """A fresh copy of the stubs."""
+    folder = tmp_path / "work"
+    shutil.copytree(EXERCISES_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    return folder
+
+
+@pytest.fixture
+def runs(monkeypatch):
+    """A stand-in for the checks that records which exercises it was asked to run."""
+    asked = []
+
+    def run_checks(submission, exercises=None):
+        asked.append(list(exercises))
+        return Report([verdict(name, "failed") for name in exercises], seed=7)
+
+    monkeypatch.setitem(sys.modules, "grader.runner", types.SimpleNamespace(run_checks=run_checks))
+    return asked
+
+
+def test_nothing_cached_at_first(submission):
+    assert state.cached_report(submission) is None
+
+
+def test_saved_verdict_is_reused_until_a_file_changes(submission):
+    state.save_report(submission, Report([verdict("scores")], seed=3))
+    cached = state.cached_report(submission, ["scores"])
+    assert [(e.name, e.status) for e in cached.exercises] == [("scores", "passed")]
+    assert cached.seed == 3
+    (submission / "training.py").write_text("# started\n")
+    assert state.cached_report(submission, ["scores"]) is None
+
+
+def test_verdicts_of_the_same_files_are_merged(submission):
+    state.save_report(submission, Report([verdict("softmax")], seed=0))
+    state.save_report(submission, Report([verdict("scores", "failed")], seed=0))
+    assert state.cached_report(submission) is None
+    both = state.cached_report(submission, ["softmax", "scores"])
+    assert [(e.name, e.status) for e in both.exercises] == [("scores", "failed"), ("softmax", "passed")]
+
+
+def test_root_cause_note_survives(submission):
+    state.save_report(submission, Report([verdict("heads", "failed", note="heads fails because softmax does")], 0))
+    assert state.cached_report(submission, ["heads"]).exercises[0].note == "heads fails because softmax does"
+
+
+def test_checked_report_runs_only_what_is_missing(submission, runs):
+    state.save_report(submission, Report([verdict("scores")], seed=0))
+    report = state.checked_report(submission)
+    assert runs == [["masking", "softmax", "heads", "training"]]
+    assert [e.status for e in report.exercises] == ["passed"] + ["failed"] * 4
+    assert report.points == 10.0 and report.max_points == 50.0
+    state.checked_report(submission)
+    assert len(runs) == 1
+
+
+def test_a_save_during_the_checks_is_not_hidden(submission, monkeypatch):
+    def run_checks(folder, exercises=None):
+        (folder / "scores.py").write_text("# saved while the checks ran\n")
+        return Report([verdict(name) for name in exercises], seed=0)
+
+    monkeypatch.setitem(sys.modules, "grader.runner", types.SimpleNamespace(run_checks=run_checks))
+    state.checked_report(submission)
+    assert state.cached_report(submission) is None
+
+
+def test_a_new_grader_version_forgets_old_verdicts(submission, monkeypatch):
+    state.save_report(submission, Report([verdict("scores")], seed=0))
+    monkeypatch.setattr(grader, "__version__", "99.0")
+    assert state.cached_report(submission, ["scores"]) is None
+
+
+def test_a_damaged_state_file_is_ignored(submission):
+    (submission / ".grader").mkdir()
+    (submission / ".grader" / "verdicts.json").write_text("{not json")
+    assert state.cached_report(submission) is None
+    state.save_report(submission, Report([verdict("scores")], seed=0))
+    assert state.cached_report(submission, ["scores"]) is not None
+
+
+def test_an_unwritable_state_folder_costs_only_the_memory(submission):
+    (submission / ".grader").write_text("a file where the folder should be")
+    state.save_report(submission, Report([verdict("scores")], seed=0))
+    assert state.cached_report(submission, ["scores"]) is None
+    assert state.write_json(submission, "hints.json", {}) is False
+
+
+def test_writes_leave_no_temporary_files(submission):
+    for _ in range(3):
+        state.save_report(submission, Report([verdict("scores")], seed=0))
+    assert sorted(p.name for p in (submission / ".grader").iterdir()) == ["verdicts.json"]
