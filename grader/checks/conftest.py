@@ -1,0 +1,46 @@
+"""Hypothesis profiles, the submission option and the `student` fixture for the hidden checks."""
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, Verbosity, seed, settings
+
+from grader.checks.harness import SEED, Submission
+
+COMMON = dict(
+    derandomize=True,
+    database=None,
+    deadline=None,
+    report_multiple_bugs=False,
+    print_blob=False,
+    verbosity=Verbosity.quiet,
+    suppress_health_check=list(HealthCheck),
+)
+settings.register_profile("default", max_examples=40, **COMMON)  # a student's run
+settings.register_profile("quick", max_examples=25, **COMMON)  # the kit's mutant matrix
+settings.register_profile("thorough", parent=settings.get_profile("ci"), max_examples=400, **COMMON)
+
+
+def pytest_addoption(parser):
+    """--submission DIR and --check-seed N, so the checks can also be run by pytest directly."""
+    parser.addoption("--submission", type=Path, default=None, help="the folder holding the five modules")
+    parser.addoption("--check-seed", type=int, default=SEED, help="the Hypothesis seed of every check")
+    parser.addoption("--call-timeout", type=float, default=10.0, help="seconds per call of student code")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Give every check the same fixed seed, so a run can be replayed exactly."""
+    for item in items:
+        if hasattr(item.obj, "hypothesis"):
+            seed(config.getoption("check_seed"))(item.obj)
+
+
+@pytest.fixture(scope="module")
+def student(request):
+    """The submission's code behind the worker boundary, earlier exercises replaced by the reference."""
+    folder = request.config.getoption("submission")
+    if folder is None:
+        pytest.fail("give the submission folder with --submission DIR")
+    submission = Submission(folder, request.module.EXERCISE, timeout=request.config.getoption("call_timeout"))
+    yield submission
+    submission.close()

@@ -1,0 +1,150 @@
+"""What every check uses: calls into the student's worker and strict comparisons with plain messages."""
+
+import numpy as np
+
+from grader.exercises import BY_NAME
+from grader.sandbox import Foreign, Student, StudentError
+
+SEED = 20240604  # the fixed Hypothesis seed of every check, printed with every report
+FATAL = {"not_started", "timeout", "crashed", "import", "refused"}  # later calls would fail the same way
+MODULE_WIDE = {"import", "refused"}
+FORWARD = {"rtol": 1e-6, "atol": 1e-9}
+GRADIENT = {"rtol": 1e-4, "atol": 1e-7}
+
+
+class CheckFailed(AssertionError):
+    """A check's verdict on the student's code, with the message the student reads."""
+
+
+def show(value) -> str:
+    """A short, readable form of an input or output for a failure message."""
+    if isinstance(value, np.ndarray):
+        text = np.array2string(value, precision=6, separator=", ", threshold=60, max_line_width=88)
+        if value.ndim > 1:
+            text = "\n" + text
+        return f"{text}  (shape {value.shape})"
+    if isinstance(value, Foreign):
+        return f"a {value.type_name}: {value.text[:200]}"
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, np.ndarray) for v in value):
+        return "[" + ", ".join(show(v) for v in value) + "]"
+    return repr(value)[:400]
+
+
+def indent(text: str, prefix: str = "    ") -> str:
+    """Every line of text indented by prefix."""
+    return "\n".join(prefix + line for line in text.splitlines())
+
+
+def fail(what: str, inputs: dict, expected=None, got=None, mistake: str | None = None):
+    """Raise the verdict: the property in plain words, the input, what was expected and what came back."""
+    lines = [what]
+    for name, value in inputs.items():
+        lines.append(f"  {name} = " + show(value).lstrip("\n").replace("\n", "\n      "))
+    if expected is not None:
+        lines.append("  expected: " + show(expected).lstrip("\n").replace("\n", "\n      "))
+    if got is not None:
+        lines.append("  got:      " + show(got).lstrip("\n").replace("\n", "\n      "))
+    if mistake:
+        lines.append(f"  This looks like a known mistake: {mistake}.")
+    raise CheckFailed("\n".join(lines))
+
+
+def reference_functions(exercise: str) -> frozenset[str]:
+    """The qualified names of every function of the exercises this one builds on."""
+    return frozenset(
+        f"{used}.{function}" for used in BY_NAME[exercise].uses for function in BY_NAME[used].functions
+    )
+
+
+class Submission:
+    """The student's code behind the worker boundary, with the earlier exercises' reference in place."""
+
+    def __init__(self, folder, exercise: str, timeout: float = 10.0):
+        self.folder = folder
+        self.base = reference_functions(exercise)
+        self.timeout = timeout
+        self.workers: dict[frozenset, Student] = {}
+        self.broken: dict[tuple, StudentError] = {}
+
+    def worker(self, reference: frozenset) -> Student:
+        """The worker that has these functions replaced by the reference, started on first use."""
+        if reference not in self.workers:
+            self.workers[reference] = Student(self.folder, reference_for=reference, timeout=self.timeout)
+        return self.workers[reference]
+
+    def call(self, module: str, function: str, *args, reference=()):
+        """Call the student's function; returns the Outcome; fails the check on an exception."""
+        for key in ((module, function), (module, None)):
+            if key in self.broken:
+                raise self.broken[key]
+        try:
+            return self.worker(self.base | frozenset(reference)).call(module, function, *args)
+        except StudentError as error:
+            if error.kind in FATAL:
+                self.broken[(module, None if error.kind in MODULE_WIDE else function)] = error
+                raise
+            names = ", ".join(f"arg{i}" for i in range(len(args)))
+            fail(f"{function}({names}) raised an error: {error.message}", _named(function, args))
+
+    def close(self):
+        """Stop every worker."""
+        for worker in self.workers.values():
+            worker.close()
+        self.workers.clear()
+
+
+ARG_NAMES = {
+    "attention_scores": ("q", "k"),
+    "causal_mask": ("T",),
+    "apply_causal_mask": ("scores",),
+    "softmax": ("x",),
+    "attention_head": ("x", "w_q", "w_k", "w_v"),
+    "multi_head_attention": ("x", "heads", "w_o"),
+    "softmax_backward": ("shares", "d_shares"),
+    "attention_head_backward": ("d_out", "x", "w_q", "w_k", "w_v"),
+    "sgd_step": ("params", "grads", "lr"),
+    "train": ("model", "batches", "steps", "lr"),
+}
+
+
+def _named(function: str, args) -> dict:
+    """The arguments of a call by their parameter names."""
+    names = ARG_NAMES.get(function, ())
+    return {names[i] if i < len(names) else f"arg{i}": arg for i, arg in enumerate(args)}
+
+
+def expect_array(got, shape: tuple, what: str, inputs: dict, dtype_kind: str = "f"):
+    """Fail unless got is a plain ndarray of this shape and kind ("f" float, "b" bool), free of NaN."""
+    if isinstance(got, Foreign) or type(got) is not np.ndarray:
+        kind = got.type_name if isinstance(got, Foreign) else type(got).__name__
+        fail(f"{what} should be a numpy array (np.ndarray), but it is a {kind}.", inputs, got=got)
+    if got.shape != tuple(shape):
+        fail(f"{what} should have shape {tuple(shape)}, but it has shape {got.shape}.", inputs, got=got)
+    if dtype_kind == "b" and got.dtype != np.bool_:
+        fail(f"{what} should be a bool array, but its dtype is {got.dtype}.", inputs, got=got)
+    if dtype_kind == "f" and got.dtype.kind not in "fiu":
+        fail(f"{what} should hold numbers, but its dtype is {got.dtype}.", inputs, got=got)
+    if dtype_kind == "f" and np.isnan(got.astype(float)).any():
+        fail(f"{what} contains NaN (not a number): look for 0/0, inf - inf or exp overflowing.", inputs, got=got)
+
+
+def expect_close(got, expected, what: str, inputs: dict, tolerance=FORWARD, mistake=None):
+    """Fail unless got is an array shaped like expected and equal to it within the tolerance."""
+    expect_array(got, expected.shape, what, inputs)
+    if not np.allclose(got, expected, equal_nan=False, **tolerance):
+        named = mistake() if callable(mistake) else mistake
+        rtol, atol = tolerance["rtol"], tolerance["atol"]
+        fail(f"{what} is not what it should be (tolerance rtol={rtol:g}, atol={atol:g}).", inputs, expected, got, named)
+
+
+def expect_unchanged(before: dict, after, function: str):
+    """Fail when the student's function modified one of its input arrays."""
+    for (name, old), new in zip(before.items(), after):
+        if isinstance(old, np.ndarray) and not (
+            type(new) is np.ndarray and new.shape == old.shape and np.array_equal(new, old, equal_nan=True)
+        ):
+            fail(
+                f"{function} changed its input {name}; it must leave its inputs as they were "
+                "(work on a copy, or build a new array).",
+                {f"{name} before": old, f"{name} after": new},
+            )

@@ -1,0 +1,69 @@
+"""The inputs the checks draw: shapes from 1×1 up to two batch axes, float64 values."""
+
+import numpy as np
+from hypothesis import strategies as st
+
+BATCH = st.lists(st.integers(1, 3), max_size=2).map(tuple)  # zero, one or two batch axes
+SIZE = st.integers(1, 5)
+SEEDS = st.integers(0, 2**32 - 1)
+
+
+def _filled(shape: tuple, seed: int, bound: float) -> np.ndarray:
+    """Values spread over [-bound, bound], with four significant digits so a counterexample reads well."""
+    x = np.random.default_rng(seed).uniform(-bound, bound, shape)
+    return np.round(x, 3 - int(np.floor(np.log10(bound))))
+
+
+def fill(draw, shape: tuple, bound: float = 10.0) -> np.ndarray:
+    """Inside a composite strategy: a float64 array of this shape with values in [-bound, bound].
+
+    Hypothesis draws and shrinks the shapes; the values come from one drawn seed, which is many
+    times faster than one draw per entry, and shrinks towards seed 0.
+    """
+    return _filled(tuple(shape), draw(SEEDS), bound)
+
+
+@st.composite
+def queries_and_keys(draw, bound: float = 10.0):
+    """q (..., T, d) and k (..., S, d) with the same batch axes."""
+    batch, t, s, d = draw(BATCH), draw(SIZE), draw(SIZE), draw(st.integers(1, 4))
+    return fill(draw, batch + (t, d), bound), fill(draw, batch + (s, d), bound)
+
+
+@st.composite
+def square_scores(draw, bound: float = 1e4):
+    """Scores (..., T, T)."""
+    batch, t = draw(BATCH), draw(SIZE)
+    return fill(draw, batch + (t, t), bound)
+
+
+@st.composite
+def softmax_inputs(draw, bound: float = 10.0, masked: bool = True):
+    """x (..., S), some entries -inf when masked, never a whole row."""
+    batch, s = draw(BATCH), draw(st.integers(1, 6))
+    x = fill(draw, batch + (s,), bound)
+    if masked:
+        share = draw(st.sampled_from((0.0, 0.3, 0.7)))  # of the entries that become -inf
+        hidden = np.random.default_rng(draw(SEEDS)).random(batch + (s,)) < share
+        hidden[..., -1] &= ~hidden[..., :-1].all(axis=-1)  # keep one entry of every row finite
+        x = np.where(hidden, -np.inf, x)
+    return x
+
+
+@st.composite
+def head_inputs(draw, bound: float = 2.0):
+    """x (..., T, C), w_q and w_k (C, d), w_v (C, d_v)."""
+    batch, t, c = draw(BATCH), draw(st.integers(1, 4)), draw(st.integers(1, 3))
+    d, d_v = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    x = fill(draw, batch + (t, c), bound)
+    return x, fill(draw, (c, d), 1.0), fill(draw, (c, d), 1.0), fill(draw, (c, d_v), 1.0)
+
+
+@st.composite
+def multi_head_inputs(draw):
+    """x (..., T, C), a list of H (w_q, w_k, w_v) and w_o (H·d_v, C_out)."""
+    batch, t, c = draw(BATCH), draw(st.integers(1, 4)), draw(st.integers(1, 3))
+    n_heads, d, d_v, c_out = draw(st.integers(1, 3)), draw(st.integers(1, 3)), draw(st.integers(1, 2)), draw(SIZE)
+    x = fill(draw, batch + (t, c), 2.0)
+    heads = [tuple(fill(draw, (c, n), 1.0) for n in (d, d, d_v)) for _ in range(n_heads)]
+    return x, heads, fill(draw, (n_heads * d_v, c_out), 1.0)

@@ -1,0 +1,107 @@
+"""The verdicts: one result per check, per exercise, and the report over the exercises run."""
+
+import math
+from dataclasses import dataclass, field
+
+STATUSES = ("passed", "failed", "not_started", "error")
+
+
+@dataclass
+class CheckResult:
+    """The outcome of one hidden check: id like "softmax.rows_sum_to_one", status, message."""
+
+    id: str
+    status: str
+    message: str = ""
+
+    def to_json(self) -> dict:
+        """This check as SPEC §2 writes it."""
+        return {"id": self.id, "status": self.status, "message": self.message}
+
+
+@dataclass
+class ExerciseResult:
+    """One exercise's verdict, its points and the checks behind them."""
+
+    name: str
+    status: str
+    points: float
+    max_points: float
+    checks: list[CheckResult] = field(default_factory=list)
+    note: str = ""  # e.g. the root cause when an earlier exercise fails
+
+    def to_json(self) -> dict:
+        """This exercise as SPEC §2 writes it."""
+        return {
+            "name": self.name,
+            "status": self.status,
+            "points": self.points,
+            "max_points": self.max_points,
+            "checks": [check.to_json() for check in self.checks],
+        }
+
+
+@dataclass
+class Report:
+    """The verdicts of one run, in lesson order, and the Hypothesis seed that produced them."""
+
+    exercises: list[ExerciseResult]
+    seed: int
+
+    @property
+    def points(self) -> float:
+        """The points earned over the exercises run."""
+        return sum(exercise.points for exercise in self.exercises)
+
+    @property
+    def max_points(self) -> float:
+        """The points available over the exercises run."""
+        return sum(exercise.max_points for exercise in self.exercises)
+
+    @property
+    def passed(self) -> bool:
+        """True when every exercise run passed."""
+        return all(exercise.status == "passed" for exercise in self.exercises)
+
+    def to_json(self) -> dict:
+        """The report exactly as SPEC §2 fixes it."""
+        return {
+            "total": {"points": self.points, "max_points": self.max_points},
+            "exercises": [exercise.to_json() for exercise in self.exercises],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict, seed: int = 0) -> "Report":
+        """A report read back from its JSON form."""
+        exercises = [
+            ExerciseResult(
+                name=e["name"],
+                status=e["status"],
+                points=float(e["points"]),
+                max_points=float(e["max_points"]),
+                checks=[CheckResult(c["id"], c["status"], c.get("message", "")) for c in e["checks"]],
+                note=e.get("note", ""),
+            )
+            for e in data["exercises"]
+        ]
+        return cls(exercises, seed=int(data.get("seed", seed)))
+
+
+def exercise_status(checks: list[CheckResult]) -> str:
+    """An exercise's status from its checks: an error wins, then untouched stubs, then failures."""
+    statuses = {check.status for check in checks}
+    if not checks or "error" in statuses:
+        return "error"
+    if statuses == {"not_started"}:
+        return "not_started"
+    return "passed" if statuses == {"passed"} else "failed"
+
+
+def partial_points(max_points: float, checks: list[CheckResult]) -> float:
+    """max_points times the share of checks passed, rounded down to a half point."""
+    if not checks:
+        return 0.0
+    passed = sum(check.status == "passed" for check in checks)
+    if passed == len(checks):
+        return float(max_points)
+    return math.floor(2 * max_points * passed / len(checks)) / 2

@@ -1,0 +1,171 @@
+"""Running the hidden checks with pytest in the grader's process, and `grader check`."""
+
+import contextlib
+import io
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from hypothesis import settings
+
+from grader.checks.harness import SEED, CheckFailed
+from grader.exercises import BY_NAME, NAMES
+from grader.results import CheckResult, ExerciseResult, Report, exercise_status, partial_points
+from grader.sandbox import StudentError
+
+CHECKS_DIR = Path(__file__).resolve().parent / "checks"
+PROFILES = ("default", "quick", "thorough")
+FAILED_KINDS = {"raised", "bad_output"}  # the student's code gave a wrong answer by raising
+
+
+class Collector:
+    """A pytest plugin that keeps each check's verdict, as the grader's process saw it."""
+
+    def __init__(self):
+        self.expected: dict[str, list[str]] = {}  # exercise -> check ids, in file order
+        self.results: dict[str, CheckResult] = {}
+        self.broken: list[str] = []  # files that could not be collected
+
+    def pytest_collectreport(self, report):
+        """Remember a check file that failed to load."""
+        if report.failed:
+            self.broken.append(Path(report.nodeid.split("::")[0]).stem.removeprefix("test_"))
+
+    def pytest_collection_modifyitems(self, items):
+        """Remember which checks should report."""
+        for item in items:
+            self.expected.setdefault(_exercise(item), []).append(_check_id(item))
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        """Turn the outcome of a check's setup or call into its verdict."""
+        report = (yield).get_result()
+        check = _check_id(item)
+        if call.when == "call" and report.passed:
+            self.results[check] = CheckResult(check, "passed")
+        elif report.failed or report.skipped:
+            status, message = verdict(call.excinfo.value if call.excinfo else None)
+            self.results.setdefault(check, CheckResult(check, status, message))
+
+
+def _exercise(item) -> str:
+    """The exercise a check belongs to."""
+    return item.module.EXERCISE
+
+
+def _check_id(item) -> str:
+    """A check's id: exercise.property, e.g. softmax.rows_sum_to_one."""
+    return f"{_exercise(item)}.{item.name.removeprefix('test_')}"
+
+
+def _leaves(error):
+    """The exceptions inside an exception group (or the error itself)."""
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            yield from _leaves(inner)
+    else:
+        yield error
+
+
+def verdict(error) -> tuple[str, str]:
+    """A check's status and message from the exception that ended it."""
+    leaves = list(_leaves(error)) if error is not None else []
+    for leaf in leaves:
+        if isinstance(leaf, CheckFailed):
+            return "failed", str(leaf)
+        if isinstance(leaf, StudentError):
+            status = "not_started" if leaf.kind == "not_started" else "failed" if leaf.kind in FAILED_KINDS else "error"
+            return status, leaf.message
+    name = type(leaves[0]).__name__ if leaves else "no result"
+    return "error", (
+        f"The grader could not finish this check ({name}). This is a fault in the grader, "
+        "not in your code: please report it to your instructor."
+    )
+
+
+def run_checks(
+    submission: Path, exercises: Sequence[str] | None = None, *, profile: str = "default", seed: int = SEED
+) -> Report:
+    """Run the hidden checks of these exercises (all by default) on a submission folder; never prints."""
+    names = [name for name in NAMES if exercises is None or name in exercises]
+    collector = Collector()
+    args = [str(CHECKS_DIR / f"test_{name}.py") for name in names]
+    args += ["--submission", str(submission), "--check-seed", str(seed), "--hypothesis-profile", profile]
+    args += ["-p", "no:cacheprovider", "-p", "no:randomly", "--capture=no", "-q", "-o", "addopts="]
+    args += ["--rootdir", str(CHECKS_DIR), "-c", os.devnull]
+    for module in [m for m in sys.modules if m.startswith("grader.checks.test_")]:
+        del sys.modules[module]  # import the checks afresh, under this run's profile
+    previous = settings.get_current_profile_name()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            pytest.main(args, plugins=[collector])
+    finally:
+        settings.load_profile(previous)
+    results = [exercise_result(name, collector) for name in names]
+    add_root_causes(results)
+    return Report(results, seed=seed)
+
+
+def exercise_result(name: str, collector: Collector) -> ExerciseResult:
+    """One exercise's verdict from its checks; a check that did not report is an error."""
+    max_points = BY_NAME[name].points
+    if name in collector.broken or name not in collector.expected:
+        problem = CheckResult(f"{name}.checks_loaded", "error", verdict(None)[1])
+        return ExerciseResult(name, "error", 0.0, max_points, [problem])
+    checks = [
+        collector.results.get(check, CheckResult(check, "error", "This check did not report a result."))
+        for check in collector.expected[name]
+    ]
+    return ExerciseResult(name, exercise_status(checks), partial_points(max_points, checks), max_points, checks)
+
+
+def add_root_causes(results: list[ExerciseResult]) -> None:
+    """Note, on an exercise that builds on earlier ones, which of those fail in this run."""
+    status = {result.name: result.status for result in results}
+    for result in results:
+        failing = [used for used in BY_NAME[result.name].uses if status.get(used, "passed") != "passed"]
+        if not failing:
+            continue
+        yours = ", ".join(f"your {used}" for used in failing)
+        verb = "fails its" if len(failing) == 1 else "fail their"
+        own = "passes" if result.status == "passed" else "is checked"
+        result.note = (
+            f"{result.name} uses {yours}, which {verb} checks; {result.name} itself {own} with the "
+            f"reference {', '.join(failing)} in place, so fix {failing[0]} first."
+        )
+
+
+def check(
+    exercises: tuple[str, ...] = (),
+    submission: Path | None = None,
+    solutions: bool = False,
+    json_file: Path | None = None,
+) -> int:
+    """`grader check`: run the checks, print the report, write --json; exit 0, 1, or 2 if unreadable."""
+    import click
+
+    from grader.report import render
+    from grader.submission import SubmissionError, find_submission
+
+    try:
+        folder = find_submission(submission, solutions)
+    except SubmissionError as error:
+        click.echo(f"Cannot check: {error}", err=True)
+        return 2
+    from grader.state import files_fingerprint, save_report
+
+    fingerprint = files_fingerprint(folder)
+    report = run_checks(folder, exercises or None)
+    click.echo(render(report, folder, solutions=solutions))
+    if json_file is not None:
+        try:
+            Path(json_file).write_text(json.dumps(report.to_json(), indent=1) + "\n", encoding="utf-8")
+        except OSError as error:
+            click.echo(f"Cannot write {json_file}: {error.strerror}.", err=True)
+            return 2
+    if not solutions:
+        save_report(folder, report, fingerprint)
+    return 0 if report.passed else 1
