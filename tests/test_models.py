@@ -1,0 +1,123 @@
+"""The comparison's models: shapes, batching, sampling, and every gradient against finite differences."""
+
+import numpy as np
+import pytest
+
+from grader import models
+from grader.corpus import ALPHABET
+from solutions.heads import attention_head
+from solutions.training import attention_head_backward
+
+REPLIES = ["hi anna, the box is past the 7-day window, so sadly we cannot take it back. take care.", "dear leo, ok."]
+
+
+def float64(model):
+    """The model with float64 weights, for finite differences."""
+    model.params = {name: p.astype(np.float64) for name, p in model.params.items()}
+    return model
+
+
+def mlp():
+    return float64(models.CharMLP(np.random.default_rng(0)))
+
+
+def masked():
+    return float64(models.AttentionMLP(np.random.default_rng(1), attention_head, attention_head_backward))
+
+
+def unmasked():
+    return float64(models.AttentionMLP(np.random.default_rng(2), models.unmasked_head, models.unmasked_head_backward))
+
+
+def tiny_batch():
+    """Two short replies of different lengths, so one row is padded."""
+    x, y = models.batch(["hi anna, ok.", "dear leo, fine."])
+    return x[:, :9], y[:, :9]
+
+
+def test_encode_and_decode_round_trip():
+    tokens = models.encode(REPLIES[0])
+    assert tokens[0] == tokens[-1] == models.BOUNDARY
+    assert models.decode(tokens[1:]) == REPLIES[0]
+    assert models.VOCAB == len(ALPHABET) + 1
+
+
+def test_batch_pads_targets_with_ignore():
+    x, y = models.batch(REPLIES)
+    long, short = len(REPLIES[0]) + 1, len(REPLIES[1]) + 1
+    assert x.shape == y.shape == (2, long)
+    assert (y[1, short:] == models.IGNORE).all() and y[1, short - 1] == models.BOUNDARY
+    assert (x[:, 1:] == np.where(y[:, :-1] == models.IGNORE, 0, y[:, :-1])).all()
+
+
+def test_contexts_are_the_last_eight_tokens():
+    x = np.arange(1, 11)[None, :]  # (1, 10)
+    ctx = models.contexts(x)
+    assert ctx.shape == (1, 10, models.CONTEXT)
+    assert ctx[0, 9].tolist() == list(range(3, 11))
+    assert ctx[0, 2].tolist() == [0] * 5 + [1, 2, 3]
+
+
+def test_cross_entropy_ignores_padding_and_matches_by_hand():
+    logits = np.random.default_rng(3).standard_normal((2, 3, models.VOCAB))
+    y = np.array([[1, 2, 3], [4, models.IGNORE, models.IGNORE]])
+    loss, grad = models.cross_entropy(logits.copy(), y)
+    p = models.softmax(logits)
+    by_hand = -np.mean([np.log(p[0, 0, 1]), np.log(p[0, 1, 2]), np.log(p[0, 2, 3]), np.log(p[1, 0, 4])])
+    assert loss == pytest.approx(by_hand, rel=1e-12)
+    assert (grad[1, 1:] == 0).all()
+
+
+@pytest.mark.parametrize("make", [mlp, masked, unmasked], ids=["mlp", "attention", "no_mask"])
+def test_gradients_match_finite_differences(make):
+    model, (x, y) = make(), tiny_batch()
+    _, grads = model.loss_and_grads(x, y)
+    assert set(grads) == set(model.params)
+    rng = np.random.default_rng(4)
+    for name, p in model.params.items():
+        assert grads[name].shape == p.shape, name
+        used = np.argwhere(grads[name] != 0)
+        picks = [tuple(i) for i in used[rng.choice(len(used), size=min(6, len(used)), replace=False)]]
+        picks.append(tuple(rng.integers(0, s) for s in p.shape))  # maybe an unused entry, gradient 0
+        for index in picks:
+            keep = p[index]
+            p[index] = keep + 1e-6
+            up, _ = model.loss_and_grads(x, y)
+            p[index] = keep - 1e-6
+            down, _ = model.loss_and_grads(x, y)
+            p[index] = keep
+            assert grads[name][index] == pytest.approx((up - down) / 2e-6, rel=1e-4, abs=1e-8), (name, index)
+
+
+def test_mask_makes_a_position_blind_to_later_characters():
+    x, _ = tiny_batch()
+    changed = x.copy()
+    changed[:, 5:] = 3
+    for model, blind in ((masked(), True), (unmasked(), False)):
+        before, _ = model.forward(x)
+        after, _ = model.forward(changed)
+        assert np.allclose(before[:, :5], after[:, :5]) == blind
+
+
+def test_model_reads_weights_from_params_on_every_call():
+    model, (x, y) = mlp(), tiny_batch()
+    loss, _ = model.loss_and_grads(x, y)
+    model.params["w2"] = model.params["w2"] * 0  # a replaced entry, as a dict-replacing sgd_step leaves it
+    other, _ = model.loss_and_grads(x, y)
+    assert other == pytest.approx(np.log(models.VOCAB)) and other != pytest.approx(loss)
+
+
+def test_next_logits_match_the_full_forward_pass():
+    x, _ = tiny_batch()
+    for model in (mlp(), masked()):
+        logits, _ = model.forward(x)
+        assert np.allclose(model.next_logits(x[:, :6]), logits[:, 5])
+
+
+def test_sampling_is_deterministic_for_a_seed():
+    model = masked()
+    first = models.sample(model, np.random.default_rng(5), 4)
+    again = models.sample(model, np.random.default_rng(5), 4)
+    assert first == again and len(first) == 4
+    assert all(set(reply) <= set(ALPHABET) and len(reply) < models.MAX_LEN for reply in first)
+    assert first != models.sample(model, np.random.default_rng(6), 4)
