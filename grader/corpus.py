@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Formatter
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+from grader.paths import DATA_DIR
+
 SPLITS = {"train": (4000, 0), "valid": (500, 1)}  # split -> (replies, seed)
 
 GREETINGS = ("hi", "hello", "dear")
