@@ -1,0 +1,32 @@
+"""Finding the student's folder and making sure it holds the five modules."""
+
+from pathlib import Path
+
+from grader.paths import MODULES, SOLUTIONS_DIR, default_submission
+
+
+class SubmissionError(Exception):
+    """The submission folder cannot be graded; the message says why and what to do."""
+
+
+def find_submission(submission: Path | None = None, solutions: bool = False) -> Path:
+    """The folder to grade: the reference solutions, the given folder, or ./exercises."""
+    if solutions and submission is not None:
+        raise SubmissionError("Use either --submission DIR or --solutions, not both.")
+    folder = SOLUTIONS_DIR if solutions else Path(submission or default_submission()).expanduser()
+    if not folder.exists():
+        raise SubmissionError(f"{folder} does not exist: pass the folder that holds your five modules with --submission DIR.")
+    if not folder.is_dir():
+        raise SubmissionError(f"{folder} is a file, not a folder: pass the folder that holds your five modules.")
+    missing = [f"{name}.py" for name in MODULES if not (folder / f"{name}.py").is_file()]
+    if missing:
+        raise SubmissionError(
+            f"{folder} has no {', '.join(missing)}: the grader needs all five modules "
+            f"({', '.join(name + '.py' for name in MODULES)}); copy any missing one from the kit's exercises/ folder."
+        )
+    for name in MODULES:
+        try:
+            (folder / f"{name}.py").read_bytes()
+        except OSError as error:
+            raise SubmissionError(f"{folder / f'{name}.py'} cannot be read ({error.strerror}): check its permissions.") from None
+    return folder.resolve()
