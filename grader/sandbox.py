@@ -8,6 +8,7 @@ returns can run code in the parent.
 """
 
 import ast
+import functools
 import io
 import json
 import math
@@ -203,14 +204,22 @@ def _array(blob):
         raise ValueError("not .npy bytes")
     (size,) = struct.unpack_from("<H", blob, len(NPY_MAGIC))
     start = len(NPY_MAGIC) + 2 + size
-    found = NPY_HEADER.fullmatch(bytes(blob[len(NPY_MAGIC) + 2 : start]).decode("latin1"))
+    dtype, shape = _header(bytes(blob[len(NPY_MAGIC) + 2 : start]))
+    if dtype.itemsize * math.prod(shape) != len(blob) - start:
+        raise ValueError("an array whose size does not match its data")
+    return np.frombuffer(blob[start:], dtype=dtype).reshape(shape).copy()
+
+
+@functools.lru_cache(maxsize=256)
+def _header(header: bytes):
+    """The dtype and shape in an .npy header of the form the grader writes."""
+    found = NPY_HEADER.fullmatch(header.decode("latin1"))
     if found is None:
         raise ValueError("an .npy header the grader does not write")
     dtype = np.dtype(found["descr"])
-    shape = tuple(int(n) for n in found["shape"].replace(",", " ").split())
-    if dtype.kind not in ARRAY_KINDS or dtype.hasobject or dtype.itemsize * math.prod(shape) != len(blob) - start:
-        raise ValueError("an array whose dtype or size does not match its data")
-    return np.frombuffer(blob[start:], dtype=dtype).reshape(shape).copy()
+    if dtype.kind not in ARRAY_KINDS or dtype.hasobject:
+        raise ValueError(f"an array of dtype {dtype}")
+    return dtype, tuple(int(n) for n in found["shape"].replace(",", " ").split())
 
 
 # Refusing submissions that import the reference solutions.

@@ -1,0 +1,257 @@
+"""The worker boundary: values cross intact, failures come back as StudentError of the right kind."""
+
+import shutil
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from grader.paths import EXERCISES_DIR, SOLUTIONS_DIR
+from grader.sandbox import Batches, Foreign, Student, StudentError, ToyModel, decode, encode
+from grader.submission import SubmissionError, find_submission
+from grader.toymodel import BatchFeed, LinearModel
+from solutions.heads import attention_head
+from solutions.training import train
+
+
+def submission(tmp_path, **modules):
+    """A copy of the reference solutions with some modules' source replaced."""
+    folder = tmp_path / "submission"
+    shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    for name, source in modules.items():
+        (folder / f"{name}.py").write_text(textwrap.dedent(source))
+    return folder
+
+
+def head_inputs(seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(2, 4, 3)), rng.normal(size=(3, 2)), rng.normal(size=(3, 2)), rng.normal(size=(3, 5))
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        np.arange(6.0).reshape(2, 3),
+        np.arange(6).reshape(2, 3).T,  # not C-contiguous
+        np.zeros((0, 3)),
+        np.array(2.5),
+        np.float32(1.5),
+        np.int64(-3),
+        np.array([True, False]),
+        np.array([1 + 2j]),
+        np.array([np.nan, np.inf, -np.inf]),
+    ],
+)
+def test_arrays_and_numpy_scalars_cross_exactly(value):
+    back = decode(encode(value))
+    assert type(back) is type(value)
+    assert back.dtype == value.dtype and np.shape(back) == np.shape(value)
+    np.testing.assert_array_equal(back, value)
+
+
+def test_containers_and_python_scalars_cross_exactly():
+    value = {"a": [1, 2.5, True, None, "s", (np.ones(2), float("nan"))], 3: {"x": ()}}
+    back = decode(encode(value))
+    assert back.keys() == value.keys() and type(back["a"][5]) is tuple
+    assert [type(v) for v in back["a"][:5]] == [int, float, bool, type(None), str]
+    assert np.isnan(back["a"][5][1])
+
+
+class Liar(float):
+    def __eq__(self, other):
+        return True
+
+
+@pytest.mark.parametrize(
+    "value, type_name",
+    [
+        (np.array([1, "a"], dtype=object), "numpy.ndarray"),
+        (np.ones(2).view(np.matrix), "numpy.matrix"),
+        (Liar(1.0), "test_sandbox.Liar"),
+        (range(3), "range"),
+        ({(1, 2): 3}, "dict"),
+    ],
+)
+def test_other_values_come_back_as_foreign(value, type_name):
+    back = decode(encode(value))
+    assert type(back) is Foreign and back.type_name == type_name
+
+
+def test_decode_refuses_pickled_arrays():
+    bad = encode(np.ones(2)).replace(b"'<f8'", b"'|O8'")
+    with pytest.raises(ValueError):
+        decode(bad)
+
+
+def test_live_decode_gives_working_toy_model_and_feed():
+    pairs = [(np.ones((2, 3)), np.zeros((2, 1)))] * 2
+    model, feed = decode(encode((ToyModel({"w": np.zeros((3, 1)), "b": np.zeros(1)}), Batches(pairs))), live=True)
+    assert type(model) is LinearModel and type(feed) is BatchFeed
+    loss, grads = model.loss_and_grads(*next(feed))
+    assert loss == 0.0 and grads["w"].shape == (3, 1) and feed.taken == 1
+
+
+def test_reference_solutions_return_the_reference_values():
+    x, w_q, w_k, w_v = head_inputs()
+    with Student(SOLUTIONS_DIR) as student:
+        outcome = student.call("heads", "attention_head", x, w_q, w_k, w_v)
+    out, shares = outcome.value
+    expected_out, expected_shares = attention_head(x, w_q, w_k, w_v)
+    np.testing.assert_array_equal(out, expected_out)
+    np.testing.assert_array_equal(shares, expected_shares)
+    np.testing.assert_array_equal(outcome.args[0], x)
+    assert outcome.seconds >= 0 and outcome.output == ""
+
+
+def test_a_stub_is_not_started():
+    with Student(EXERCISES_DIR) as student, pytest.raises(StudentError) as caught:
+        student.call("softmax", "softmax", np.zeros(3))
+    assert caught.value.kind == "not_started" and "NotImplementedError" in caught.value.message
+
+
+def test_printed_output_is_captured_not_mixed_into_the_protocol(tmp_path):
+    folder = submission(tmp_path, scores="""
+        import sys
+        def attention_scores(q, k):
+            print("hello from scores")
+            print("warning", file=sys.stderr)
+            return q @ k.swapaxes(-1, -2) / q.shape[-1] ** 0.5
+        """)
+    with Student(folder) as student:
+        outcome = student.call("scores", "attention_scores", np.ones((2, 4)), np.ones((3, 4)))
+    np.testing.assert_allclose(outcome.value, np.full((2, 3), 2.0))
+    assert "hello from scores" in outcome.output and "warning" in outcome.output
+
+
+def test_an_exception_names_the_students_file_and_line(tmp_path):
+    folder = submission(tmp_path, scores="""
+        def attention_scores(q, k):
+            return q @ k
+        """)
+    with Student(folder) as student, pytest.raises(StudentError) as caught:
+        student.call("scores", "attention_scores", np.ones((2, 4)), np.ones((3, 4)))
+    assert caught.value.kind == "raised"
+    assert "ValueError" in caught.value.message and "scores.py, line 3: return q @ k" in caught.value.message
+
+
+WRONG_SOFTMAX = """
+    import numpy as np
+    def softmax(x):
+        return np.zeros_like(x)
+    """
+
+
+def test_reference_for_replaces_a_function_everywhere_it_is_bound(tmp_path):
+    folder = submission(tmp_path, softmax=WRONG_SOFTMAX)
+    x, w_q, w_k, w_v = head_inputs()
+    expected = attention_head(x, w_q, w_k, w_v)[0]
+    with Student(folder) as student:
+        assert not np.allclose(student.call("heads", "attention_head", x, w_q, w_k, w_v).value[0], expected)
+    with Student(folder, reference_for=["softmax.softmax"]) as student:
+        np.testing.assert_allclose(student.call("heads", "attention_head", x, w_q, w_k, w_v).value[0], expected)
+        np.testing.assert_array_equal(student.call("softmax", "softmax", np.ones(2)).value, [0.5, 0.5])
+
+
+def test_reference_for_stands_in_for_a_module_that_cannot_be_imported(tmp_path):
+    folder = submission(tmp_path, softmax="def softmax(x:\n")
+    x, w_q, w_k, w_v = head_inputs()
+    with Student(folder, reference_for=["softmax.softmax"]) as student:
+        out = student.call("heads", "attention_head", x, w_q, w_k, w_v).value[0]
+    np.testing.assert_allclose(out, attention_head(x, w_q, w_k, w_v)[0])
+    with Student(folder) as student, pytest.raises(StudentError) as caught:
+        student.call("heads", "attention_head", x, w_q, w_k, w_v)
+    assert caught.value.kind == "import" and "softmax.py" in caught.value.message
+
+
+def test_train_sends_back_the_model_params_and_how_many_batches_were_taken():
+    rng = np.random.default_rng(1)
+    pairs = [(rng.normal(size=(5, 3)), rng.normal(size=(5, 2))) for _ in range(6)]
+    params = {"w": np.zeros((3, 2)), "b": np.zeros(2)}
+    with Student(SOLUTIONS_DIR) as student:
+        outcome = student.call("training", "train", ToyModel(params), Batches(pairs), 4, 0.1)
+    model, batches = outcome.args[0], outcome.args[1]
+    reference = LinearModel({name: p.copy() for name, p in params.items()})
+    assert outcome.value == train(reference, iter(pairs), 4, 0.1)
+    assert type(model) is ToyModel and type(batches) is Batches and batches.taken == 4
+    np.testing.assert_array_equal(model.params["w"], reference.params["w"])
+    np.testing.assert_array_equal(params["w"], 0.0)  # the parent's copy is untouched
+
+
+def test_an_in_place_update_shows_in_the_args(tmp_path):
+    folder = submission(tmp_path, training=(SOLUTIONS_DIR / "training.py").read_text().replace(
+        "params[name] = params[name] - lr * grads[name]", "params[name] -= lr * grads[name]"))
+    with Student(folder) as student:
+        outcome = student.call("training", "sgd_step", {"w": np.ones(2)}, {"w": np.ones(2)}, 0.5)
+    assert outcome.value is None
+    np.testing.assert_array_equal(outcome.args[0]["w"], [0.5, 0.5])
+
+
+def test_a_timeout_costs_one_call_and_a_fresh_worker_serves_the_next(tmp_path):
+    folder = submission(tmp_path, scores="""
+        import numpy as np
+        def attention_scores(q, k):
+            if q.shape[0] == 1:
+                while True:
+                    pass
+            return q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+        """)
+    with Student(folder, timeout=1) as student:
+        start = time.monotonic()
+        with pytest.raises(StudentError) as caught:
+            student.call("scores", "attention_scores", np.ones((1, 2)), np.ones((1, 2)))
+        assert time.monotonic() - start < 5
+        assert caught.value.kind == "timeout" and "attention_scores did not return within 1 s" in caught.value.message
+        assert student.call("scores", "attention_scores", np.ones((2, 2)), np.ones((2, 2))).value.shape == (2, 2)
+
+
+def test_a_numpy_py_in_the_folder_does_not_shadow_numpy(tmp_path):
+    folder = submission(tmp_path)
+    (folder / "numpy.py").write_text("raise SystemExit('shadowed')\n")
+    with Student(folder) as student:
+        outcome = student.call("softmax", "softmax", np.zeros(2))
+    np.testing.assert_array_equal(outcome.value, [0.5, 0.5])
+
+
+def test_importing_the_solutions_is_refused_statically(tmp_path):
+    folder = submission(tmp_path, softmax="from solutions.softmax import softmax\n")
+    with Student(folder) as student:
+        for module in ("softmax", "heads"):  # heads imports softmax
+            with pytest.raises(StudentError) as caught:
+                student.call(module, "softmax" if module == "softmax" else "attention_head", np.zeros(2))
+            assert caught.value.kind == "refused" and "softmax.py imports the reference solutions (line 1)" in caught.value.message
+        assert student.call("scores", "attention_scores", np.ones((1, 2)), np.ones((1, 2))).value.shape == (1, 1)
+
+
+def test_importing_the_solutions_is_refused_at_run_time(tmp_path):
+    folder = submission(tmp_path, softmax="""
+        import importlib
+        def softmax(x):
+            return getattr(importlib, "import_" + "module")("sol" + "utions.softmax").softmax(x)
+        """)
+    with Student(folder) as student, pytest.raises(StudentError) as caught:
+        student.call("softmax", "softmax", np.zeros(2))
+    assert caught.value.kind == "refused"
+
+
+def test_small_calls_cost_well_under_a_millisecond_each():
+    x = np.ones((4, 3))
+    with Student(SOLUTIONS_DIR) as student:
+        student.call("scores", "attention_scores", x, x)
+        start = time.process_time()
+        for _ in range(300):
+            student.call("scores", "attention_scores", x, x)
+        assert (time.process_time() - start) / 300 < 0.001  # the parent's own CPU time per call
+
+
+def test_find_submission_says_what_is_missing(tmp_path):
+    assert find_submission(None, solutions=True) == SOLUTIONS_DIR
+    folder = submission(tmp_path)
+    assert find_submission(folder, solutions=False) == folder.resolve()
+    (folder / "heads.py").unlink()
+    with pytest.raises(SubmissionError, match="has no heads.py"):
+        find_submission(folder, solutions=False)
+    with pytest.raises(SubmissionError, match="does not exist"):
+        find_submission(tmp_path / "nowhere", solutions=False)
+    with pytest.raises(SubmissionError, match="not both"):
+        find_submission(folder, solutions=True)
