@@ -94,7 +94,8 @@ def run_checks(
     collector = Collector()
     args = [str(CHECKS_DIR / f"test_{name}.py") for name in names]
     args += ["--submission", str(submission), "--check-seed", str(seed), "--hypothesis-profile", profile]
-    args += ["-p", "no:cacheprovider", "-p", "no:randomly", "--capture=no", "-q", "-o", "addopts="]
+    args += ["-p", "no:cacheprovider", "-p", "no:unraisableexception", "-p", "no:threadexception"]
+    args += ["--capture=no", "-q", "-o", "addopts="]
     args += ["--rootdir", str(CHECKS_DIR), "-c", os.devnull]
     for module in [m for m in sys.modules if m.startswith("grader.checks.test_")]:
         del sys.modules[module]  # import the checks afresh, under this run's profile

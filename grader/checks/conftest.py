@@ -3,9 +3,9 @@
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Verbosity, seed, settings
+from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
 
-from grader.checks.harness import SEED, Submission
+from grader.checks.harness import SEED, Submission, Workers
 
 COMMON = dict(
     derandomize=True,
@@ -15,10 +15,11 @@ COMMON = dict(
     print_blob=False,
     verbosity=Verbosity.quiet,
     suppress_health_check=list(HealthCheck),
+    phases=(Phase.explicit, Phase.generate, Phase.shrink),  # no explain phase: it reruns many times
 )
-settings.register_profile("default", max_examples=40, **COMMON)  # a student's run
+settings.register_profile("default", max_examples=30, **COMMON)  # a student's run
 settings.register_profile("quick", max_examples=25, **COMMON)  # the kit's mutant matrix
-settings.register_profile("thorough", parent=settings.get_profile("ci"), max_examples=400, **COMMON)
+settings.register_profile("thorough", parent=settings.get_profile("ci"), max_examples=300, **COMMON)
 
 
 def pytest_addoption(parser):
@@ -35,12 +36,18 @@ def pytest_collection_modifyitems(config, items):
             seed(config.getoption("check_seed"))(item.obj)
 
 
-@pytest.fixture(scope="module")
-def student(request):
-    """The submission's code behind the worker boundary, earlier exercises replaced by the reference."""
+@pytest.fixture(scope="session")
+def workers(request):
+    """The submission's worker processes, shared by every check of the run."""
     folder = request.config.getoption("submission")
     if folder is None:
         pytest.fail("give the submission folder with --submission DIR")
-    submission = Submission(folder, request.module.EXERCISE, timeout=request.config.getoption("call_timeout"))
-    yield submission
-    submission.close()
+    pool = Workers(folder, timeout=request.config.getoption("call_timeout"))
+    yield pool
+    pool.close()
+
+
+@pytest.fixture(scope="module")
+def student(workers, request):
+    """The submission as one exercise sees it: the earlier exercises it uses replaced by the reference."""
+    return Submission(workers, request.module.EXERCISE)

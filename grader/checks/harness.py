@@ -56,41 +56,49 @@ def reference_functions(exercise: str) -> frozenset[str]:
     )
 
 
-class Submission:
-    """The student's code behind the worker boundary, with the earlier exercises' reference in place."""
+class Workers:
+    """The student's code behind the worker boundary: one worker per set of functions replaced by the reference."""
 
-    def __init__(self, folder, exercise: str, timeout: float = 10.0):
+    def __init__(self, folder, timeout: float = 10.0):
         self.folder = folder
-        self.base = reference_functions(exercise)
         self.timeout = timeout
-        self.workers: dict[frozenset, Student] = {}
-        self.broken: dict[tuple, StudentError] = {}
+        self.started: dict[frozenset, Student] = {}
+        self.broken: dict[tuple, StudentError] = {}  # (module, function or None) -> the error that repeats
 
-    def worker(self, reference: frozenset) -> Student:
-        """The worker that has these functions replaced by the reference, started on first use."""
-        if reference not in self.workers:
-            self.workers[reference] = Student(self.folder, reference_for=reference, timeout=self.timeout)
-        return self.workers[reference]
-
-    def call(self, module: str, function: str, *args, reference=()):
-        """Call the student's function; returns the Outcome; fails the check on an exception."""
-        for key in ((module, function), (module, None)):
-            if key in self.broken:
-                raise self.broken[key]
-        try:
-            return self.worker(self.base | frozenset(reference)).call(module, function, *args)
-        except StudentError as error:
-            if error.kind in FATAL:
-                self.broken[(module, None if error.kind in MODULE_WIDE else function)] = error
-                raise
-            names = ", ".join(f"arg{i}" for i in range(len(args)))
-            fail(f"{function}({names}) raised an error: {error.message}", _named(function, args))
+    def get(self, reference: frozenset) -> Student:
+        """The worker with these functions replaced by the reference, started on first use."""
+        if reference not in self.started:
+            self.started[reference] = Student(self.folder, reference_for=reference, timeout=self.timeout)
+        return self.started[reference]
 
     def close(self):
         """Stop every worker."""
-        for worker in self.workers.values():
+        for worker in self.started.values():
             worker.close()
-        self.workers.clear()
+        self.started.clear()
+
+
+class Submission:
+    """One exercise's view of the student's code: the earlier exercises it uses are the reference."""
+
+    def __init__(self, workers: Workers, exercise: str):
+        self.workers = workers
+        self.base = reference_functions(exercise)
+
+    def call(self, module: str, function: str, *args, reference=()):
+        """Call the student's function; returns the Outcome; fails the check on an exception."""
+        broken = self.workers.broken
+        for key in ((module, function), (module, None)):
+            if key in broken:
+                raise broken[key]
+        try:
+            return self.workers.get(self.base | frozenset(reference)).call(module, function, *args)
+        except StudentError as error:
+            if error.kind in FATAL:
+                broken[(module, None if error.kind in MODULE_WIDE else function)] = error
+                raise
+            names = ", ".join(ARG_NAMES.get(function, ())[: len(args)])
+            fail(f"{function}({names}) raised an error: {error.message}", _named(function, args))
 
 
 ARG_NAMES = {

@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 BATCH = st.lists(st.integers(1, 3), max_size=2).map(tuple)  # zero, one or two batch axes
 SIZE = st.integers(1, 5)
-SEEDS = st.integers(0, 2**32 - 1)
+SEEDS = st.integers(0, 999)  # few enough to shrink fast, many enough with the shapes
 
 
 def _filled(shape: tuple, seed: int, bound: float) -> np.ndarray:
