@@ -16,6 +16,19 @@ class CheckFailed(AssertionError):
     """A check's verdict on the student's code, with the message the student reads."""
 
 
+class Halt(BaseException):
+    """The student's code cannot run at all (a stub, a hang, a crash): stop the check, try no more inputs.
+
+    A BaseException, so Hypothesis passes it straight up instead of shrinking an input that does
+    not matter.
+    """
+
+    def __init__(self, error: StudentError, inputs: dict):
+        super().__init__(error.message)
+        self.error = error
+        self.inputs = inputs
+
+
 def show(value) -> str:
     """A short, readable form of an input or output for a failure message."""
     if isinstance(value, np.ndarray):
@@ -90,13 +103,13 @@ class Submission:
         broken = self.workers.broken
         for key in ((module, function), (module, None)):
             if key in broken:
-                raise broken[key]
+                raise Halt(broken[key], {})
         try:
             return self.workers.get(self.base | frozenset(reference)).call(module, function, *args)
         except StudentError as error:
             if error.kind in FATAL:
                 broken[(module, None if error.kind in MODULE_WIDE else function)] = error
-                raise
+                raise Halt(error, _named(function, args) if error.kind in ("timeout", "crashed") else {}) from None
             names = ", ".join(ARG_NAMES.get(function, ())[: len(args)])
             fail(f"{function}({names}) raised an error: {error.message}", _named(function, args))
 

@@ -1,0 +1,151 @@
+"""The hidden checks' verdicts: the reference passes, stubs are not started, every known mistake fails."""
+
+import re
+import shutil
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+
+import pytest
+
+from grader.checks.harness import reference_functions
+from grader.exercises import NAMES
+from grader.paths import EXERCISES_DIR, SOLUTIONS_DIR
+from grader.runner import CHECKS_DIR, run_checks
+
+MUTANTS = Path(__file__).resolve().parent / "mutants"
+WRONG = sorted((MUTANTS / "wrong").glob("*.py"))
+RIGHT = sorted((MUTANTS / "right").glob("*.py"))
+
+# Words the message must contain where the mistake is one the diagnosis knows by name.
+NAMED = {
+    "scores__no_scale": "without dividing by √d",
+    "scores__divides_by_d": "divided by d instead of √d",
+    "masking__fills_zero": "set to 0 instead of -inf",
+    "masking__hides_diagonal": "may not look at itself",
+    "masking__large_negative": "large negative number",
+    "softmax__no_max_shift": "without subtracting each row's maximum",
+    "heads__keys_from_wq": "keys made with the query weights",
+    "heads__reverse_order": "reverse order",
+    "training__head_backward_no_scale": "without the 1/√d",
+    "training__sgd_climbs": "a step up the gradient",
+}
+
+# In training, each function is checked with the later ones it builds on from the reference.
+OWN_CHECKS = {
+    "softmax_backward": ("softmax_backward", "inputs_unchanged"),
+    "head_backward": ("head_backward", "inputs_unchanged"),
+    "sgd": ("sgd_step", "inputs_unchanged"),
+    "train": ("train",),
+}
+
+
+def exercise_of(mutant: Path) -> str:
+    """The exercise a mutant's module belongs to: the part of its name before "__"."""
+    return mutant.stem.split("__")[0]
+
+
+def submission_with(folder: Path, *mutants: Path) -> Path:
+    """A copy of the reference with each mutant in place of its module."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for module in SOLUTIONS_DIR.glob("*.py"):
+        shutil.copy(module, folder)
+    for mutant in mutants:
+        shutil.copy(mutant, folder / f"{exercise_of(mutant)}.py")
+    return folder
+
+
+def verdict_of(mutant: Path, scratch: Path) -> dict:
+    """The quick-profile verdict of a mutant's own exercise, as JSON (run in a pool process)."""
+    folder = submission_with(scratch / mutant.parent.name / mutant.stem, mutant)
+    result = run_checks(folder, [exercise_of(mutant)], profile="quick").exercises[0]
+    return result.to_json()
+
+
+@pytest.fixture(scope="module")
+def verdicts(tmp_path_factory):
+    """Every mutant's verdict, computed two at a time."""
+    scratch = tmp_path_factory.mktemp("mutants")
+    mutants = WRONG + RIGHT
+    with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:
+        results = pool.map(verdict_of, mutants, [scratch] * len(mutants))
+        return {mutant.stem if mutant in WRONG else "right/" + mutant.stem: r for mutant, r in zip(mutants, results)}
+
+
+def test_enough_mutants():
+    """At least 30 wrong implementations over every exercise and 8 correct alternatives."""
+    assert len(WRONG) >= 30 and len(RIGHT) >= 8
+    assert {exercise_of(m) for m in WRONG} == set(NAMES)
+
+
+def test_reference_passes_everything():
+    """The reference solutions pass every check with full points, on the student's profile."""
+    report = run_checks(SOLUTIONS_DIR)
+    failing = [(c.id, c.message) for e in report.exercises for c in e.checks if c.status != "passed"]
+    assert failing == []
+    assert report.passed and report.points == report.max_points == 100.0
+    assert [e.name for e in report.exercises] == list(NAMES)
+
+
+def test_stubs_are_not_started(tmp_path):
+    """The untouched stubs are "not_started" everywhere, never "failed", with no points."""
+    shutil.copytree(EXERCISES_DIR, tmp_path / "stubs")
+    report = run_checks(tmp_path / "stubs", profile="quick")
+    assert {e.name: e.status for e in report.exercises} == dict.fromkeys(NAMES, "not_started")
+    assert report.points == 0.0
+    assert all(c.status == "not_started" and "NotImplementedError" in c.message for e in report.exercises for c in e.checks)
+
+
+@pytest.mark.parametrize("mutant", WRONG, ids=lambda m: m.stem)
+def test_wrong_implementation_fails(verdicts, mutant):
+    """A known mistake fails its exercise, with a message for every failed check."""
+    result = verdicts[mutant.stem]
+    assert result["status"] == "failed", result
+    failed = [c for c in result["checks"] if c["status"] != "passed"]
+    assert failed and all(c["status"] == "failed" and c["message"] for c in failed)
+    assert result["points"] < result["max_points"]
+    if mutant.stem in NAMED:
+        assert any(NAMED[mutant.stem] in c["message"] for c in failed), failed
+
+
+@pytest.mark.parametrize("mutant", [m for m in WRONG if exercise_of(m) == "training"], ids=lambda m: m.stem)
+def test_training_mistake_counts_once(verdicts, mutant):
+    """A wrong function in training fails only its own checks, since the others use the reference."""
+    what = mutant.stem.split("__")[1]
+    own = next(checks for prefix, checks in OWN_CHECKS.items() if what.startswith(prefix))
+    failed = [c["id"].split(".")[1] for c in verdicts[mutant.stem]["checks"] if c["status"] != "passed"]
+    assert all(check.startswith(own) for check in failed), failed
+
+
+@pytest.mark.parametrize("mutant", RIGHT, ids=lambda m: m.stem)
+def test_correct_alternative_passes(verdicts, mutant):
+    """A correct implementation in another style passes every check."""
+    result = verdicts["right/" + mutant.stem]
+    assert result["status"] == "passed", [c for c in result["checks"] if c["status"] != "passed"]
+    assert result["points"] == result["max_points"]
+
+
+def test_checks_call_only_their_own_module():
+    """Each check file calls only its exercise's module, so a mutant can fail no other exercise."""
+    for name in NAMES:
+        source = (CHECKS_DIR / f"test_{name}.py").read_text(encoding="utf-8")
+        called = set(re.findall(r'student\.call\(\s*"(\w+)"', source))
+        assert called == {name}, (name, called)
+
+
+def test_later_exercises_use_the_reference_of_earlier_ones():
+    """heads and training run with every function of scores, masking and softmax from the reference."""
+    earlier = {"scores.attention_scores", "masking.causal_mask", "masking.apply_causal_mask", "softmax.softmax"}
+    assert reference_functions("heads") == reference_functions("training") == earlier
+    assert all(reference_functions(name) == set() for name in ("scores", "masking", "softmax"))
+
+
+def test_root_cause_named_when_earlier_exercises_fail(tmp_path):
+    """With wrong scores, masking and softmax, heads and training still pass and name the root cause."""
+    mutants = [MUTANTS / "wrong" / f"{m}.py" for m in ("scores__no_scale", "masking__fills_zero", "softmax__no_max_shift")]
+    report = run_checks(submission_with(tmp_path / "sub", *mutants), profile="quick")
+    status = {e.name: e.status for e in report.exercises}
+    assert status == {"scores": "failed", "masking": "failed", "softmax": "failed", "heads": "passed", "training": "passed"}
+    heads = report.exercises[3]
+    assert heads.note.startswith("heads uses your scores, your masking, your softmax, which fail their checks")
+    assert "passes with the reference" in heads.note
