@@ -91,13 +91,22 @@ def verdict(error) -> tuple[str, str]:
 
 
 def run_checks(
-    submission: Path, exercises: Sequence[str] | None = None, *, profile: str = "default", seed: int = SEED
+    submission: Path,
+    exercises: Sequence[str] | None = None,
+    *,
+    profile: str = "default",
+    seed: int = SEED,
+    timeout: float = 10.0,
 ) -> Report:
-    """Run the hidden checks of these exercises (all by default) on a submission folder; never prints."""
+    """Run the hidden checks of these exercises (all by default) on a submission folder; never prints.
+
+    profile: a Hypothesis profile of grader/checks/conftest.py; timeout: seconds per call of student code.
+    """
     names = [name for name in NAMES if exercises is None or name in exercises]
     collector = Collector()
     args = [str(CHECKS_DIR / f"test_{name}.py") for name in names]
-    args += ["--submission", str(submission), "--check-seed", str(seed), "--hypothesis-profile", profile]
+    args += ["--submission", str(submission), "--check-seed", str(seed), "--call-timeout", str(timeout)]
+    args += ["--hypothesis-profile", profile]
     args += ["-p", "no:cacheprovider", "-p", "no:unraisableexception", "-p", "no:threadexception"]
     args += ["--capture=no", "-q", "-o", "addopts="]
     args += ["--rootdir", str(CHECKS_DIR), "-c", os.devnull]
@@ -134,13 +143,17 @@ def add_root_causes(results: list[ExerciseResult]) -> None:
         failing = [used for used in BY_NAME[result.name].uses if status.get(used, "passed") != "passed"]
         if not failing:
             continue
-        yours = ", ".join(f"your {used}" for used in failing)
         verb = "fails its" if len(failing) == 1 else "fail their"
         own = "passes" if result.status == "passed" else "is checked"
         result.note = (
-            f"{result.name} uses {yours}, which {verb} checks; {result.name} itself {own} with the "
-            f"reference {', '.join(failing)} in place, so fix {failing[0]} first."
+            f"{result.name} uses {words([f'your {used}' for used in failing])}, which {verb} checks; "
+            f"{result.name} itself {own} with the reference {words(failing)} in place, so fix {failing[0]} first."
         )
+
+
+def words(items: list[str]) -> str:
+    """Items joined as in a sentence: "a", "a and b", "a, b and c"."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def check(

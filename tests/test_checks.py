@@ -147,5 +147,5 @@ def test_root_cause_named_when_earlier_exercises_fail(tmp_path):
     status = {e.name: e.status for e in report.exercises}
     assert status == {"scores": "failed", "masking": "failed", "softmax": "failed", "heads": "passed", "training": "passed"}
     heads = report.exercises[3]
-    assert heads.note.startswith("heads uses your scores, your masking, your softmax, which fail their checks")
+    assert heads.note.startswith("heads uses your scores, your masking and your softmax, which fail their checks")
     assert "passes with the reference" in heads.note

@@ -1,0 +1,154 @@
+"""`grader check` as a student and a script see it: messages, the table, --json per SPEC §2, exit codes."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from grader.cli import main
+from grader.exercises import BY_NAME, NAMES
+from grader.paths import EXERCISES_DIR, SOLUTIONS_DIR
+from grader.results import CheckResult, ExerciseResult, Report, exercise_status, partial_points
+from grader.runner import run_checks
+
+MUTANTS = Path(__file__).resolve().parent / "mutants"
+STATUSES = {"passed", "failed", "not_started", "error"}
+
+
+def submission(folder: Path, **modules: str) -> Path:
+    """A copy of the reference with some modules replaced by the given source text."""
+    folder.mkdir()
+    for module in SOLUTIONS_DIR.glob("*.py"):
+        shutil.copy(module, folder)
+    for name, source in modules.items():
+        (folder / f"{name}.py").write_text(source, encoding="utf-8")
+    return folder
+
+
+def mutant(name: str) -> str:
+    """The source of a wrong implementation from tests/mutants/wrong."""
+    return (MUTANTS / "wrong" / f"{name}.py").read_text(encoding="utf-8")
+
+
+def assert_spec_json(data: dict, names: list[str]) -> None:
+    """The --json of `grader check` has exactly the keys and types of SPEC §2."""
+    assert set(data) == {"total", "exercises"}
+    assert set(data["total"]) == {"points", "max_points"}
+    assert [e["name"] for e in data["exercises"]] == names
+    for exercise in data["exercises"]:
+        assert set(exercise) == {"name", "status", "points", "max_points", "checks"}
+        assert exercise["status"] in STATUSES
+        assert isinstance(exercise["points"], float) and isinstance(exercise["max_points"], float)
+        assert exercise["max_points"] == BY_NAME[exercise["name"]].points
+        for check in exercise["checks"]:
+            assert set(check) == {"id", "status", "message"}
+            assert check["id"].startswith(exercise["name"] + ".") and check["status"] in STATUSES
+            assert isinstance(check["message"], str)
+    assert data["total"]["points"] == sum(e["points"] for e in data["exercises"])
+    assert data["total"]["max_points"] == sum(e["max_points"] for e in data["exercises"])
+
+
+def test_points_round_down_to_half_points():
+    """Partial credit is max_points × passed/checks, rounded down to 0.5; full only when all pass."""
+    checks = [CheckResult(f"x.{i}", "passed") for i in range(3)] + [CheckResult("x.3", "failed")]
+    assert partial_points(15.0, checks) == 11.0  # 11.25
+    assert partial_points(20.0, checks[:2] + checks[3:]) == 13.0  # 13.33
+    assert partial_points(30.0, checks[:3]) == 30.0
+    assert partial_points(30.0, []) == 0.0
+
+
+def test_exercise_status_from_checks():
+    """An error wins, only stubs are not started, and passed means every check passed."""
+    passed, failed = CheckResult("a.p", "passed"), CheckResult("a.f", "failed")
+    stub, error = CheckResult("a.s", "not_started"), CheckResult("a.e", "error")
+    assert exercise_status([passed, passed]) == "passed"
+    assert exercise_status([passed, failed]) == "failed"
+    assert exercise_status([stub, passed]) == "failed"
+    assert exercise_status([stub, stub]) == "not_started"
+    assert exercise_status([passed, error, stub]) == "error"
+    assert exercise_status([]) == "error"
+
+
+def test_report_round_trips_through_json():
+    """Report.from_json(report.to_json()) gives back the same verdicts."""
+    report = Report([ExerciseResult("scores", "failed", 7.5, 15.0, [CheckResult("scores.a", "failed", "m")])], seed=3)
+    again = Report.from_json(report.to_json(), seed=3)
+    assert again == report and again.points == 7.5 and not again.passed
+
+
+def test_failure_message_is_small_named_and_free_of_tracebacks(tmp_path):
+    """A failed check shows the shrunk input, expected and got, the mistake's name, and no grader code."""
+    report = run_checks(submission(tmp_path / "s", scores=mutant("scores__no_scale")), ["scores"])
+    failed = [c for c in report.exercises[0].checks if c.status == "failed"]
+    message = failed[0].message
+    assert "expected:" in message and "got:" in message
+    assert "(shape (1, 2))" in message  # the smallest q and k that show a missing √d: one row, d = 2
+    assert "without dividing by √d" in message
+    assert "Traceback" not in message and "grader/" not in message
+
+
+def test_exception_in_student_code_fails_with_its_line(tmp_path):
+    """An exception raised by the student's function fails the check and names the exception."""
+    broken = mutant("softmax__whole_array").replace("return e / np.sum(e)", 'raise ValueError("no idea")')
+    result = run_checks(submission(tmp_path / "s", softmax=broken), ["softmax"], profile="quick").exercises[0]
+    assert result.status == "failed"
+    assert all("ValueError" in c.message and "Traceback" not in c.message for c in result.checks if c.status != "passed")
+
+
+def test_hang_is_an_error_that_costs_one_function(tmp_path):
+    """A function that never returns is an error after the time limit; the other exercises still pass."""
+    hanging = (SOLUTIONS_DIR / "softmax.py").read_text().replace("    top = np.max(", "    while True:\n        pass\n    top = np.max(")
+    report = run_checks(submission(tmp_path / "s", softmax=hanging), ["masking", "softmax"], profile="quick", timeout=1.0)
+    assert [e.status for e in report.exercises] == ["passed", "error"]
+    assert all(c.status == "error" for c in report.exercises[1].checks)
+
+
+def test_import_error_is_an_error(tmp_path):
+    """A module that cannot be imported makes its exercise an error, not a failure."""
+    report = run_checks(submission(tmp_path / "s", scores="def attention_scores(q, k)\n"), ["scores"], profile="quick")
+    assert report.exercises[0].status == "error" and report.exercises[0].points == 0.0
+
+
+@pytest.fixture(scope="module")
+def stubs(tmp_path_factory):
+    """A fresh copy of the stubs, as a student starts."""
+    folder = tmp_path_factory.mktemp("stubs") / "exercises"
+    shutil.copytree(EXERCISES_DIR, folder)
+    return folder
+
+
+def test_check_json_follows_the_spec(tmp_path):
+    """`grader check --solutions --json FILE` exits 0 and writes SPEC §2's shape."""
+    out = tmp_path / "report.json"
+    result = CliRunner().invoke(main, ["check", "scores", "masking", "--solutions", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    assert_spec_json(data, ["scores", "masking"])
+    assert data["total"] == {"points": 30.0, "max_points": 30.0}
+
+
+def test_check_on_stubs_exits_1_with_a_plain_table(stubs, tmp_path):
+    """On the stubs: exit 1, no colour in a pipe, a row per exercise, the next step and the replay."""
+    out = tmp_path / "report.json"
+    result = CliRunner().invoke(main, ["check", "--submission", str(stubs), "--json", str(out)], env={"NO_COLOR": ""})
+    assert result.exit_code == 1, result.output
+    assert "\x1b[" not in result.output
+    for name in NAMES:
+        assert any(line.split()[1:3] == [name, "not"] for line in result.output.splitlines() if len(line.split()) > 2)
+    assert "0.0 / 100.0" in result.output
+    assert "Next: fill in attention_scores in scores.py" in result.output
+    assert "Replay:" in result.output and "20240604" in result.output
+    assert_spec_json(json.loads(out.read_text()), list(NAMES))
+
+
+def test_unreadable_submission_exits_2(tmp_path):
+    """A missing folder, or one without the five modules, is exit status 2 with a message."""
+    runner = CliRunner()
+    missing = runner.invoke(main, ["check", "--submission", str(tmp_path / "nowhere")])
+    assert missing.exit_code == 2 and "does not exist" in missing.output
+    (tmp_path / "half").mkdir()
+    (tmp_path / "half" / "scores.py").write_text("")
+    half = runner.invoke(main, ["check", "--submission", str(tmp_path / "half")])
+    assert half.exit_code == 2 and "masking.py" in half.output
