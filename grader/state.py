@@ -7,16 +7,18 @@ install, a full disk) costs the memory of the last run, never a crash.
 import hashlib
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 
 import grader
-from grader.exercises import NAMES
+from grader.exercises import BY_NAME, NAMES
 from grader.paths import MODULES, SOLUTIONS_DIR
 
 STATE_DIR = ".grader"
 VERDICTS = "verdicts.json"
 GRADER_DIR = Path(grader.__file__).resolve().parent
+RELATIVE_IMPORT = re.compile(r"^\s*from\s+\.(\w*)\s+import\s+\(?([\w\s,]*)", re.MULTILINE)
 
 
 def state_dir(submission: Path) -> Path:
@@ -58,27 +60,60 @@ def _grader_files() -> list[Path]:
     return sorted(files)
 
 
-def files_fingerprint(submission: Path) -> str:
-    """A hash of the five modules' bytes, the grader's version and the checks' own files."""
+def _grader_hash() -> str:
+    """A hash of the grader's version and its own files."""
     h = hashlib.sha256(grader.__version__.encode())
-    for module in MODULES:
-        h.update(b"\0" + module.encode() + b"\0")
-        try:
-            h.update((Path(submission) / f"{module}.py").read_bytes())
-        except OSError:
-            h.update(b"<missing>")
     for path in _grader_files():
         h.update(b"\0" + path.relative_to(GRADER_DIR.parent).as_posix().encode() + b"\0")
         h.update(path.read_bytes())
     return h.hexdigest()
 
 
-def _stored(submission: Path, current: str) -> dict:
-    """The saved exercise verdicts (as JSON, by name) that still match the files."""
-    data = read_json(submission, VERDICTS)
-    if not data or data.get("fingerprint") != current or not isinstance(data.get("exercises"), dict):
+def _read(folder: Path, module: str) -> bytes | None:
+    """A module file's bytes, or None when it cannot be read."""
+    try:
+        return (folder / f"{module}.py").read_bytes()
+    except OSError:
+        return None
+
+
+def depends_on(folder: Path, exercise: str) -> list[str]:
+    """The modules an exercise's verdict depends on: its own, those it builds on, and those they import."""
+    todo, seen = [exercise, *BY_NAME[exercise].uses], set()
+    while todo:
+        module = todo.pop()
+        if module in seen or module not in MODULES:
+            continue
+        seen.add(module)
+        text = (_read(folder, module) or b"").decode("utf-8", errors="replace")
+        for name, names in RELATIVE_IMPORT.findall(text):
+            todo.extend([name] if name else re.findall(r"\w+", names))
+    return sorted(seen)
+
+
+def files_fingerprint(submission: Path) -> dict[str, str]:
+    """Per exercise, a hash of the module files it depends on, the grader's version and the checks' own files."""
+    base = _grader_hash()
+    prints = {}
+    for exercise in NAMES:
+        h = hashlib.sha256(base.encode())
+        for module in depends_on(Path(submission), exercise):
+            h.update(b"\0" + module.encode() + b"\0")
+            h.update(_read(Path(submission), module) or b"<missing>")
+        prints[exercise] = h.hexdigest()
+    return prints
+
+
+def _stored(submission: Path, current: dict[str, str]) -> dict[str, dict]:
+    """The saved exercise verdicts (as JSON, by name) whose files are unchanged."""
+    saved = (read_json(submission, VERDICTS) or {}).get("exercises")
+    if not isinstance(saved, dict):
         return {}
-    return data["exercises"]
+    return {
+        name: entry["verdict"]
+        for name, entry in saved.items()
+        if isinstance(entry, dict) and entry.get("fingerprint") == current.get(name) and "verdict" in entry
+    }
 
 
 def _report(exercises: list[dict], seed: int):
@@ -87,11 +122,7 @@ def _report(exercises: list[dict], seed: int):
 
     order = {name: i for i, name in enumerate(NAMES)}
     exercises = sorted(exercises, key=lambda e: order.get(e["name"], len(order)))
-    points = sum(e["points"] for e in exercises)
-    max_points = sum(e["max_points"] for e in exercises)
-    return Report.from_json(
-        {"total": {"points": points, "max_points": max_points}, "exercises": exercises, "seed": seed}
-    )
+    return Report.from_json({"exercises": exercises, "seed": seed})
 
 
 def _entries(report) -> list[dict]:
@@ -99,48 +130,61 @@ def _entries(report) -> list[dict]:
     return [dict(e.to_json(), note=e.note) if e.note else e.to_json() for e in report.exercises]
 
 
-def save_report(submission: Path, report, fingerprint: str | None = None) -> None:
-    """Remember a verdict, merged with the saved verdicts of the same files.
+def save_report(submission: Path, report, fingerprint: dict[str, str] | None = None) -> None:
+    """Remember a verdict next to the saved verdicts of other exercises.
 
     Pass the fingerprint taken before the checks ran, so a save during the run is not missed.
     """
     current = fingerprint or files_fingerprint(submission)
-    exercises = dict(_stored(submission, current))
+    saved = (read_json(submission, VERDICTS) or {}).get("exercises")
+    exercises = dict(saved) if isinstance(saved, dict) else {}
     for entry in _entries(report):
-        exercises[entry["name"]] = entry
-    data = {"fingerprint": current, "grader_version": grader.__version__, "seed": report.seed, "exercises": exercises}
+        exercises[entry["name"]] = {"fingerprint": current.get(entry["name"]), "verdict": entry}
+    data = {"grader_version": grader.__version__, "seed": report.seed, "exercises": exercises}
     write_json(submission, VERDICTS, data)
 
 
 def cached_report(submission: Path, exercises=None):
-    """The saved verdict of these exercises (all five by default) if no file changed since, else None."""
+    """The saved verdict of these exercises (all five by default) if none of their files changed, else None."""
     names = list(exercises or NAMES)
-    data = read_json(submission, VERDICTS) or {}
     stored = _stored(submission, files_fingerprint(submission))
     if not all(name in stored for name in names):
         return None
-    return _report([stored[name] for name in names], data.get("seed", 0))
+    return _report([stored[name] for name in names], _seed(submission))
 
 
 def checked_report(submission: Path, exercises=None):
     """The saved verdict, with the checks run (and saved) for any exercise it lacks."""
-    from grader.runner import run_checks
-
     names = list(exercises or NAMES)
     current = files_fingerprint(submission)
     stored = _stored(submission, current)
     missing = [name for name in names if name not in stored]
     if not missing:
-        data = read_json(submission, VERDICTS) or {}
-        return _report([stored[name] for name in names], data.get("seed", 0))
+        return _report([stored[name] for name in names], _seed(submission))
+    from grader.runner import add_root_causes, run_checks
+
     fresh = run_checks(submission, missing)
-    save_report(submission, fresh, current)
-    kept = [stored[name] for name in names if name in stored]
-    return _report(kept + _entries(fresh), fresh.seed)
+    kept = [entry for name, entry in stored.items() if name not in missing]
+    known = _report(kept + _entries(fresh), fresh.seed)
+    add_root_causes(known.exercises)  # across every verdict of these files, not only this run's
+    save_report(submission, known, current)
+    return _report([e for e in _entries(known) if e["name"] in names], fresh.seed)
 
 
-def last_known(submission: Path) -> dict:
-    """Every saved exercise verdict in JSON form by name, whether or not the files changed since."""
-    data = read_json(submission, VERDICTS) or {}
-    exercises = data.get("exercises")
-    return exercises if isinstance(exercises, dict) else {}
+def _seed(submission: Path) -> int:
+    """The Hypothesis seed of the saved verdicts."""
+    seed = (read_json(submission, VERDICTS) or {}).get("seed", 0)
+    return seed if isinstance(seed, int) else 0
+
+
+def last_known(submission: Path) -> dict[str, dict]:
+    """Every saved exercise verdict in JSON form by name, whether or not its files changed since."""
+    saved = (read_json(submission, VERDICTS) or {}).get("exercises")
+    if not isinstance(saved, dict):
+        return {}
+    return {name: e["verdict"] for name, e in saved.items() if isinstance(e, dict) and isinstance(e.get("verdict"), dict)}
+
+
+def unchanged(submission: Path) -> dict[str, dict]:
+    """The saved verdicts (JSON form, by name) of the exercises whose files did not change since."""
+    return _stored(submission, files_fingerprint(submission))

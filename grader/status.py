@@ -86,26 +86,26 @@ def all_passed(report) -> bool:
     return passed == set(BY_NAME)
 
 
-def next_step(report, folder: Path) -> str:
+def next_step(report, folder: Path, watching: bool = False) -> str:
     """What to do next, about the first exercise in lesson order that has not passed."""
     by_name = {e.name: e for e in report.exercises}
     for exercise in EXERCISES:
         result = by_name.get(exercise.name)
         if result is None or result.status != "passed":
-            return step(exercise, result, folder)
+            return step(exercise, result, folder, watching)
     return (
         f"Next: run {shown_command('compare')}: it trains the 8-character MLP and an attention model\n"
         "built from your own functions, and shows them side by side."
     )
 
 
-def step(exercise, result, folder: Path) -> str:
+def step(exercise, result, folder: Path, watching: bool = False) -> str:
     """The next step for one exercise that has not passed."""
     file = f"{shown(folder)}{exercise.name}.py"
     names = ", ".join(f"{f}()" for f in exercise.functions)
-    watch = shown_command("watch")
     if result is None or result.status == "not_started":
-        return f"Next: fill in {names} in {file},\nthen run {watch}: it rechecks your work every time you save."
+        then = f",\nthen run {shown_command('watch')}: it rechecks your work every time you save."
+        return f"Next: fill in {names} in {file}{' and save.' if watching else then}"
     reason = first_problem(result)
     verb = "fails" if result.status == "failed" else "cannot be run"
     lines = [f"Next: {exercise.name} {verb}: {reason}"]

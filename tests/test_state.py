@@ -1,8 +1,6 @@
 """The state folder: verdicts reused while the files stay the same, and only then."""
 
 import shutil
-import sys
-import types
 
 import pytest
 
@@ -22,7 +20,7 @@ def verdict(name, status="passed", note=""):
 def submission(tmp_path):
     """A fresh copy of the stubs."""
     folder = tmp_path / "work"
-    shutil.copytree(EXERCISES_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(EXERCISES_DIR, folder, ignore=shutil.ignore_patterns("__pycache__", ".grader"))
     return folder
 
 
@@ -35,7 +33,7 @@ def runs(monkeypatch):
         asked.append(list(exercises))
         return Report([verdict(name, "failed") for name in exercises], seed=7)
 
-    monkeypatch.setitem(sys.modules, "grader.runner", types.SimpleNamespace(run_checks=run_checks))
+    monkeypatch.setattr("grader.runner.run_checks", run_checks)
     return asked
 
 
@@ -43,12 +41,30 @@ def test_nothing_cached_at_first(submission):
     assert state.cached_report(submission) is None
 
 
-def test_saved_verdict_is_reused_until_a_file_changes(submission):
+def test_saved_verdict_is_reused_until_its_file_changes(submission):
     state.save_report(submission, Report([verdict("scores")], seed=3))
     cached = state.cached_report(submission, ["scores"])
     assert [(e.name, e.status) for e in cached.exercises] == [("scores", "passed")]
     assert cached.seed == 3
     (submission / "training.py").write_text("# started\n")
+    assert state.cached_report(submission, ["scores"]) is not None
+    (submission / "scores.py").write_text("# started\n")
+    assert state.cached_report(submission, ["scores"]) is None
+
+
+def test_a_change_to_an_earlier_exercise_rechecks_what_builds_on_it(submission):
+    state.save_report(submission, Report([verdict("heads"), verdict("masking")], seed=0))
+    (submission / "softmax.py").write_text("# started\n")
+    assert state.cached_report(submission, ["heads"]) is None
+    assert state.cached_report(submission, ["masking"]) is not None
+
+
+def test_a_new_relative_import_joins_the_fingerprint(submission):
+    state.save_report(submission, Report([verdict("scores")], seed=0))
+    (submission / "scores.py").write_text("from .softmax import softmax\n")
+    assert state.depends_on(submission, "scores") == ["scores", "softmax"]
+    state.save_report(submission, Report([verdict("scores")], seed=0))
+    (submission / "softmax.py").write_text("raise SystemExit\n")
     assert state.cached_report(submission, ["scores"]) is None
 
 
@@ -63,6 +79,13 @@ def test_verdicts_of_the_same_files_are_merged(submission):
 def test_root_cause_note_survives(submission):
     state.save_report(submission, Report([verdict("heads", "failed", note="heads fails because softmax does")], 0))
     assert state.cached_report(submission, ["heads"]).exercises[0].note == "heads fails because softmax does"
+
+
+def test_root_causes_are_named_across_runs(submission, runs):
+    state.save_report(submission, Report([verdict("softmax", "failed")], seed=0))
+    heads = state.checked_report(submission, ["heads"]).exercises[0]
+    assert runs == [["heads"]]
+    assert "softmax" in heads.note and "scores" not in heads.note
 
 
 def test_checked_report_runs_only_what_is_missing(submission, runs):
@@ -80,9 +103,10 @@ def test_a_save_during_the_checks_is_not_hidden(submission, monkeypatch):
         (folder / "scores.py").write_text("# saved while the checks ran\n")
         return Report([verdict(name) for name in exercises], seed=0)
 
-    monkeypatch.setitem(sys.modules, "grader.runner", types.SimpleNamespace(run_checks=run_checks))
+    monkeypatch.setattr("grader.runner.run_checks", run_checks)
     state.checked_report(submission)
-    assert state.cached_report(submission) is None
+    assert state.cached_report(submission, ["scores"]) is None
+    assert state.cached_report(submission, ["masking", "softmax"]) is not None
 
 
 def test_a_new_grader_version_forgets_old_verdicts(submission, monkeypatch):
