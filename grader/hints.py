@@ -110,7 +110,7 @@ def hint(exercise: str, submission: Path | None = None) -> int:
     """Show the hints of an exercise up to one more than before; 0 once shown, 2 for a bad folder."""
     from grader.status import resolve, shown
 
-    folder = resolve(submission)
+    folder = resolve(submission, "give a hint")
     if folder is None:
         return 2
     if exercise not in LADDERS:

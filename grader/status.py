@@ -13,14 +13,14 @@ from grader.welcome import first_run, show_welcome
 WORDS = {"passed": "passed", "failed": "failing", "error": "cannot run", "not_started": "not started"}
 
 
-def resolve(submission: Path | None) -> Path | None:
+def resolve(submission: Path | None, doing: str = "show your progress") -> Path | None:
     """The student's folder, or None after telling the student what is wrong with it."""
     from grader.submission import SubmissionError, find_submission
 
     try:
         return find_submission(submission, False)
     except SubmissionError as error:
-        click.echo(str(error), err=True)
+        click.echo(f"Cannot {doing}: {error}", err=True)
         return None
 
 

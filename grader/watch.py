@@ -22,7 +22,7 @@ SHOWN_FAILURES = 3
 
 def watch(exercise: str | None = None, submission: Path | None = None) -> int:
     """Recheck on every save until Ctrl-C; 0 when stopped, 2 when the folder cannot be read."""
-    folder = resolve(submission)
+    folder = resolve(submission, "watch")
     if folder is None:
         return 2
     try:

@@ -1,0 +1,146 @@
+"""`grader status` and `grader` alone, driven as a student would, with the checks stood in for."""
+
+import re
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from grader import style
+from grader.cli import main
+from grader.exercises import BY_NAME, NAMES
+from grader.paths import EXERCISES_DIR, SOLUTIONS_DIR
+from grader.results import CheckResult, ExerciseResult, Report
+
+MASKING_WRONG = "apply_causal_mask(scores) must be -inf above the diagonal\n  scores = [[0., 0.], [0., 0.]]"
+
+
+@pytest.fixture
+def submission(tmp_path):
+    """A fresh copy of the stubs, as a student has it after cloning."""
+    folder = tmp_path / "exercises"
+    shutil.copytree(EXERCISES_DIR, folder, ignore=shutil.ignore_patterns("__pycache__", ".grader"))
+    return folder
+
+
+def stand_in(monkeypatch, statuses):
+    """Replace the checks: each exercise gets the status given (not started when not named); returns the calls."""
+    calls = []
+
+    def run_checks(folder, exercises=None):
+        calls.append(list(exercises))
+        results = []
+        for name in exercises:
+            status = statuses.get(name, "not_started")
+            message = MASKING_WRONG if status == "failed" else ""
+            got = BY_NAME[name].points if status == "passed" else 0.0
+            check = CheckResult(f"{name}.property", status, message)
+            results.append(ExerciseResult(name, status, got, BY_NAME[name].points, [check]))
+        return Report(results, seed=1)
+
+    monkeypatch.setattr("grader.runner.run_checks", run_checks)
+    return calls
+
+
+def grader(*args):
+    """Run the grader's command line as a student would; the result."""
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_first_run_welcomes_then_says_what_to_do(submission, monkeypatch):
+    stand_in(monkeypatch, {})
+    result = grader("status", "--submission", str(submission))
+    assert result.exit_code == 0
+    assert result.output.startswith("Welcome to Attention by Hand")
+    assert "checking your five exercises" in result.output
+    rows = [line.split()[2] for line in result.output.splitlines() if re.match(r"\s+\S \d\. ", line)]
+    assert rows == list(NAMES)
+    assert "0 of 100 points" in result.output
+    assert "Next: fill in attention_scores()" in result.output
+    assert "watch" in result.output.split("Next:")[1]
+
+
+def test_second_run_reuses_the_verdict_without_a_welcome(submission, monkeypatch):
+    calls = stand_in(monkeypatch, {})
+    grader("status", "--submission", str(submission))
+    again = grader("status", "--submission", str(submission))
+    assert calls == [list(NAMES)]
+    assert "Welcome" not in again.output and "checking" not in again.output
+    assert "Next: fill in attention_scores()" in again.output
+
+
+def test_a_saved_file_rechecks_that_exercise_and_those_built_on_it(submission, monkeypatch):
+    calls = stand_in(monkeypatch, {})
+    grader("status", "--submission", str(submission))
+    (submission / "softmax.py").write_text((SOLUTIONS_DIR / "softmax.py").read_text())
+    grader("status", "--submission", str(submission))
+    assert calls[1] == ["softmax", "heads", "training"]
+
+
+def test_a_failing_exercise_is_named_with_its_problem_and_a_hint(submission, monkeypatch):
+    stand_in(monkeypatch, {"scores": "passed", "masking": "failed"})
+    result = grader("status", "--submission", str(submission))
+    assert "15 of 100 points, 1 of 5 passed" in result.output
+    assert "Next: masking fails: apply_causal_mask(scores) must be -inf above the diagonal" in result.output
+    assert "hint masking" in result.output and "check masking" in result.output
+    assert "scores = [[" not in result.output  # the counterexample is for `grader check`
+
+
+def test_all_passed_unlocks_the_comparison(submission, monkeypatch):
+    stand_in(monkeypatch, dict.fromkeys(NAMES, "passed"))
+    result = grader("status", "--submission", str(submission))
+    assert "100 of 100 points, 5 of 5 passed" in result.output
+    assert "The comparison is unlocked." in result.output
+    assert re.search(r"Next: run `\S.* compare`: it trains", result.output)
+
+
+def test_locked_comparison_says_when_it_unlocks(submission, monkeypatch):
+    stand_in(monkeypatch, {"scores": "passed"})
+    assert "unlocks when all five pass" in grader("status", "--submission", str(submission)).output
+
+
+def test_grader_alone_is_status(submission, monkeypatch):
+    stand_in(monkeypatch, {"scores": "passed"})
+    monkeypatch.chdir(submission.parent)
+    result = grader()
+    assert result.exit_code == 0
+    assert "Your attention, by hand (exercises/)" in result.output
+    assert "Next: fill in causal_mask(), apply_causal_mask() in exercises/masking.py" in result.output
+
+
+def test_a_missing_folder_says_what_to_do(tmp_path):
+    result = CliRunner().invoke(main, ["status", "--submission", str(tmp_path / "nowhere")])
+    assert result.exit_code == 2
+    assert "--submission" in result.output and "Traceback" not in result.output
+
+
+def test_a_folder_without_the_modules_says_which_are_missing(submission):
+    (submission / "heads.py").unlink()
+    result = CliRunner().invoke(main, ["status", "--submission", str(submission)])
+    assert result.exit_code == 2
+    assert "heads.py" in result.output
+
+
+def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch):
+    class Terminal:
+        def isatty(self):
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert style.colour_on(Terminal())
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not style.colour_on(Terminal())
+    monkeypatch.delenv("NO_COLOR")
+    assert not style.colour_on(open(__file__))
+
+
+def test_output_to_a_pipe_has_no_escape_codes(submission, monkeypatch):
+    stand_in(monkeypatch, {"scores": "passed", "masking": "failed"})
+    assert "\x1b[" not in grader("status", "--submission", str(submission)).output
+
+
+def test_the_real_checks_on_fresh_stubs(submission):
+    result = grader("status", "--submission", str(submission))
+    assert result.exit_code == 0
+    assert result.output.count("not started") == 5
+    assert "Next: fill in attention_scores()" in result.output
