@@ -125,18 +125,21 @@ def _tree(value, blobs, depth):
         return ["a", _blob(value, blobs)]
     if isinstance(value, np.generic) and kind.__module__ == "numpy" and value.dtype.kind in ARRAY_KINDS:
         return ["s", _blob(np.asarray(value), blobs)]
-    if depth < MAX_DEPTH:
-        if kind is list or kind is tuple:
-            return ["l" if kind is list else "t", [_tree(item, blobs, depth + 1) for item in value]]
-        if kind is dict and all(type(key) in KEY_TYPES for key in value):
-            return ["d", [[key, _tree(item, blobs, depth + 1)] for key, item in value.items()]]
-        if kind is ToyModel or kind is LinearModel:
-            return ["m", _tree(value.params, blobs, depth + 1)]
-        if kind is Batches or kind is BatchFeed:
-            return ["b", _tree(value.pairs, blobs, depth + 1), int(value.taken)]
+    if kind in (list, tuple, dict, ToyModel, LinearModel, Batches, BatchFeed) and depth >= MAX_DEPTH:
+        raise ValueError(f"a value nested more than {MAX_DEPTH} levels deep")
+    if kind is list or kind is tuple:
+        return ["l" if kind is list else "t", [_tree(item, blobs, depth + 1) for item in value]]
+    if kind is dict and all(type(key) in KEY_TYPES for key in value):
+        return ["d", [[key, _tree(item, blobs, depth + 1)] for key, item in value.items()]]
+    if kind is ToyModel or kind is LinearModel:
+        return ["m", _tree(value.params, blobs, depth + 1)]
+    if kind is Batches or kind is BatchFeed:
+        return ["b", _tree(value.pairs, blobs, depth + 1), int(value.taken)]
     if kind is Foreign:
         return ["f", value.type_name, value.text]
-    return ["f", *_describe(value)]
+    if kind is np.ndarray:
+        return ["f", f"numpy.ndarray with dtype {value.dtype}", describe(value)[1]]
+    return ["f", *describe(value)]
 
 
 def _blob(array, blobs):
@@ -149,7 +152,7 @@ def _blob(array, blobs):
     return len(blobs) - 1
 
 
-def _describe(value):
+def describe(value):
     """Type name and a short repr of a value that may not cross; its repr may be student code."""
     kind = type(value)
     module = getattr(kind, "__module__", "") or ""
@@ -325,7 +328,7 @@ class Student:
             if error.kind == "timeout":
                 error = StudentError("import", f"importing your {module}.py did not finish within {limit:g} s: look for a loop at module level.", error.output)
             elif error.kind == "crashed":
-                error = StudentError("import", f"your {module}.py ended the Python process at import: {error.message}", error.output)
+                error = StudentError("import", f"your {module}.py ended the Python process while being imported ({error.message}): remove the module-level code that does it.", error.output)
             self._broken[module] = error
             raise error from None
         if "error" in reply:
@@ -365,29 +368,32 @@ class _Failed(Exception):
         self.kind, self.status, self.detail = kind, status, detail
 
     def describe(self, what, limit):
-        """The student-facing sentence."""
+        """The student-facing sentence; for an import, only how the process ended."""
         if self.kind == "timeout":
             return f"{what} did not return within {limit:g} s: look for a loop that never ends, or work that grows too fast."
         if self.kind == "bad_output":
             return f"what {what} returned could not be read back: {self.detail}."
-        return f"{what} {_death(self.status)}"
+        if what.startswith("importing "):
+            return _how(self.status)
+        if self.status is not None and self.status >= 0:
+            return f"{what} ended the Python process ({_how(self.status)}) instead of returning: return a value instead."
+        return f"{what} crashed the Python process ({_how(self.status)}): look for ctypes, os or signal tricks."
 
 
-def _death(status) -> str:
-    """How the worker died, from its exit status."""
+def _how(status) -> str:
+    """How the worker ended, from its exit status."""
     if status is None:
-        return "stopped the Python process without answering."
+        return "it stopped without answering"
     if status >= 0:
-        return f"ended the Python process (exit status {status}, as os._exit does) instead of returning: return a value instead."
+        return f"exit status {status}, as os._exit does"
     number = -status
     if number == signal.SIGSEGV:
-        return "crashed the Python process (segmentation fault): look for ctypes or memory tricks."
+        return "segmentation fault"
     if number == signal.SIGKILL:
-        return "was killed (SIGKILL), most likely for using far too much memory."
+        return "killed, most likely for using far too much memory"
     if number == signal.SIGXCPU:
-        return "used up the CPU time the grader allows."
-    name = signal.Signals(number).name if number in signal.valid_signals() else f"signal {number}"
-    return f"crashed the Python process ({name})."
+        return "out of CPU time"
+    return signal.Signals(number).name if number in signal.valid_signals() else f"signal {number}"
 
 
 class _Worker:

@@ -24,6 +24,11 @@ def find_submission(submission: Path | None = None, solutions: bool = False) -> 
             f"{folder} has no {', '.join(missing)}: the grader needs all five modules "
             f"({', '.join(name + '.py' for name in MODULES)}); copy any missing one from the kit's exercises/ folder."
         )
+    if (folder / "conftest.py").exists():
+        raise SubmissionError(
+            f"{folder} holds a conftest.py, which pytest would load into the grader itself: "
+            "move it out of the folder (keep your own tests elsewhere) and run the check again."
+        )
     for name in MODULES:
         try:
             (folder / f"{name}.py").read_bytes()

@@ -4,6 +4,7 @@ Started by grader.sandbox with `python -I`; requests arrive on one pipe and repl
 leave on another, so whatever the student prints goes to the captured output only.
 """
 
+import builtins
 import ctypes
 import importlib
 import importlib.abc
@@ -19,7 +20,7 @@ import traceback
 import types
 from pathlib import Path
 
-from grader.sandbox import MAX_FRAME, PACKAGE, decode, encode
+from grader.sandbox import MAX_FRAME, PACKAGE, Foreign, decode, describe, encode
 
 MEMORY_BYTES = 4 << 30
 CPU_SECONDS = 600
@@ -141,6 +142,7 @@ def main(kit, request_fd, reply_fd, parent):
     die_with(int(parent))
     sys.path.remove(kit)
     session = None
+    pristine = dict(vars(builtins))  # restored after each request, so the worker's own code keeps working
     while (request := read_frame(request_fd)) is not None:
         message = decode(request, live=True)
         if message["op"] == "init":
@@ -149,6 +151,7 @@ def main(kit, request_fd, reply_fd, parent):
             continue
         reply = handle(session, message)
         flush()
+        restore(pristine)
         write_frame(reply_fd, encoded(reply))
 
 
@@ -179,14 +182,28 @@ def handle(session, message):
 
 
 def encoded(reply) -> bytes:
-    """The reply as a message, or a bad_output error if the value cannot be sent."""
+    """The reply as a message; a value or argument that cannot be sent goes as a Foreign."""
     try:
         data = encode(reply)
-    except BaseException as error:  # e.g. a value nested too deep for JSON
-        return encode({"error": "bad_output", "message": f"the value returned could not be sent to the grader ({type(error).__name__})."})
+    except BaseException:  # e.g. a list that contains itself
+        try:
+            shielded = {**reply, "value": shield(reply.get("value")), "args": tuple(shield(a) for a in reply.get("args", ()))}
+            data = encode(shielded)
+        except BaseException as error:
+            return encode({"error": "bad_output", "message": f"the value returned could not be sent to the grader ({type(error).__name__})."})
     if len(data) > MAX_FRAME:
         return encode({"error": "bad_output", "message": f"the value returned is {len(data) >> 20} MiB, over the grader's limit of {MAX_FRAME >> 20} MiB."})
     return data
+
+
+def shield(value):
+    """The value if it can be sent, else a Foreign saying why not."""
+    try:
+        encode(value)
+        return value
+    except BaseException as error:
+        type_name, text = describe(value)
+        return Foreign(type_name, f"{text[:200]} ({error})")
 
 
 def refused(error) -> bool:
@@ -266,6 +283,14 @@ def die_with(parent):
         pass
     if os.getppid() != parent:
         os._exit(1)
+
+
+def restore(pristine):
+    """Put back any builtin the student's code replaced or removed."""
+    namespace = vars(builtins)
+    for name, value in pristine.items():
+        if namespace.get(name) is not value:
+            namespace[name] = value
 
 
 def flush():

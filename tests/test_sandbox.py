@@ -66,7 +66,7 @@ class Liar(float):
 @pytest.mark.parametrize(
     "value, type_name",
     [
-        (np.array([1, "a"], dtype=object), "numpy.ndarray"),
+        (np.array([1, "a"], dtype=object), "numpy.ndarray with dtype object"),
         (np.ones(2).view(np.matrix), "numpy.matrix"),
         (Liar(1.0), "test_sandbox.Liar"),
         (range(3), "range"),

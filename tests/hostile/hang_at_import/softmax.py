@@ -1,0 +1,4 @@
+"""Never finishes importing."""
+
+while True:
+    pass

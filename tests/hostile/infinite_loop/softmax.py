@@ -1,0 +1,6 @@
+"""Never returns."""
+
+
+def softmax(x):
+    while True:
+        pass

@@ -1,0 +1,7 @@
+"""Returns a list that contains itself."""
+
+
+def softmax(x):
+    loop = []
+    loop.append(loop)
+    return loop

@@ -1,0 +1,5 @@
+"""Does not parse."""
+
+
+def softmax(x)
+    return x
