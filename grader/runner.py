@@ -17,7 +17,7 @@ from grader.results import CheckResult, ExerciseResult, Report, exercise_status,
 from grader.sandbox import StudentError
 
 CHECKS_DIR = Path(__file__).resolve().parent / "checks"
-PROFILES = ("default", "quick", "thorough")
+NO_AUTOLOAD = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
 FAILED_KINDS = {"raised", "bad_output"}  # the student's code gave a wrong answer by raising
 
 
@@ -106,18 +106,23 @@ def run_checks(
     collector = Collector()
     args = [str(CHECKS_DIR / f"test_{name}.py") for name in names]
     args += ["--submission", str(submission), "--check-seed", str(seed), "--call-timeout", str(timeout)]
-    args += ["--hypothesis-profile", profile]
+    args += ["--check-profile", profile]
     args += ["-p", "no:cacheprovider", "-p", "no:unraisableexception", "-p", "no:threadexception"]
     args += ["--capture=no", "-q", "-o", "addopts="]
     args += ["--rootdir", str(CHECKS_DIR), "-c", os.devnull]
     for module in [m for m in sys.modules if m.startswith("grader.checks.test_")]:
         del sys.modules[module]  # import the checks afresh, under this run's profile
-    previous = settings.get_current_profile_name()
+    previous, autoload = settings.get_current_profile_name(), os.environ.get(NO_AUTOLOAD)
+    os.environ[NO_AUTOLOAD] = "1"  # only pytest's own plugins: faster, and no installed plugin changes a verdict
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             pytest.main(args, plugins=[collector])
     finally:
         settings.load_profile(previous)
+        if autoload is None:
+            del os.environ[NO_AUTOLOAD]
+        else:
+            os.environ[NO_AUTOLOAD] = autoload
     results = [exercise_result(name, collector) for name in names]
     add_root_causes(results)
     return Report(results, seed=seed)

@@ -23,10 +23,16 @@ settings.register_profile("thorough", parent=settings.get_profile("ci"), max_exa
 
 
 def pytest_addoption(parser):
-    """--submission DIR and --check-seed N, so the checks can also be run by pytest directly."""
+    """The submission, seed, time limit and profile, so the checks can also be run by pytest directly."""
     parser.addoption("--submission", type=Path, default=None, help="the folder holding the five modules")
     parser.addoption("--check-seed", type=int, default=SEED, help="the Hypothesis seed of every check")
     parser.addoption("--call-timeout", type=float, default=10.0, help="seconds per call of student code")
+    parser.addoption("--check-profile", default="default", help="the Hypothesis profile: default, quick or thorough")
+
+
+def pytest_configure(config):
+    """Load the chosen profile before the checks are imported, so their settings follow it."""
+    settings.load_profile(config.getoption("check_profile"))
 
 
 def pytest_collection_modifyitems(config, items):
