@@ -92,8 +92,8 @@ LADDERS = {
         "The weight gradients sum over every position of every batch: reshape x to (-1, C) and the "
         "gradient to (-1, d), and the transposed first times the second is (C, d). sgd_step: for "
         "every name, the parameter minus lr times its gradient, stored back under that name. train: "
-        "for each step, next(batches), model.loss_and_grads, your sgd_step on model.params, and "
-        "float(loss) appended to the list you return.",
+        "for each step take the next pair from the iterator, ask the model for its loss and "
+        "gradients, step with your sgd_step on the model's params, and keep the loss as a Python float.",
     ),
 }
 
