@@ -152,6 +152,7 @@ class Watcher:
         click.echo(paint(header, dim=True))
         click.echo(screen)
         click.echo(paint("Watching for saves; Ctrl-C to stop.", dim=True))
+        sys.stdout.flush()  # a pipe to tee or a log gets each screen as it comes
 
 
 def progress(report, fresh: dict) -> str:

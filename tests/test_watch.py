@@ -1,0 +1,151 @@
+"""`grader watch`: real saves to a real folder, a syntax error on the way, and Ctrl-C."""
+
+import os
+import queue
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from grader import watch
+from grader.paths import EXERCISES_DIR, KIT_ROOT, SOLUTIONS_DIR
+from grader.results import CheckResult, ExerciseResult
+
+WAIT = 90.0  # seconds for one verdict on a busy machine
+
+
+@pytest.fixture
+def submission(tmp_path):
+    """A fresh copy of the stubs."""
+    folder = tmp_path / "exercises"
+    shutil.copytree(EXERCISES_DIR, folder, ignore=shutil.ignore_patterns("__pycache__", ".grader"))
+    return folder
+
+
+class Session:
+    """`grader watch` running in its own process, its output read line by line."""
+
+    def __init__(self, *args):
+        env = dict(os.environ, NO_COLOR="1")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "grader", "watch", *args],
+            cwd=KIT_ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        self.lines: queue.Queue = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.put(line)
+
+    def wait_for(self, pattern: str) -> re.Match:
+        """The first line from now on matching the pattern; fails after WAIT seconds."""
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            self.seen.append(line)
+            match = re.search(pattern, line)
+            if match:
+                return match
+        pytest.fail(f"no line matching {pattern!r} in:\n{''.join(self.seen)}")
+
+    def stop(self) -> str:
+        """Ctrl-C, then the rest of the output."""
+        self.proc.send_signal(signal.SIGINT)
+        self.proc.wait(timeout=20)
+        time.sleep(0.2)
+        while not self.lines.empty():
+            self.seen.append(self.lines.get())
+        return "".join(self.seen)
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def save(path, text):
+    """Write a file as an editor would, making sure its modification time moves."""
+    before = path.stat().st_mtime_ns
+    path.write_text(text)
+    if path.stat().st_mtime_ns == before:
+        os.utime(path, ns=(before + 1_000_000, before + 1_000_000))
+
+
+def test_save_syntax_error_fix_and_ctrl_c(submission):
+    session = Session("scores", "--submission", str(submission))
+    try:
+        session.wait_for(r"scores: not started")
+        save(submission / "scores.py", "def attention_scores(q, k)\n    return q\n")
+        session.wait_for(r"scores: cannot run.*")
+        session.wait_for(r"cannot be imported")
+        save(submission / "scores.py", (SOLUTIONS_DIR / "scores.py").read_text())
+        session.wait_for(r"scores passes all \d+ checks")
+        output = session.stop()
+    finally:
+        session.kill()
+    assert session.proc.returncode == 0
+    assert output.rstrip().endswith("shows it.")
+    assert "Stopped watching" in output
+    assert "Traceback" not in output
+    assert re.search(r"\d+\.\d s after your save", output)
+
+
+def test_without_an_exercise_it_follows_the_file_saved(submission):
+    session = Session("--submission", str(submission))
+    try:
+        session.wait_for(r"scores: not started")
+        save(submission / "softmax.py", (SOLUTIONS_DIR / "softmax.py").read_text())
+        session.wait_for(r"softmax passes all \d+ checks")
+        session.wait_for(r"Next: fill in attention_scores\(\)")
+    finally:
+        session.stop()
+        session.kill()
+
+
+def test_a_save_during_a_check_cuts_it_short(submission, monkeypatch):
+    def slow_check(folder, names):
+        (folder / "masking.py").write_text("# saved while the check ran\n")
+        time.sleep(60)
+
+    monkeypatch.setattr(watch, "checked_report", slow_check)
+    watcher = watch.Watcher(submission, None)
+    started = time.monotonic()
+    assert watcher.check("scores") == ["masking"]
+    assert time.monotonic() - started < 10
+
+
+def test_a_fault_in_the_grader_is_reported_and_watching_goes_on(submission, monkeypatch, capsys):
+    def broken_check(folder, names):
+        raise RuntimeError("the checks could not be loaded")
+
+    monkeypatch.setattr(watch, "checked_report", broken_check)
+    assert watch.Watcher(submission, None).check("scores") == []
+    out = capsys.readouterr().out
+    assert "The grader could not check scores: RuntimeError: the checks could not be loaded" in out
+    assert "Still watching" in out
+
+
+def test_a_failing_verdict_shows_the_first_check_in_full_and_names_the_rest():
+    checks = [
+        CheckResult("softmax.rows_sum_to_one", "failed", "each row should sum to 1\n  x = [[1.]]"),
+        CheckResult("softmax.no_overflow", "failed", "softmax overflowed"),
+        CheckResult("softmax.matches_reference", "passed"),
+    ]
+    text = watch.verdict("softmax", ExerciseResult("softmax", "failed", 5.0, 20.0, checks))
+    assert "failing, 1 of 3 checks pass" in text
+    assert "softmax.rows_sum_to_one: each row should sum to 1\n      x = [[1.]]" in text
+    assert "Also failing: softmax.no_overflow" in text and "softmax overflowed" not in text
