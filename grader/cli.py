@@ -114,14 +114,15 @@ def hint(exercise, submission):
 @main.command()
 @click.argument("course_dir", type=click.Path(path_type=Path))
 @click.option("--assignment", default="attention-by-hand", show_default=True, help="The nbgrader assignment name.")
-def nbgrader(course_dir, assignment):
+@click.option("--force", is_flag=True, help="Replace the source assignment if it exists.")
+def nbgrader(course_dir, assignment, force):
     """Write the nbgrader source assignment into an nbgrader course folder.
 
     Example: grader nbgrader ~/course --assignment attention-by-hand
     """
     from grader.nbgrader_export import export
 
-    sys.exit(export(course_dir, assignment=assignment))
+    sys.exit(export(course_dir, assignment=assignment, force=force))
 
 
 @main.command()

@@ -1,0 +1,262 @@
+"""The nbgrader round trip with real nbgrader: generate, release, collect, autograde, export.
+
+Seven students in one temporary course, two of them collected from an LMS-style zip download.
+Every student's score per exercise in nbgrader's gradebook must equal what `grader check --json`
+gives the same files.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from grader.exercises import BY_NAME, NAMES
+from grader.paths import EXERCISES_DIR, MODULES, SOLUTIONS_DIR
+
+try:
+    from nbgrader.api import Gradebook
+except ImportError:  # reported by the course fixture, so that the round trip fails rather than skips
+    Gradebook = None
+
+pytestmark = pytest.mark.nbgrader
+
+ASSIGNMENT = "attention-by-hand"
+NOTEBOOK = f"{ASSIGNMENT}.ipynb"
+LMS_PATTERN = r".*/[^/]+_(?P<student_id>\w+)_assignsubmission_file_/(?P<file_id>.+)"  # Moodle's layout
+
+NAIVE_SOFTMAX = '''
+import numpy as np
+
+
+def softmax(x):
+    """Softmax without subtracting the row's maximum: overflows for large scores."""
+    e = np.exp(x)
+    return e / np.sum(e, axis=-1, keepdims=True)
+'''
+
+HANGING_TRAIN = '''
+
+def train(model, batches, steps, lr):
+    """A loop that forgets to count its steps, so it never ends."""
+    losses = []
+    x, y = next(batches)
+    while len(losses) < steps:
+        loss, grads = model.loss_and_grads(x, y)
+        sgd_step(model.params, grads, lr)
+    return losses
+'''
+
+NOISY_SCORES = '''
+import sys
+import warnings
+
+import numpy as np
+
+
+def attention_scores(q, k):
+    """Right, and noisy: a RuntimeWarning, numpy's own warning and a line on stderr."""
+    warnings.warn("checking my scores", RuntimeWarning)
+    np.divide(np.ones(1), np.zeros(1))
+    print("debug: scores", q.shape, k.shape, file=sys.stderr)
+    return q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+'''
+
+# Files that would break the grading cells if the kernel imported them instead of the real ones.
+SHADOWS = {
+    "grader.py": "def grade(name):\n    return 0.0\n",
+    "numpy.py": "__version__ = 'a student file'\n",
+    "hypothesis.py": "raise ImportError('a student file named hypothesis.py')\n",
+}
+
+
+def nbgrader(course: Path, *args: str) -> str:
+    """Run an nbgrader command in the course; its combined output, failing the test if it fails."""
+    scripts = str(Path(sys.executable).parent)  # nbgrader runs its own `alembic` from there
+    env = dict(os.environ, PATH=scripts + os.pathsep + os.environ.get("PATH", ""))
+    env["JUPYTER_CONFIG_DIR"] = str(course.parent / "jupyter-config")  # no user-wide nbgrader settings
+    run = subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args], cwd=course, env=env, capture_output=True, text=True, timeout=900
+    )
+    assert run.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{run.stdout}\n{run.stderr}"
+    return run.stdout + run.stderr
+
+
+def grader_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """Run the kit's command line as an instructor would."""
+    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+def student_copy(release: Path, folder: Path, modules: dict[str, str] | None = None) -> Path:
+    """A student's folder: the released files, with some modules replaced by the given sources."""
+    shutil.copytree(release, folder)
+    for name, source in (modules or {}).items():
+        (folder / "exercises" / f"{name}.py").write_text(source, encoding="utf-8")
+    return folder
+
+
+def solution(name: str) -> str:
+    """The reference module's source."""
+    return (SOLUTIONS_DIR / f"{name}.py").read_text(encoding="utf-8")
+
+
+def edit_notebook(folder: Path, change) -> None:
+    """Apply change(cells) to the student's notebook."""
+    path = folder / NOTEBOOK
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    change(notebook["cells"])
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+
+
+def tamper(cells) -> None:
+    """What a student might try: every grading cell replaced by a large score."""
+    for cell in cells:
+        if cell["metadata"].get("nbgrader", {}).get("grade"):
+            cell["source"] = "1000.0"
+
+
+def import_shadows(cells) -> None:
+    """A cell of the student's, first in the notebook, that imports their look-alike modules."""
+    cells.insert(0, {"cell_type": "code", "execution_count": None, "id": "mine", "metadata": {}, "outputs": [],
+                     "source": "import grader, numpy\ntry:\n    import hypothesis\nexcept ImportError:\n    pass"})
+
+
+def students(release: Path, staging: Path) -> dict[str, Path]:
+    """The seven submissions, each a folder shaped like the release."""
+    everything = {name: solution(name) for name in MODULES}
+    folders = {
+        "correct": student_copy(release, staging / "correct", everything),
+        "partial": student_copy(
+            release, staging / "partial", {"scores": solution("scores"), "masking": solution("masking"), "softmax": NAIVE_SOFTMAX}
+        ),
+        "blank": student_copy(release, staging / "blank"),
+        "hanging": student_copy(
+            release, staging / "hanging", everything | {"training": solution("training").split("\ndef train(")[0] + HANGING_TRAIN}
+        ),
+        "noisy": student_copy(release, staging / "noisy", everything | {"scores": NOISY_SCORES}),
+        "shadowing": student_copy(release, staging / "shadowing", everything),
+        "tampering": student_copy(release, staging / "tampering", {"scores": solution("scores"), "softmax": NAIVE_SOFTMAX}),
+    }
+    for name, source in SHADOWS.items():
+        (folders["shadowing"] / name).write_text(source, encoding="utf-8")
+    edit_notebook(folders["shadowing"], import_shadows)
+    edit_notebook(folders["tampering"], tamper)
+    return folders
+
+
+def lms_download(folders: dict[str, Path], archive: Path) -> None:
+    """An LMS bulk download (Moodle's layout): one folder per student, named with their id."""
+    archive.parent.mkdir(parents=True)
+    with zipfile.ZipFile(archive, "w") as download:
+        for student, folder in folders.items():
+            for file in sorted(folder.rglob("*")):
+                if file.is_file():
+                    download.write(file, f"{student.title()} Student_{student}_assignsubmission_file_/{file.relative_to(folder)}")
+
+
+def expected_scores(folder: Path, json_file: Path) -> dict[str, float]:
+    """Points per exercise from `grader check --json` on the student's modules."""
+    run = grader_cli("check", "--submission", str(folder / "exercises"), "--json", str(json_file), cwd=json_file.parent)
+    assert run.returncode in (0, 1) and json_file.is_file(), run.stdout + run.stderr
+    return {exercise["name"]: exercise["points"] for exercise in json.loads(json_file.read_text())["exercises"]}
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """A course taken through the whole round trip; the test functions read its results."""
+    if Gradebook is None:
+        pytest.fail("nbgrader is not installed in this environment: install the kit with its nbgrader extra, "
+                    "pip install -e '.[test,nbgrader]', to run the nbgrader round trip.")
+    root = tmp_path_factory.mktemp("nbgrader")
+    course = root / "course"
+    exported = grader_cli("nbgrader", str(course), cwd=root)
+    assert exported.returncode == 0, exported.stdout + exported.stderr
+    nbgrader(course, "generate_assignment", ASSIGNMENT)
+    release = course / "release" / ASSIGNMENT
+
+    folders = students(release, root / "staging")
+    lms = {name: folders.pop(name) for name in ("correct", "partial")}
+    lms_download(lms, course / "downloaded" / ASSIGNMENT / "archive" / "moodle-download.zip")
+    nbgrader(course, "zip_collect", ASSIGNMENT, f"--FileNameCollectorPlugin.named_regexp={LMS_PATTERN}",
+             "--FileNameCollectorPlugin.valid_ext=['.ipynb', '.py']")
+    for student, folder in folders.items():
+        shutil.copytree(folder, course / "submitted" / student / ASSIGNMENT)
+    folders |= lms
+
+    nbgrader(course, "autograde", ASSIGNMENT)
+    nbgrader(course, "export")
+    expected = {student: expected_scores(folder, root / f"{student}.json") for student, folder in folders.items()}
+    return {"root": course, "release": release, "folders": folders, "expected": expected}
+
+
+def test_release_holds_neither_solutions_nor_hidden_tests(course):
+    release = course["release"]
+    text = (release / NOTEBOOK).read_text(encoding="utf-8")
+    assert "BEGIN HIDDEN TESTS" not in text and "nbgrader_cell" not in text and "grade(" not in text
+    assert sorted(p.name for p in (release / "exercises").iterdir()) == sorted(["__init__.py"] + [f"{m}.py" for m in MODULES])
+    for module in MODULES:
+        released = (release / "exercises" / f"{module}.py").read_text(encoding="utf-8")
+        assert released == (EXERCISES_DIR / f"{module}.py").read_text(encoding="utf-8")
+        assert "raise NotImplementedError" in released
+    assert not list(release.rglob("solutions*"))
+
+
+def test_release_has_one_locked_graded_cell_per_exercise(course):
+    cells = json.loads((course["release"] / NOTEBOOK).read_text(encoding="utf-8"))["cells"]
+    graded = [cell["metadata"]["nbgrader"] for cell in cells if cell["metadata"].get("nbgrader", {}).get("grade")]
+    assert [(meta["grade_id"], meta["points"], meta["locked"]) for meta in graded] == [
+        (f"test_{name}", BY_NAME[name].points, True) for name in NAMES
+    ]
+
+
+def test_zip_collect_took_the_lms_download(course):
+    for student in ("correct", "partial"):
+        submitted = course["root"] / "submitted" / student / ASSIGNMENT
+        assert (submitted / NOTEBOOK).is_file()
+        for module in MODULES:
+            assert (submitted / "exercises" / f"{module}.py").read_bytes() == (
+                course["folders"][student] / "exercises" / f"{module}.py"
+            ).read_bytes()
+
+
+@pytest.mark.parametrize("student", ["correct", "partial", "blank", "hanging", "noisy", "shadowing", "tampering"])
+def test_gradebook_scores_equal_grader_check(course, student):
+    assert (course["root"] / "autograded" / student / ASSIGNMENT / NOTEBOOK).is_file(), "autograde left no notebook"
+    with Gradebook(f"sqlite:///{course['root'] / 'gradebook.db'}") as gradebook:
+        scores = {
+            name: gradebook.find_grade(f"test_{name}", ASSIGNMENT, ASSIGNMENT, student).score for name in NAMES
+        }
+    assert scores == course["expected"][student]
+
+
+def test_expected_scores_are_what_each_submission_deserves(course):
+    expected = course["expected"]
+    assert expected["correct"] == expected["shadowing"] == {name: BY_NAME[name].points for name in NAMES}
+    assert expected["blank"] == dict.fromkeys(NAMES, 0.0)
+    assert 0 < expected["partial"]["softmax"] < BY_NAME["softmax"].points  # partial credit within an exercise
+    assert expected["hanging"]["training"] < BY_NAME["training"].points
+    assert expected["noisy"]["scores"] == BY_NAME["scores"].points
+
+
+def test_grading_cells_show_the_report_and_write_nothing_to_stderr(course):
+    for student in ("noisy", "shadowing", "hanging"):
+        notebook = json.loads((course["root"] / "autograded" / student / ASSIGNMENT / NOTEBOOK).read_text())
+        for cell in notebook["cells"]:
+            if cell["metadata"].get("nbgrader", {}).get("grade"):
+                kinds = [(output["output_type"], output.get("name")) for output in cell["outputs"]]
+                assert kinds == [("stream", "stdout"), ("execute_result", None)], (student, cell["outputs"])
+                assert "Hypothesis seed" in "".join(cell["outputs"][0]["text"])
+
+
+def test_export_writes_the_grades_csv(course):
+    lines = (course["root"] / "grades.csv").read_text(encoding="utf-8").splitlines()
+    header = lines[0].split(",")
+    rows = {row["student_id"]: row for row in (dict(zip(header, line.split(","))) for line in lines[1:])}
+    assert set(rows) == set(course["expected"])
+    for student, scores in course["expected"].items():
+        assert float(rows[student]["score"]) == pytest.approx(sum(scores.values()))
+        assert float(rows[student]["max_score"]) == 100.0
