@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from grader.checks.harness import SEED, CheckFailed, Halt, show
+from grader.checks.harness import SEED, CheckFailed, Halt, labelled
 from grader.exercises import BY_NAME, NAMES
 from grader.results import CheckResult, ExerciseResult, Report, exercise_status, partial_points
 from grader.sandbox import StudentError
@@ -78,7 +78,7 @@ def verdict(error) -> tuple[str, str]:
             return "failed", str(leaf)
         if isinstance(leaf, Halt):
             status = "not_started" if leaf.error.kind == "not_started" else "error"
-            inputs = "".join(f"\n  {name} = {show(value)}" for name, value in leaf.inputs.items())
+            inputs = "".join("\n" + labelled(f"{name} = ", value) for name, value in leaf.inputs.items())
             return status, leaf.error.message + (f"\nIt happened on this input:{inputs}" if inputs else "")
         if isinstance(leaf, StudentError):
             status = "not_started" if leaf.kind == "not_started" else "failed" if leaf.kind in FAILED_KINDS else "error"

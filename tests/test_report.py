@@ -79,8 +79,10 @@ def test_report_round_trips_through_json():
 
 
 def test_failure_message_is_small_named_and_free_of_tracebacks(tmp_path):
-    """A failed check shows the shrunk input, expected and got, the mistake's name, and no grader code."""
-    report = run_checks(submission(tmp_path / "s", scores=mutant("scores__no_scale")), ["scores"])
+    """A failed check shows the shrunk input, expected and got, the mistake's name, no grader code; every run alike."""
+    folder = submission(tmp_path / "s", scores=mutant("scores__no_scale"))
+    report = run_checks(folder, ["scores"])
+    assert run_checks(folder, ["scores"]).to_json() == report.to_json()  # the same verdict, word for word
     failed = [c for c in report.exercises[0].checks if c.status == "failed"]
     message = failed[0].message
     assert "expected:" in message and "got:" in message

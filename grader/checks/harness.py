@@ -48,15 +48,18 @@ def indent(text: str, prefix: str = "    ") -> str:
     return "\n".join(prefix + line for line in text.splitlines())
 
 
+def labelled(label: str, value) -> str:
+    """One value of a failure message: its label, then its text, continued lines aligned."""
+    return f"  {label}" + show(value).lstrip("\n").replace("\n", "\n      ")
+
+
 def fail(what: str, inputs: dict, expected=None, got=None, mistake: str | None = None):
     """Raise the verdict: the property in plain words, the input, what was expected and what came back."""
-    lines = [what]
-    for name, value in inputs.items():
-        lines.append(f"  {name} = " + show(value).lstrip("\n").replace("\n", "\n      "))
+    lines = [what] + [labelled(f"{name} = ", value) for name, value in inputs.items()]
     if expected is not None:
-        lines.append("  expected: " + show(expected).lstrip("\n").replace("\n", "\n      "))
+        lines.append(labelled("expected: ", expected))
     if got is not None:
-        lines.append("  got:      " + show(got).lstrip("\n").replace("\n", "\n      "))
+        lines.append(labelled("got:      ", got))
     if mistake:
         lines.append(f"  This looks like a known mistake: {mistake}.")
     raise CheckFailed("\n".join(lines))
