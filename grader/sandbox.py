@@ -44,6 +44,7 @@ NPY_MAGIC = b"\x93NUMPY\x01\x00"
 NPY_HEADER = re.compile(r"\{'descr': '(?P<descr>[<>|=]?[biufcSU]\d+)', 'fortran_order': False, 'shape': \((?P<shape>[\d, ]*)\), \} *\n")
 PACKAGE = "_submission"  # the private name the student's folder is imported under
 TOKEN_VAR = "ATTENTION_BY_HAND_WORKER"  # marks every process the worker starts
+RUN_VAR = "ATTENTION_BY_HAND_RUN"  # passed on to workers, so whoever set it can find what they left
 
 
 class StudentError(Exception):
@@ -414,6 +415,8 @@ class _Worker:
             "MKL_NUM_THREADS": "1",
             TOKEN_VAR: self.token,
         }
+        if RUN_VAR in os.environ:
+            env[RUN_VAR] = os.environ[RUN_VAR]
         boot = "import sys; sys.path.insert(0, sys.argv[1]); from grader.worker import main; main(*sys.argv[1:])"
         try:
             self.process = subprocess.Popen(
@@ -563,8 +566,12 @@ def _shut_down(process, token, home, fds):
 
 def kill_strays(token: str, session: int) -> list[int]:
     """Kill every process in the worker's session or with its token in its environment; their pids."""
+    return kill_marked(f"{TOKEN_VAR}={token}".encode(), session)
+
+
+def kill_marked(marker: bytes, session: int | None = None) -> list[int]:
+    """Kill every process with this VAR=value in its environment (or in this session); their pids."""
     killed: list[int] = []
-    marker = f"{TOKEN_VAR}={token}".encode()
     for _ in range(5):  # a process may fork while we look
         found = [pid for pid in _pids() if pid != os.getpid() and _belongs(pid, marker, session)]
         if not found:

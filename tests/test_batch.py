@@ -1,0 +1,134 @@
+"""`grader batch`: one row per submission whatever it does, written atomically, resumable."""
+
+import csv
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from grader.batch import COLUMNS, batch, grade, row, write_rows
+from grader.cli import main
+from grader.exercises import NAMES
+from grader.paths import EXERCISES_DIR, KIT_ROOT, SOLUTIONS_DIR
+
+HOSTILE = Path(__file__).resolve().parent / "hostile"
+
+
+def make(root: Path, name: str, base: Path = SOLUTIONS_DIR, case: str | None = None, **modules) -> Path:
+    """A submission folder: a copy of base, a hostile case laid over it, some modules replaced."""
+    folder = root / name
+    shutil.copytree(base, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    if case:
+        for path in (HOSTILE / case).iterdir():
+            shutil.copy(path, folder / path.name.removesuffix(".hostile"))
+    for module, source in modules.items():
+        (folder / f"{module}.py").write_text(source)
+    return folder
+
+
+def rows_of(csv_file: Path) -> list[dict]:
+    with csv_file.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+def test_a_batch_of_eight_with_two_hostile_folders_gives_eight_rows(tmp_path):
+    root = tmp_path / "submissions"
+    root.mkdir()
+    folders = [make(root, f"good{i}") for i in range(3)]
+    folders += [make(root, f"stub{i}", base=EXERCISES_DIR) for i in range(2)]
+    folders.append(make(root, "broken", scores="def attention_scores(q, k)\n    return q\n"))
+    folders.append(make(root, "kills_grader", case="kills_grader"))
+    folders.append(make(root, "child_holds_pipes", case="child_holds_pipes"))
+    csv_file = tmp_path / "grades.csv"
+    result = CliRunner().invoke(main, ["batch", *map(str, folders), "--jobs", "2", "--csv", str(csv_file)])
+    assert result.exit_code == 0, result.output
+    rows = {Path(r["folder"]).name: r for r in rows_of(csv_file)}
+    assert len(rows) == 8 and list(rows_of(csv_file)[0]) == list(COLUMNS)
+    for name in ("good0", "good1", "good2"):
+        assert rows[name]["status"] == "passed" and rows[name]["total"] == "100.0"
+    assert rows["stub0"]["status"] == "graded" and rows["stub0"]["total"] == "0.0" and "not_started" in rows["stub0"]["reason"]
+    assert rows["broken"]["status"] == "graded" and rows["broken"]["scores"] == "0.0" and rows["broken"]["softmax"] == "20.0"
+    assert rows["kills_grader"]["status"] == "error" and "killed by SIGKILL" in rows["kills_grader"]["reason"]
+    assert rows["child_holds_pipes"]["status"] == "passed"
+    pids = [int(p.read_text()) for p in (root / "child_holds_pipes" / "pids").glob("*.pid")]
+    assert pids and not any(alive(pid) for pid in pids)
+
+
+def test_a_hanging_submission_costs_only_its_own_row_within_the_bound(tmp_path):
+    folder = make(tmp_path, "hangs", case="infinite_loop")
+    start = time.monotonic()
+    result = grade(folder, timeout=4)
+    assert time.monotonic() - start < 15
+    assert result["status"] == "timeout" and "longer than 4 s" in result["reason"]
+
+
+def test_a_rerun_skips_the_folders_already_in_the_csv(tmp_path, capsys):
+    first, second = make(tmp_path, "first", base=EXERCISES_DIR), make(tmp_path, "second", base=EXERCISES_DIR)
+    csv_file = tmp_path / "grades.csv"
+    assert batch([first], jobs=1, csv_file=csv_file) == 0
+    written = csv_file.read_text()
+    assert batch([first], jobs=1, csv_file=csv_file) == 0
+    assert csv_file.read_text() == written and "0 to grade, 1 already" in capsys.readouterr().out
+    assert batch([first, second], jobs=1, csv_file=csv_file) == 0
+    assert [Path(r["folder"]).name for r in rows_of(csv_file)] == ["first", "second"]
+
+
+def test_a_killed_batch_leaves_a_whole_csv_and_the_rerun_completes(tmp_path):
+    folders = [make(tmp_path, f"s{i}", base=EXERCISES_DIR) for i in range(4)]
+    csv_file = tmp_path / "grades.csv"
+    command = [sys.executable, "-m", "grader", "batch", *map(str, folders), "--jobs", "1", "--csv", str(csv_file)]
+    process = subprocess.Popen(command, cwd=KIT_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not csv_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    partial = rows_of(csv_file)
+    assert 1 <= len(partial) < 4 and all(r["status"] == "graded" and r["total"] == "0.0" for r in partial)
+    assert not list(tmp_path.glob(".grades.csv.*"))
+    assert batch(folders, jobs=2, csv_file=csv_file) == 0
+    assert sorted(Path(r["folder"]).name for r in rows_of(csv_file)) == ["s0", "s1", "s2", "s3"]
+
+
+def test_rows_from_the_checks_json(tmp_path):
+    result = tmp_path / "result.json"
+    exercises = [
+        {"name": name, "status": "passed", "points": 10.0, "max_points": 10.0, "checks": []} for name in NAMES
+    ]
+    exercises[2] = {"name": "softmax", "status": "error", "points": 0.0, "max_points": 20.0,
+                    "checks": [{"id": "softmax.rows", "status": "error", "message": "softmax did not return within 10 s\nmore"}]}
+    result.write_text(json.dumps({"total": {"points": 40.0, "max_points": 100.0}, "exercises": exercises}))
+    graded = row("/s", 1, result, "", False, 300, 1)
+    assert graded["status"] == "graded" and graded["softmax"] == "0.0" and graded["total"] == "40.0"
+    assert graded["reason"] == "softmax error: softmax did not return within 10 s"
+    result.write_text('{"total": ')  # a torn or missing result is an error, never a pass
+    assert row("/s", 0, result, "last words\n", False, 300, 1)["status"] == "error"
+    assert row("/s", 2, tmp_path / "none.json", "Cannot check: no such folder\n", False, 300, 1)["reason"] == "Cannot check: no such folder"
+
+
+def test_write_rows_replaces_the_file_in_one_step(tmp_path):
+    csv_file = tmp_path / "grades.csv"
+    write_rows(csv_file, [{"folder": "/a", "status": "passed"}])
+    write_rows(csv_file, [{"folder": "/a", "status": "passed"}, {"folder": "/b", "status": "error"}])
+    assert [r["folder"] for r in rows_of(csv_file)] == ["/a", "/b"]
+    assert [p.name for p in tmp_path.iterdir()] == ["grades.csv"]
+
+
+@pytest.mark.parametrize("jobs, csv_name, message", [(0, "grades.csv", "--jobs"), (1, "missing/grades.csv", "does not exist")])
+def test_usage_errors(tmp_path, capsys, jobs, csv_name, message):
+    assert batch([tmp_path], jobs=jobs, csv_file=tmp_path / csv_name) == 2
+    assert message in capsys.readouterr().err
