@@ -19,7 +19,7 @@ from grader.exercises import NAMES
 from grader.paths import KIT_ROOT
 from grader.sandbox import RUN_VAR, kill_marked
 
-COLUMNS = ("folder", "status", *NAMES, "total", "reason")
+COLUMNS = ("folder", "status", *NAMES, "total", "seconds", "reason")
 SUBMISSION_SECONDS = 300.0  # the most one submission may take, whatever it does
 
 
@@ -104,7 +104,8 @@ def grade(folder: Path, timeout: float, running: Running | None = None) -> dict:
             if running:
                 running.remove(process)
         seconds = time.monotonic() - start
-        return row(str(folder), process.returncode, result, output.decode("utf-8", errors="replace"), timed_out, timeout, seconds)
+        cells = row(str(folder), process.returncode, result, output.decode("utf-8", errors="replace"), timed_out, timeout, seconds)
+        return cells | {"seconds": f"{seconds:.1f}"}
 
 
 def row(folder, returncode, result: Path, output: str, timed_out: bool, timeout: float, seconds: float) -> dict:

@@ -1,0 +1,146 @@
+"""Throughput of `grader batch` on 40 submissions at --jobs 2, next to nbgrader autograde of the same.
+
+Usage: python3 bench/bench_batch.py [JOBS]   (default 2)
+
+The 40: 20 correct, 8 untouched stubs, 7 with a known mistake or a syntax error, and 5 hostile
+(a hang, a crash, one that kills its grader, 64 MB of output, children left behind). nbgrader
+is timed only if /work/venv-nbgrader has nbgrader and the kit, else the reason is printed.
+"""
+
+import csv
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from grader.paths import EXERCISES_DIR, KIT_ROOT, SOLUTIONS_DIR
+
+NBGRADER_PYTHON = Path("/work/venv-nbgrader/bin/python")
+ASSIGNMENT = "attention-by-hand"
+HOSTILE = KIT_ROOT / "tests" / "hostile"
+MISTAKES = {  # module: (the reference's text, the mistake)
+    "scores": ("/ np.sqrt(d)", ""),
+    "softmax": ("np.exp(x - top)", "np.exp(x)"),
+    "masking": ("np.tril(", "np.triu("),
+    "heads": ("apply_causal_mask(attention_scores(q, k))", "attention_scores(q, k)"),
+    "training": ("params[name] - lr", "params[name] + lr"),
+}
+HOSTILE_CASES = ("infinite_loop", "os_exit_in_call", "kills_grader", "prints_64mb", "child_holds_pipes")
+
+
+def copy(base: Path, folder: Path) -> Path:
+    """A copy of the five modules of base."""
+    shutil.copytree(base, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    return folder
+
+
+def submissions(root: Path) -> dict[str, Path]:
+    """The 40 submission folders, by a label saying what each is."""
+    folders = {f"correct{i:02d}": copy(SOLUTIONS_DIR, root / f"correct{i:02d}") for i in range(20)}
+    folders |= {f"stub{i}": copy(EXERCISES_DIR, root / f"stub{i}") for i in range(8)}
+    for module, (right, wrong) in MISTAKES.items():
+        folder = copy(SOLUTIONS_DIR, root / f"wrong_{module}")
+        path = folder / f"{module}.py"
+        path.write_text(path.read_text().replace(right, wrong))
+        folders[folder.name] = folder
+    folder = copy(SOLUTIONS_DIR, root / "syntax_error")
+    (folder / "masking.py").write_text("def causal_mask(T)\n    return T\n")
+    folders[folder.name] = folder
+    folder = copy(SOLUTIONS_DIR, root / "wrong_softmax_backward")
+    path = folder / "training.py"
+    path.write_text(path.read_text().replace("shares * (d_shares - dot)", "shares * d_shares"))
+    folders[folder.name] = folder
+    for case in HOSTILE_CASES:
+        folder = copy(SOLUTIONS_DIR, root / case)
+        for path in (HOSTILE / case).iterdir():
+            shutil.copy(path, folder / path.name.removesuffix(".hostile"))
+        folders[case] = folder
+    assert len(folders) == 40
+    return folders
+
+
+def time_kit(folders: dict[str, Path], jobs: int, work: Path) -> None:
+    """Run grader batch and print its throughput, median time per submission and the statuses."""
+    csv_file = work / "grades.csv"
+    start = time.perf_counter()
+    run = subprocess.run(
+        [sys.executable, "-m", "grader", "batch", *map(str, folders.values()), "--jobs", str(jobs), "--csv", str(csv_file)],
+        capture_output=True, text=True, cwd=work,
+    )
+    seconds = time.perf_counter() - start
+    with csv_file.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    median = statistics.median(float(r["seconds"]) for r in rows)
+    print(f"grader batch --jobs {jobs}: {len(rows)} rows for {len(folders)} submissions in {seconds:.1f} s "
+          f"(exit status {run.returncode}): {60 * len(rows) / seconds:.1f} submissions per minute, "
+          f"median {median:.1f} s per submission")
+    print("  statuses:", dict(Counter(r["status"] for r in rows)))
+    for r in rows:
+        if Path(r["folder"]).name in HOSTILE_CASES:
+            print(f"  {Path(r['folder']).name}: {r['status']}, {r['total']} points, {r['seconds']} s; {r['reason'][:90]}")
+
+
+def nbgrader_missing() -> str | None:
+    """Why nbgrader cannot be timed here, or None."""
+    if not NBGRADER_PYTHON.exists():
+        return f"{NBGRADER_PYTHON} does not exist"
+    probe = subprocess.run([str(NBGRADER_PYTHON), "-c", "import nbgrader, grader.nbgrader_export"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        return f"nbgrader or the kit cannot be imported there: {probe.stderr.strip().splitlines()[-1:]}"
+    return None
+
+
+def nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
+    """Run an nbgrader command in the course with nbgrader's own interpreter."""
+    env = dict(os.environ, PATH=f"{NBGRADER_PYTHON.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    env["JUPYTER_CONFIG_DIR"] = str(course.parent / "jupyter-config")
+    return subprocess.run([str(NBGRADER_PYTHON), "-m", "nbgrader", *args], cwd=course, env=env, capture_output=True, text=True)
+
+
+def time_nbgrader(folders: dict[str, Path], work: Path) -> None:
+    """Export the assignment, submit the same 40 folders, and time nbgrader autograde of all of them."""
+    why = nbgrader_missing()
+    if why:
+        print(f"nbgrader autograde: skipped, {why}")
+        return
+    course = work / "course"
+    export = subprocess.run([str(NBGRADER_PYTHON), "-m", "grader", "nbgrader", str(course)], capture_output=True, text=True, cwd=work)
+    if export.returncode != 0:
+        print(f"nbgrader autograde: skipped, grader nbgrader failed: {(export.stdout + export.stderr).strip()[-300:]}")
+        return
+    generated = nbgrader(course, "generate_assignment", ASSIGNMENT)
+    if generated.returncode != 0:
+        print(f"nbgrader autograde: skipped, generate_assignment failed: {generated.stderr.strip()[-300:]}")
+        return
+    release = course / "release" / ASSIGNMENT
+    for label, folder in folders.items():
+        submitted = course / "submitted" / label.replace("_", "") / ASSIGNMENT
+        shutil.copytree(release, submitted)
+        for path in folder.glob("*.py"):
+            shutil.copy(path, submitted / "exercises" / path.name)
+    start = time.perf_counter()
+    run = nbgrader(course, "autograde", ASSIGNMENT)
+    seconds = time.perf_counter() - start
+    graded = len(list((course / "autograded").glob(f"*/{ASSIGNMENT}/{ASSIGNMENT}.ipynb")))
+    print(f"nbgrader autograde: {graded} of {len(folders)} notebooks autograded in {seconds:.1f} s (exit status "
+          f"{run.returncode}): {60 * len(folders) / seconds:.1f} submissions per minute, {seconds / len(folders):.1f} s each")
+
+
+def main(jobs: int) -> None:
+    """Build the 40 submissions in a temporary folder, then time the kit and nbgrader on them."""
+    print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores", flush=True)
+    with tempfile.TemporaryDirectory(prefix="bench-batch-") as scratch:
+        work = Path(scratch)
+        folders = submissions(work / "submissions")
+        time_kit(folders, jobs, work)
+        time_nbgrader(folders, work)
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 2)
