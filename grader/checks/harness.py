@@ -33,8 +33,6 @@ def show(value) -> str:
     """A short, readable form of an input or output for a failure message."""
     if isinstance(value, np.ndarray):
         text = np.array2string(value, precision=6, separator=", ", threshold=60, max_line_width=88)
-        if value.ndim > 1:
-            text = "\n" + text
         return f"{text}  (shape {value.shape})"
     if isinstance(value, Foreign):
         return f"a {value.type_name}: {value.text[:200]}"
@@ -43,14 +41,9 @@ def show(value) -> str:
     return repr(value)[:400]
 
 
-def indent(text: str, prefix: str = "    ") -> str:
-    """Every line of text indented by prefix."""
-    return "\n".join(prefix + line for line in text.splitlines())
-
-
 def labelled(label: str, value) -> str:
     """One value of a failure message: its label, then its text, continued lines aligned."""
-    return f"  {label}" + show(value).lstrip("\n").replace("\n", "\n      ")
+    return f"  {label}" + show(value).replace("\n", "\n      ")
 
 
 def fail(what: str, inputs: dict, expected=None, got=None, mistake: str | None = None):
