@@ -106,8 +106,7 @@ class Submission:
             if error.kind in FATAL:
                 broken[(module, None if error.kind in MODULE_WIDE else function)] = error
                 raise Halt(error, _named(function, args) if error.kind in ("timeout", "crashed") else {}) from None
-            names = ", ".join(ARG_NAMES.get(function, ())[: len(args)])
-            fail(f"{function}({names}) raised an error: {error.message}", _named(function, args))
+            fail(f"{error.message}\nIt happened on this input:", _named(function, args))
 
 
 ARG_NAMES = {
