@@ -1,0 +1,153 @@
+"""grader compare: the gate, the JSON, failures in the worker, Ctrl-C, and one full run of the figures."""
+
+import json
+import os
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from grader import compare as comparison
+from grader import compare_view, plot
+from grader.cli import main
+from grader.paths import SOLUTIONS_DIR
+from grader.results import ExerciseResult, Report
+
+QUICK = {"steps": {"mlp": 3, "attention": 2}, "samples": 5}
+KEYS = {"p_decision", "correct_replies", "sampled_replies"}
+
+
+@pytest.fixture
+def reference_copy(tmp_path):
+    """A writable copy of the reference solutions, as a student's folder."""
+    folder = tmp_path / "submission"
+    shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    return folder
+
+
+@pytest.fixture
+def ungated(monkeypatch):
+    """Treat every submission as passing the checks."""
+    monkeypatch.setattr(comparison, "unfinished", lambda folder: [])
+
+
+def edit(folder, module, old, new):
+    """Change one piece of a module of the submission."""
+    path = folder / f"{module}.py"
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+
+
+def no_training(*args, **kwargs):
+    raise AssertionError("compare trained although it should have stopped first")
+
+
+def test_gate_names_the_exercises_left_and_exits_1(monkeypatch, reference_copy):
+    statuses = {"scores": "passed", "masking": "passed", "softmax": "passed", "heads": "failed", "training": "not_started"}
+    report = Report([ExerciseResult(n, s, 0.0, 10.0) for n, s in statuses.items()], seed=0)
+    monkeypatch.setattr("grader.state.checked_report", lambda folder: report)
+    monkeypatch.setattr(comparison, "run_job", no_training)
+    result = CliRunner().invoke(main, ["compare", "--submission", str(reference_copy)])
+    assert result.exit_code == 1
+    assert "heads: fails" in result.output and "training: not started" in result.output
+    assert "softmax" not in result.output
+    assert "check heads" in result.output
+
+
+def test_gate_uses_the_verdict_of_the_real_checks(monkeypatch, tmp_path):
+    folder = tmp_path / "stubs"
+    shutil.copytree(SOLUTIONS_DIR.parent / "exercises", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(comparison, "run_job", no_training)
+    assert comparison.compare(submission=folder) == 1
+
+
+def test_missing_folder_is_a_usage_error(tmp_path):
+    result = CliRunner().invoke(main, ["compare", "--submission", str(tmp_path / "nowhere")])
+    assert result.exit_code == 2
+    assert "does not exist" in result.output
+
+
+def test_plot_without_matplotlib_names_the_extra_before_training(monkeypatch, tmp_path):
+    monkeypatch.setattr(plot, "can_plot", lambda: False)
+    monkeypatch.setattr(comparison, "run_job", no_training)
+    result = CliRunner().invoke(main, ["compare", "--solutions", "--plot", str(tmp_path / "f.png")])
+    assert result.exit_code == 2
+    assert "attention-by-hand[plot]" in result.output
+
+
+def test_quick_run_writes_the_json_of_spec_and_is_deterministic(tmp_path, capsys):
+    first, again = tmp_path / "a.json", tmp_path / "b.json"
+    assert comparison.compare(solutions=True, seed=3, json_file=first, **QUICK) == 0
+    assert comparison.compare(solutions=True, seed=3, json_file=again, **QUICK) == 0
+    data = json.loads(first.read_text())
+    assert set(data) >= {"seed", "seconds", "models"} and data["seed"] == 3
+    assert set(data["models"]) == {"mlp", "attention"}
+    for figures in data["models"].values():
+        assert set(figures) >= KEYS
+        assert 0 <= figures["p_decision"] <= 1 and figures["sampled_replies"] == 5
+        assert 0 <= figures["correct_replies"] <= 5
+    other = json.loads(again.read_text())
+    assert other["models"] == data["models"] | {n: {**f, "train_seconds": other["models"][n]["train_seconds"]}
+                                                for n, f in data["models"].items()}
+    out = capsys.readouterr().out
+    assert "8-character MLP" in out and "0.86" in out and "Adam" in out
+
+
+def test_no_mask_trains_the_kits_unmasked_head_too(tmp_path, capsys):
+    path = tmp_path / "r.json"
+    assert comparison.compare(solutions=True, no_mask=True, json_file=path, **QUICK) == 0
+    data = json.loads(path.read_text())
+    assert set(data["models"]) == {"mlp", "attention", "attention_no_mask"} and data["mask"] is False
+    assert "Without the causal mask" in capsys.readouterr().out
+
+
+def test_an_exception_in_the_students_train_is_reported(ungated, reference_copy, capsys):
+    edit(reference_copy, "training", "        x, y = next(batches)\n",
+         "        x, y = next(batches)\n        if len(losses) == 2:\n            raise ValueError('boom')\n")
+    assert comparison.compare(submission=reference_copy, **QUICK) == 1
+    err = capsys.readouterr().err
+    assert "ValueError: boom" in err and "training.py" in err and "8-character MLP" not in err
+
+
+def test_a_nan_loss_says_the_training_diverged(ungated, reference_copy, capsys):
+    edit(reference_copy, "heads", "    return shares @ v, shares",
+         "    if x.dtype == np.float32:\n        v = v * np.nan\n    return shares @ v, shares")
+    assert comparison.compare(submission=reference_copy, **QUICK) == 1
+    err = capsys.readouterr().err
+    assert "diverged while training the attention model" in err and "nan" in err
+
+
+def test_what_the_students_code_prints_is_shown_when_it_fails(ungated, reference_copy, capsys):
+    edit(reference_copy, "training", "    losses = []\n", "    losses = []\n    print('hello from train')\n    import os\n    os._exit(3)\n")
+    assert comparison.compare(submission=reference_copy, **QUICK) == 1
+    err = capsys.readouterr().err
+    assert "exited with status 3" in err and "hello from train" in err
+
+
+def test_ctrl_c_kills_the_worker_and_exits_130(monkeypatch, capsys):
+    started = []
+    original = comparison.Worker.__init__
+
+    def remember(self, spec):
+        original(self, spec)
+        started.append(self.process.pid)
+
+    def interrupt(self, event):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(comparison.Worker, "__init__", remember)
+    monkeypatch.setattr(compare_view.Progress, "update", interrupt)
+    assert comparison.compare(solutions=True, **QUICK) == 130
+    assert "Stopped" in capsys.readouterr().err
+    with pytest.raises(ProcessLookupError):
+        os.kill(started[0], 0)
+
+
+def test_full_run_on_the_reference_meets_the_targets(tmp_path):
+    path = tmp_path / "figures.json"
+    assert comparison.compare(solutions=True, seed=0, json_file=path) == 0
+    figures = json.loads(path.read_text())["models"]
+    mlp, attention = figures["mlp"], figures["attention"]
+    assert 0.45 <= mlp["p_decision"] <= 0.55 and 25 <= mlp["correct_replies"] <= 55
+    assert attention["p_decision"] >= 0.95 and attention["correct_replies"] >= 90
