@@ -51,7 +51,7 @@ class Watcher:
         self.folder = folder
         self.fixed = exercise
         self.files = snapshot(folder)
-        self.tried: set[tuple[str, str]] = set()  # (exercise, fingerprint) runs that saved nothing
+        self.tried: set[tuple[str, str]] = set()  # (exercise, fingerprint) of runs that saved nothing
         self.screen = ""
 
     def run(self) -> None:
@@ -95,7 +95,8 @@ class Watcher:
                     return self.wait_for_save()  # saved again: the next check replaces this one
         finally:
             job.stop()
-        self.tried.add((name, before))
+        if name not in unchanged(self.folder):
+            self.tried.add((name, before))  # it saved nothing: do not run it again on the same files
         if job.failure:
             self.grader_failed(name, job.failure)
         return []

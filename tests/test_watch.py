@@ -89,11 +89,14 @@ def test_save_syntax_error_fix_and_ctrl_c(submission):
     session = Session("scores", "--submission", str(submission))
     try:
         session.wait_for(r"scores: not started")
-        save(submission / "scores.py", "def attention_scores(q, k)\n    return q\n")
+        broken = "def attention_scores(q, k)\n    return q\n"
+        save(submission / "scores.py", broken)
         session.wait_for(r"scores: cannot run.*")
         session.wait_for(r"cannot be imported")
         save(submission / "scores.py", (SOLUTIONS_DIR / "scores.py").read_text())
         session.wait_for(r"scores passes all \d+ checks")
+        save(submission / "scores.py", broken)  # an undo brings back files already checked once
+        session.wait_for(r"scores: cannot run.*")
         output = session.stop()
     finally:
         session.kill()
