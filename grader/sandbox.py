@@ -279,7 +279,13 @@ def _solutions_import(node) -> int | None:
 
 
 class Student:
-    """A submission folder, graded call by call in a worker process that the parent can kill."""
+    """A submission folder, graded call by call in a worker process that the parent can kill.
+
+    reference_for names functions ("softmax.softmax") that the worker replaces by the reference
+    wherever the student's package binds them; a module holding such a function that cannot be
+    imported is replaced by the reference module. The worker dies with the thread that started
+    it (PR_SET_PDEATHSIG), so use a Student from the thread that created it, or one that outlives it.
+    """
 
     def __init__(self, folder: Path, *, reference_for: Collection[str] = (), timeout: float = 10.0):
         self.folder = Path(folder).resolve()
@@ -346,19 +352,31 @@ class Student:
         try:
             reply = worker.exchange(encode(message), limit)
         except _Failed as failure:
+            output = worker.output()
             worker.stop()
             self._worker = None
-            raise StudentError(failure.kind, failure.describe(what, limit), worker.output()) from None
+            raise StudentError(failure.kind, failure.describe(what, limit), output) from None
         try:
-            reply = decode(reply)
-            if type(reply) is not dict or not ("error" in reply or "value" in reply):
-                raise ValueError("a reply must be a dict")
+            reply = _checked(decode(reply), message["op"])
         except Exception as error:
+            output = worker.output()
             worker.stop()
             self._worker = None
-            raise StudentError("bad_output", f"what {what} returned could not be read back ({error}).", worker.output()) from None
+            raise StudentError("bad_output", f"what {what} returned could not be read back ({error}).", output) from None
         reply["output"] = worker.output()
         return reply
+
+
+def _checked(reply, op):
+    """The worker's reply if it has the shape the protocol promises; the worker runs student code."""
+    if type(reply) is not dict:
+        raise ValueError("the reply is not a dict")
+    if "error" in reply:
+        if reply["error"] not in StudentError.KINDS or type(reply.get("message")) is not str:
+            raise ValueError("an error reply without a known kind and a message")
+    elif "value" not in reply or op == "call" and not (type(reply.get("args")) is tuple and type(reply.get("seconds")) is float):
+        raise ValueError("a reply without value, args and seconds")
+    return reply
 
 
 class _Failed(Exception):
@@ -436,15 +454,17 @@ class _Worker:
             os.set_blocking(fd, False)
         self.pidfd = os.pidfd_open(self.process.pid)
         self._stop = weakref.finalize(
-            self, _shut_down, self.process, self.token, self.home, (self.request_w, self.reply_r, self.output_r, self.pidfd)
+            self, _shut_down, os.getpid(), self.process, self.token, self.home,
+            (self.request_w, self.reply_r, self.output_r, self.pidfd),
         )
         self._kept, self._dropped = bytearray(), 0
         try:
             init = {"op": "init", "folder": str(folder), "reference": str(SOLUTIONS_DIR), "reference_for": list(reference_for)}
             reply = decode(self.exchange(encode(init), STARTUP_SECONDS))
         except (_Failed, ValueError) as failure:
+            output = self.output()
             self.stop()
-            raise StudentError("crashed", f"the grader could not start its worker process: {self.output() or failure}") from None
+            raise StudentError("crashed", f"the grader could not start its worker process: {output or failure}") from None
         if reply != "ready":
             self.stop()
             raise StudentError("crashed", f"the grader's worker process did not start: {reply!r}")
@@ -545,8 +565,10 @@ def _complete(reply) -> bool:
     return len(reply) >= 8 and len(reply) >= 8 + struct.unpack_from("<Q", reply)[0]
 
 
-def _shut_down(process, token, home, fds):
+def _shut_down(owner, process, token, home, fds):
     """Kill the worker's process group and any process still carrying its token; close and clean up."""
+    if os.getpid() != owner:
+        return  # a forked copy of the grader exiting: the worker is not its to stop
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

@@ -137,8 +137,10 @@ def test_hostile_call_gets_its_verdict(case, tmp_path, workers):
         else:
             assert callable(expected), f"{case} returned {outcome.value!r}"
             assert expected(outcome.value), outcome.value
-        # the next call is served, by a fresh worker if need be, with the same verdict
+        # the next call is served, by a fresh worker if need be, with the same verdict (a hang: see test_sandbox)
         try:
+            if not callable(expected) and expected[0][0] == "timeout":
+                raise StudentError("timeout", "not repeated")
             again = student.call("softmax", "softmax", X.copy()).value
             assert callable(expected) and (expected(again) or case == "unseeded_noise")
         except StudentError as error:
@@ -181,6 +183,8 @@ def test_huge_output_is_capped_and_fake_lines_stay_output(tmp_path):
 # Through the hidden checks: the exercise gets the verdict, the others keep theirs.
 
 CHECKED = {
+    "slow_but_correct": "passed",
+    "prints_64mb": "passed",
     "patches_allclose": "failed",
     "patches_pytest": "failed",
     "numpy_shadow": "failed",
@@ -202,17 +206,17 @@ CHECKED = {
 def test_hidden_checks_give_the_verdict(case, tmp_path, workers):
     folder = submission(tmp_path, case)
     start = time.monotonic()
-    report = run_checks(folder, ["softmax"])
+    report = run_checks(folder, ["softmax"], profile="quick", timeout=LIMIT)
     assert time.monotonic() - start < 30
     (softmax,) = report.exercises
     assert softmax.status == CHECKED[case], [check.message for check in softmax.checks]
-    assert softmax.points < softmax.max_points and not report.passed
+    assert (softmax.points == softmax.max_points) == report.passed == (CHECKED[case] == "passed")
     assert_nothing_survives(folder, workers)
 
 
 def test_the_other_exercises_keep_their_true_verdict(tmp_path, workers):
     folder = submission(tmp_path, "patches_allclose")
-    report = run_checks(folder)
+    report = run_checks(folder, profile="quick", timeout=LIMIT)
     status = {result.name: result.status for result in report.exercises}
     assert status == {"softmax": "failed", **{name: "passed" for name in OTHERS}}
     assert_nothing_survives(folder, workers)

@@ -10,6 +10,11 @@ def _softmax(x):
     return e / np.sum(e, axis=-1, keepdims=True)
 
 
+PRINTED = []
+
+
 def softmax(x):
-    print("x" * (64 << 20))
+    if not PRINTED:
+        print("x" * (64 << 20))
+        PRINTED.append(True)
     return _softmax(x)
