@@ -64,6 +64,9 @@ def settings(assignment: str) -> str:
 def write_settings(course_dir: Path, assignment: str) -> None:
     """Write nbgrader_config.py, or, when the course has one, say what to add to it."""
     config = course_dir / "nbgrader_config.py"
+    if config.exists() and settings(assignment) in config.read_text(encoding="utf-8"):
+        click.echo(f"{config} already has the settings {assignment} needs.")
+        return
     if config.exists():
         click.echo(f"{config} exists and was left as it is. Add these lines to it (keep a larger timeout if it has one):\n")
         click.echo(settings(assignment))

@@ -102,8 +102,9 @@ def test_cell(number: int, exercise) -> dict:
 import os, sys
 _here, _path = os.getcwd(), sys.path[:]  # files of the submission folder must not stand in for the kit
 sys.path[:] = [_p for _p in _path if os.path.abspath(_p or ".") != _here]
-for _name, _module in list(sys.modules.items()):
-    if os.path.abspath(getattr(_module, "__file__", None) or os.sep).startswith(_here + os.sep):
+for _name, _module in list(sys.modules.items()):  # nor modules that earlier cells imported or changed
+    _file = os.path.abspath(getattr(_module, "__file__", None) or os.sep)
+    if _file.startswith(_here + os.sep) or _name.partition(".")[0] == "grader":
         del sys.modules[_name]
 from grader.nbgrader_cell import grade
 sys.path[:] = _path
