@@ -3,7 +3,22 @@
 import sys
 from pathlib import Path
 
-import click
+if sys.version_info < (3, 11):  # before any import that needs a newer Python
+    print(
+        f"Attention by Hand needs Python 3.11 or newer, and {sys.executable} is Python "
+        f"{sys.version.split()[0]}: set the kit up with a newer python3, as the README's first line does.",
+        file=sys.stderr,
+    )
+    sys.exit(2)
+try:
+    import click
+except ModuleNotFoundError:
+    print(
+        f"The kit is not installed for {sys.executable}: run the README's first line, "
+        "then use .venv/bin/grader (or activate .venv and type grader).",
+        file=sys.stderr,
+    )
+    sys.exit(2)
 
 from grader.exercises import NAMES
 

@@ -2,6 +2,8 @@
 
 import re
 import shutil
+import subprocess
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -9,7 +11,7 @@ from click.testing import CliRunner
 from grader import style
 from grader.cli import main
 from grader.exercises import BY_NAME, NAMES
-from grader.paths import EXERCISES_DIR, SOLUTIONS_DIR
+from grader.paths import EXERCISES_DIR, KIT_ROOT, SOLUTIONS_DIR
 from grader.results import CheckResult, ExerciseResult, Report
 
 MASKING_WRONG = "apply_causal_mask(scores) must be -inf above the diagonal\n  scores = [[0., 0.], [0., 0.]]"
@@ -144,3 +146,23 @@ def test_the_real_checks_on_fresh_stubs(submission):
     assert result.exit_code == 0
     assert result.output.count("not started") == 5
     assert "Next: fill in attention_scores()" in result.output
+
+
+def run_grader_as(python_setup: str) -> subprocess.CompletedProcess:
+    """`python -m grader` in a fresh interpreter after some set-up code."""
+    code = f"import runpy, sys; {python_setup}; sys.argv = ['grader']; runpy.run_module('grader', run_name='__main__')"
+    return subprocess.run([sys.executable, "-c", code], cwd=KIT_ROOT, capture_output=True, text=True)
+
+
+def test_an_old_python_is_told_what_to_do():
+    result = run_grader_as("sys.version_info = (3, 10, 12)")
+    assert result.returncode == 2
+    assert "needs Python 3.11 or newer" in result.stderr and "README" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_python_without_the_kit_is_told_what_to_do():
+    result = run_grader_as("sys.modules['click'] = None")
+    assert result.returncode == 2
+    assert "not installed" in result.stderr and ".venv/bin/grader" in result.stderr
+    assert "Traceback" not in result.stderr
