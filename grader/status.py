@@ -5,8 +5,8 @@ from pathlib import Path
 
 import click
 
-from grader.exercises import BY_NAME, EXERCISES
-from grader.state import cached_report, checked_report
+from grader.exercises import BY_NAME, EXERCISES, NAMES
+from grader.state import checked_report, unchanged
 from grader.style import mark, paint, shown_command
 from grader.welcome import first_run, show_welcome
 
@@ -31,10 +31,11 @@ def status(submission: Path | None = None) -> int:
         return 2
     if first_run(folder):
         show_welcome()
-    report = cached_report(folder)
-    if report is None:
-        click.echo(paint("checking your five exercises…", dim=True))
-        report = checked_report(folder)
+    missing = [name for name in NAMES if name not in unchanged(folder)]
+    if missing:
+        which = "your five exercises" if len(missing) == len(NAMES) else ", ".join(missing)
+        click.echo(paint(f"checking {which}…", dim=True))
+    report = checked_report(folder)
     click.echo(table(report, folder))
     click.echo("\n" + next_step(report, folder))
     return 0

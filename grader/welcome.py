@@ -12,8 +12,9 @@ Welcome to Attention by Hand, lesson 4 of 6 on the way to a small GPT.
 
 You build self-attention by hand in numpy, then train it. The 8-character MLP of
 lesson 3 guesses the character after "window, so " right half the time; your
-attention model will look back at the whole reply and get it right almost always.
-Fill in the five modules below in order: each function's docstring is its spec."""
+attention model looks back over the whole reply and gets it right far more often
+(0.86 in the lesson). Fill in the five modules below in order: each function's
+docstring is its spec."""
 
 
 def first_run(submission: Path) -> bool:

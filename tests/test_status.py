@@ -75,8 +75,9 @@ def test_a_saved_file_rechecks_that_exercise_and_those_built_on_it(submission, m
     calls = stand_in(monkeypatch, {})
     grader("status", "--submission", str(submission))
     (submission / "softmax.py").write_text((SOLUTIONS_DIR / "softmax.py").read_text())
-    grader("status", "--submission", str(submission))
+    result = grader("status", "--submission", str(submission))
     assert calls[1] == ["softmax", "heads", "training"]
+    assert "checking softmax, heads, training…" in result.output
 
 
 def test_a_failing_exercise_is_named_with_its_problem_and_a_hint(submission, monkeypatch):
