@@ -121,8 +121,8 @@ def hint(exercise: str, submission: Path | None = None) -> int:
     before = seen.get(exercise, 0) if isinstance(seen.get(exercise), int) else 0
     rung = min(before + 1, len(ladder))
     remembered = write_json(folder, HINTS_FILE, {**seen, exercise: rung})
-    click.echo(ladder_text(exercise, rung, done=before >= len(ladder), file=f"{shown(folder)}{exercise}.py"))
     passed_note(folder, exercise)
+    click.echo(ladder_text(exercise, rung, done=before >= len(ladder), file=f"{shown(folder)}{exercise}.py"))
     if not remembered:
         click.echo(f"(Your place on the ladder could not be saved in {folder / '.grader'}.)", err=True)
     return 0
@@ -153,4 +153,4 @@ def passed_note(folder: Path, exercise: str) -> None:
     """Say so when the last verdict of unchanged files already passed this exercise."""
     report = cached_report(folder, [exercise])
     if report is not None and report.exercises[0].status == "passed":
-        click.echo(paint(f"({exercise} already passes every check.)", fg="green"))
+        click.echo(paint(f"{exercise} already passes every check; here is the next hint all the same.", fg="green"))

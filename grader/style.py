@@ -20,7 +20,7 @@ def colour_on(stream=None) -> bool:
 
 def paint(text: str, fg: str | None = None, bold: bool = False, dim: bool = False) -> str:
     """The text styled for a terminal, or unchanged when colour is off."""
-    return click.style(text, fg=fg, bold=bold, dim=dim) if colour_on() else text
+    return click.style(text, fg=fg, bold=bold or None, dim=dim or None) if colour_on() else text
 
 
 def mark(status: str) -> str:
