@@ -101,10 +101,13 @@ def status(submission):
 
 
 @main.command()
-@click.argument("exercise", required=False, type=EXERCISE)
+@click.argument("exercise", required=False, type=EXERCISE, metavar="[EXERCISE]")
 @SUBMISSION
 def watch(exercise, submission):
     """Recheck every time you save; Ctrl-C to stop.
+
+    Checks the exercise whose file you saved (or EXERCISE: scores, masking,
+    softmax, heads or training) first, then any other whose files changed.
 
     Example: grader watch softmax
     """
@@ -114,10 +117,12 @@ def watch(exercise, submission):
 
 
 @main.command()
-@click.argument("exercise", type=EXERCISE)
+@click.argument("exercise", type=EXERCISE, metavar="EXERCISE")
 @SUBMISSION
 def hint(exercise, submission):
     """The next hint for an exercise: one more each time you ask.
+
+    EXERCISE is one of scores, masking, softmax, heads, training.
 
     Example: grader hint masking
     """
