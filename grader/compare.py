@@ -16,7 +16,7 @@ import click
 from grader.corpus import check_reply
 from grader.paths import KIT_ROOT
 
-STEPS = {"mlp": 600, "attention": 400}  # the attention model starts from the trained MLP
+STEPS = {"mlp": 1000, "attention": 400}  # the attention model starts from the trained MLP
 SAMPLES = 100  # replies each model writes
 TIME_LIMIT = 600.0  # seconds for the whole training job
 OUTPUT_TAIL = 2000  # characters of the student's printed output shown when the job fails
