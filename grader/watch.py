@@ -56,6 +56,8 @@ class Watcher:
 
     def run(self) -> None:
         """Check, show, wait for a save; forever."""
+        for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(variable, "1")  # no BLAS threads: a forked copy must have no other thread
         import grader.runner  # noqa: F401  every check forks from a process with the checks loaded
 
         self.target, self.saved = self.fixed or self.first_unpassed(), None
