@@ -61,7 +61,11 @@ def main(exercise: str, submission: str, result_file: str) -> int:
     except SubmissionError as error:
         print(f"Cannot check {exercise}: {error}")
         return 1
-    report = run_checks(folder, exercises=[exercise])
+    try:
+        report = run_checks(folder, exercises=[exercise])
+    except Exception as error:  # a fault of the grader's: no traceback of its code in the student's notebook
+        print(f"The grader could not check {exercise} ({type(error).__name__}): a fault in the grader, not in your code.")
+        return 1
     print(render(report, folder))
     Path(result_file).write_text(json.dumps(report.exercises[0].to_json()), encoding="utf-8")
     return 0
