@@ -111,7 +111,7 @@ def step(exercise, result, folder: Path, watching: bool = False) -> str:
     verb = "fails" if result.status == "failed" else "cannot be run"
     lines = [f"Next: {exercise.name} {verb}: {reason}"]
     lines.append(
-        f"Fix it in {file}; {shown_command('check', exercise.name)} shows the details, "
+        f"Fix it in {file}: {shown_command('check', exercise.name)} shows the details,\n"
         f"{shown_command('hint', exercise.name)} gives a hint."
     )
     return "\n".join(lines)

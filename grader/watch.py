@@ -176,8 +176,9 @@ def verdict(name: str, result) -> str:
     if result.status == "passed":
         return paint(f"{mark('passed')} {name} passes all {len(result.checks)} checks.", fg="green", bold=True)
     if result.status == "not_started":
-        functions = ", ".join(BY_NAME[name].functions)
-        return f"{mark('not_started')} {name}: not started ({functions} still raise NotImplementedError)."
+        functions = BY_NAME[name].functions
+        verb = "raises" if len(functions) == 1 else "raise"
+        return f"{mark('not_started')} {name}: not started ({', '.join(functions)} still {verb} NotImplementedError)."
     failing = [c for c in result.checks if c.status in ("failed", "error")]
     passed = sum(c.status == "passed" for c in result.checks)
     word = "failing" if result.status == "failed" else "cannot run"
