@@ -104,15 +104,35 @@ def files_fingerprint(submission: Path) -> dict[str, str]:
     return prints
 
 
-def _stored(submission: Path, current: dict[str, str]) -> dict[str, dict]:
-    """The saved exercise verdicts (as JSON, by name) whose files are unchanged."""
+def _saved(submission: Path) -> dict[str, dict]:
+    """The saved entries, by exercise, that hold a well-formed verdict."""
     saved = (read_json(submission, VERDICTS) or {}).get("exercises")
     if not isinstance(saved, dict):
         return {}
+    return {name: entry for name, entry in saved.items() if isinstance(entry, dict) and _valid(name, entry.get("verdict"))}
+
+
+def _valid(name: str, verdict) -> bool:
+    """True when a saved verdict has the shape SPEC §2 gives an exercise."""
+    from grader.results import STATUSES
+
+    try:
+        return (
+            verdict["name"] == name
+            and verdict["status"] in STATUSES
+            and all(isinstance(verdict[key], (int, float)) for key in ("points", "max_points"))
+            and all(isinstance(c["id"], str) and c["status"] in STATUSES for c in verdict["checks"])
+        )
+    except (KeyError, TypeError):
+        return False
+
+
+def _stored(submission: Path, current: dict[str, str]) -> dict[str, dict]:
+    """The saved exercise verdicts (as JSON, by name) whose files are unchanged."""
     return {
         name: entry["verdict"]
-        for name, entry in saved.items()
-        if isinstance(entry, dict) and entry.get("fingerprint") == current.get(name) and "verdict" in entry
+        for name, entry in _saved(submission).items()
+        if entry.get("fingerprint") == current.get(name)
     }
 
 
@@ -136,8 +156,7 @@ def save_report(submission: Path, report, fingerprint: dict[str, str] | None = N
     Pass the fingerprint taken before the checks ran, so a save during the run is not missed.
     """
     current = fingerprint or files_fingerprint(submission)
-    saved = (read_json(submission, VERDICTS) or {}).get("exercises")
-    exercises = dict(saved) if isinstance(saved, dict) else {}
+    exercises = _saved(submission)
     for entry in _entries(report):
         exercises[entry["name"]] = {"fingerprint": current.get(entry["name"]), "verdict": entry}
     data = {"grader_version": grader.__version__, "seed": report.seed, "exercises": exercises}
@@ -179,10 +198,7 @@ def _seed(submission: Path) -> int:
 
 def last_known(submission: Path) -> dict[str, dict]:
     """Every saved exercise verdict in JSON form by name, whether or not its files changed since."""
-    saved = (read_json(submission, VERDICTS) or {}).get("exercises")
-    if not isinstance(saved, dict):
-        return {}
-    return {name: e["verdict"] for name, e in saved.items() if isinstance(e, dict) and isinstance(e.get("verdict"), dict)}
+    return {name: entry["verdict"] for name, entry in _saved(submission).items()}
 
 
 def unchanged(submission: Path) -> dict[str, dict]:

@@ -1,5 +1,6 @@
 """The state folder: verdicts reused while the files stay the same, and only then."""
 
+import json
 import shutil
 
 import pytest
@@ -134,3 +135,16 @@ def test_writes_leave_no_temporary_files(submission):
     for _ in range(3):
         state.save_report(submission, Report([verdict("scores")], seed=0))
     assert sorted(p.name for p in (submission / ".grader").iterdir()) == ["verdicts.json"]
+
+
+def test_a_damaged_verdict_is_checked_again(submission, runs):
+    state.save_report(submission, Report([verdict("scores"), verdict("masking")], seed=0))
+    path = submission / ".grader" / "verdicts.json"
+    data = json.loads(path.read_text())
+    del data["exercises"]["scores"]["verdict"]["checks"]
+    data["exercises"]["masking"]["verdict"]["status"] = "great"
+    path.write_text(json.dumps(data))
+    assert state.last_known(submission) == {}
+    report = state.checked_report(submission, ["scores", "masking"])
+    assert runs == [["scores", "masking"]]
+    assert [e.status for e in report.exercises] == ["failed", "failed"]
