@@ -118,7 +118,8 @@ def hint(exercise: str, submission: Path | None = None) -> int:
         return 2
     ladder = LADDERS[exercise]
     seen = read_json(folder, HINTS_FILE) or {}
-    before = seen.get(exercise, 0) if isinstance(seen.get(exercise), int) else 0
+    before = seen.get(exercise) if isinstance(seen.get(exercise), int) else 0
+    before = min(max(before, 0), len(ladder))
     rung = min(before + 1, len(ladder))
     remembered = write_json(folder, HINTS_FILE, {**seen, exercise: rung})
     passed_note(folder, exercise)

@@ -85,3 +85,10 @@ def test_an_unwritable_folder_still_gives_the_hint(submission):
     assert result.exit_code == 0
     assert "Hint 1 of 4 for scores" in result.output
     assert "could not be saved" in result.output
+
+
+def test_a_damaged_place_starts_the_ladder_over(submission):
+    (submission / ".grader").mkdir()
+    (submission / ".grader" / "hints.json").write_text('{"scores": -3, "masking": "two"}')
+    assert "Hint 1 of 4 for scores" in hint(submission, "scores").output
+    assert "Hint 1 of 4 for masking" in hint(submission, "masking").output
