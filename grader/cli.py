@@ -149,11 +149,12 @@ def nbgrader(course_dir, assignment, force):
 @click.argument("dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--jobs", type=int, default=2, show_default=True, help="How many submissions to grade at once.")
 @click.option("--csv", "csv_file", type=click.Path(path_type=Path), required=True, help="Where to write one row per submission.")
-def batch(dirs, jobs, csv_file):
+@click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds one submission may take in all.")
+def batch(dirs, jobs, csv_file, timeout):
     """Grade many submission folders in parallel, one CSV row each; reruns resume.
 
     Example: grader batch submissions/* --jobs 2 --csv grades.csv
     """
     from grader.batch import batch as run
 
-    sys.exit(run(dirs, jobs=jobs, csv_file=csv_file))
+    sys.exit(run(dirs, jobs=jobs, csv_file=csv_file, timeout=timeout))

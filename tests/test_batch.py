@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from grader.batch import COLUMNS, batch, grade, row, write_rows
+from grader.batch import COLUMNS, batch, row, write_rows
 from grader.cli import main
 from grader.exercises import NAMES
 from grader.paths import EXERCISES_DIR, KIT_ROOT, SOLUTIONS_DIR
@@ -70,10 +70,12 @@ def test_a_batch_of_eight_with_two_hostile_folders_gives_eight_rows(tmp_path):
 
 def test_a_hanging_submission_costs_only_its_own_row_within_the_bound(tmp_path):
     folder = make(tmp_path, "hangs", case="infinite_loop")
+    csv_file = tmp_path / "grades.csv"
     start = time.monotonic()
-    result = grade(folder, timeout=4)
-    assert time.monotonic() - start < 15
-    assert result["status"] == "timeout" and "longer than 4 s" in result["reason"]
+    result = CliRunner().invoke(main, ["batch", str(folder), "--csv", str(csv_file), "--timeout", "4"])
+    assert time.monotonic() - start < 15 and result.exit_code == 0, result.output
+    (hung,) = rows_of(csv_file)
+    assert hung["status"] == "timeout" and "longer than 4 s" in hung["reason"] and float(hung["seconds"]) < 10
 
 
 def test_a_rerun_skips_the_folders_already_in_the_csv(tmp_path, capsys):
