@@ -52,7 +52,9 @@ class Watcher:
         self.fixed = exercise
         self.files = snapshot(folder)
         self.tried: set[tuple[str, str]] = set()  # (exercise, fingerprint) of runs that saved nothing
+        self.faults: dict[str, str] = {}  # exercise -> what stopped the grader from checking it
         self.screen = ""
+        self.target, self.saved = exercise or self.first_unpassed(), None
 
     def run(self) -> None:
         """Check, show, wait for a save; forever."""
@@ -60,7 +62,6 @@ class Watcher:
             os.environ.setdefault(variable, "1")  # no BLAS threads: a forked copy must have no other thread
         import grader.runner  # noqa: F401  every check forks from a process with the checks loaded
 
-        self.target, self.saved = self.fixed or self.first_unpassed(), None
         self.show()
         while True:
             todo = self.to_check()
@@ -100,7 +101,9 @@ class Watcher:
         if name not in unchanged(self.folder):
             self.tried.add((name, before))  # it saved nothing: do not run it again on the same files
         if job.failure:
-            self.grader_failed(name, job.failure)
+            self.faults[name] = job.failure
+        else:
+            self.faults.pop(name, None)
         return []
 
     def wait_for_save(self) -> list[str]:
@@ -121,11 +124,6 @@ class Watcher:
         known = last_known(self.folder)
         return next((name for name in NAMES if known.get(name, {}).get("status") != "passed"), NAMES[-1])
 
-    def grader_failed(self, name: str, failure: str) -> None:
-        """Say that the grader itself could not check, with its last words."""
-        click.echo(paint(f"The grader could not check {name}: {failure}", fg="red"))
-        click.echo(f"{shown_command('check', name)} shows the whole message. Still watching…")
-
     def show(self) -> None:
         """The screen: progress over the five, the verdict on the target, and what to do."""
         from grader.results import Report
@@ -142,6 +140,9 @@ class Watcher:
         else:
             advice = f"Edit {shown(self.folder)}{target}.py and save to check it again; {shown_command('hint', target)} gives a hint."
         screen = f"{progress(report, fresh)}\n\n{verdict(target, result)}\n\n{advice}"
+        for name, fault in self.faults.items():
+            screen += "\n" + paint(f"The grader could not check {name}: {fault}", fg="red")
+            screen += f"\n{shown_command('check', name)} shows the whole message; watching goes on."
         if screen == self.screen and self.saved is None:
             return
         self.screen = screen

@@ -136,10 +136,13 @@ def test_a_fault_in_the_grader_is_reported_and_watching_goes_on(submission, monk
         raise RuntimeError("the checks could not be loaded")
 
     monkeypatch.setattr(watch, "checked_report", broken_check)
-    assert watch.Watcher(submission, None).check("scores") == []
+    watcher = watch.Watcher(submission, None)
+    assert watcher.check("scores") == []
+    assert watcher.to_check() == ["masking", "softmax", "heads", "training"]  # not scores again
+    watcher.show()
     out = capsys.readouterr().out
     assert "The grader could not check scores: RuntimeError: the checks could not be loaded" in out
-    assert "Still watching" in out
+    assert "watching goes on" in out
 
 
 def test_a_failing_verdict_shows_the_first_check_in_full_and_names_the_rest():
