@@ -40,7 +40,7 @@ class Progress:
         self.on = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.open = False
         if not self.on:
-            print("Training the two models; this takes under a minute...", file=self.stream)
+            print("Training the models; this takes about a minute...", file=self.stream)
 
     def update(self, event: dict):
         """Redraw the current line for a progress, status or model event."""
@@ -99,10 +99,15 @@ def table(result: dict) -> str:
         row(f"correct replies of {figures[names[0]]['sampled_replies']}",
             [(figures[n]["correct_replies"], lesson[n][1]) for n in names]),
         row("training loss at the end", [(f"{figures[n]['final_loss']:.3f}", "") for n in names]),
-        row("steps, seconds", [(figures[n]["steps"], f"{figures[n]['train_seconds']:.1f} s") for n in names]),
+        f"{'training steps (seconds)':<40}" + "".join(f"{spent(figures[n]):<22}" for n in names),
     ]
     title = paint(f"The comparison, seed {result['seed']} ({result['seconds']:.0f} s)", bold=True)
     return "\n".join([title, "", paint(head, bold=True), sub, *rows])
+
+
+def spent(figures: dict) -> str:
+    """Steps and seconds of one model's training."""
+    return f"{figures['steps']} ({figures['train_seconds']:.0f} s)"
 
 
 def notes(result: dict) -> str:

@@ -21,12 +21,14 @@ def draw(path, result: dict, models: dict) -> None:
     import matplotlib.pyplot as plt
 
     fig, (losses, bars, look) = plt.subplots(1, 3, figsize=(16, 4.5), gridspec_kw={"width_ratios": [3, 2, 4]})
+    first = len(models["mlp"]["losses"])  # the attention models go on from the trained MLP
     for name, event in models.items():
-        losses.plot(range(1, len(event["losses"]) + 1), event["losses"], label=LABELS[name], linewidth=0.8)
+        start = 1 if name == "mlp" else first + 1
+        losses.plot(range(start, start + len(event["losses"])), event["losses"], label=LABELS[name], linewidth=0.8)
     losses.set(yscale="log", xlabel="step", ylabel="training loss", title="Training loss")
     losses.legend()
     figures = result["models"]
-    names = [n for n in figures if n in LESSON]
+    names, ticks = [n for n in figures if n in LESSON], []
     for offset, (label, kit, lesson) in enumerate([
         ("p(decision)", [figures[n]["p_decision"] for n in names], [LESSON[n][0] for n in names]),
         ("correct / 100", [figures[n]["correct_replies"] / figures[n]["sampled_replies"] for n in names],
@@ -35,9 +37,9 @@ def draw(path, result: dict, models: dict) -> None:
         xs = [offset * 3 + i for i in range(len(names))]
         bars.bar([x - 0.2 for x in xs], kit, width=0.4, label="kit" if offset == 0 else None, color="tab:blue")
         bars.bar([x + 0.2 for x in xs], lesson, width=0.4, label="lesson" if offset == 0 else None, color="tab:gray")
-        for x, name in zip(xs, names):
-            bars.text(x, -0.08, f"{label}\n{LABELS[name]}", ha="center", va="top", fontsize=7)
-    bars.set(ylim=(0, 1.05), xticks=[], title="Kit and lesson")
+        ticks += [(x, f"{'MLP' if name == 'mlp' else 'attention'}\n{label}") for x, name in zip(xs, names)]
+    bars.set_xticks([x for x, _ in ticks], [text for _, text in ticks], fontsize=7)
+    bars.set(ylim=(0, 1.05), title="Kit and lesson")
     bars.legend()
     picture = models.get("attention", {}).get("attention_map")
     if picture:
