@@ -186,7 +186,8 @@ def no_mask(figures: dict, models: dict) -> str:
     lines = [
         f"Without the causal mask (the kit's own head: yours always masks) the training loss fell to "
         f"{unmasked['final_loss']:.3f},",
-        f"against {masked['final_loss']:.3f} with it. Too good: every position could read the character it had to guess.",
+        f"against {masked['final_loss']:.3f} with it. Too good: every position could read the character it had to guess",
+        f"(its p_decision of {unmasked['p_decision']:.2f} is too good for the same reason: it reads the held-out reply's next character).",
         f"Writing a reply there is no next character to read, and {unmasked['sampled_replies'] - unmasked['correct_replies']}"
         f" of {unmasked['sampled_replies']} replies came out wrong, e.g.:",
     ]

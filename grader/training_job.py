@@ -151,7 +151,7 @@ class Job:
 
 
 def student_functions(folder: Path) -> dict:
-    """The student's four functions the comparison uses, imported from their folder."""
+    """The student's functions the comparison calls (their train calls their sgd_step), from their folder."""
     sys.meta_path.insert(0, BlockSolutions())
     load_package(PACKAGE, folder, run_init=False)
     heads = importlib.import_module(f"{PACKAGE}.heads")
