@@ -7,6 +7,8 @@ Dividing by √d keeps the scores near size 1 whatever d is, so the softmax that
 follows does not saturate.
 """
 
+import math
+
 import numpy as np
 
 
@@ -21,4 +23,4 @@ def attention_scores(q, k):
     last two axes of k (np.swapaxes works with batch axes; .T does not).
     """
     d = q.shape[-1]
-    return q @ np.swapaxes(k, -1, -2) / np.sqrt(d)  # (..., T, S)
+    return q @ np.swapaxes(k, -1, -2) / math.sqrt(d)  # (..., T, S); math.sqrt keeps float32 inputs float32

@@ -7,6 +7,8 @@ backwards through the forward pass: out = shares @ v, shares = softmax of the
 masked scores, scores = q k^T / √d, and q, k, v = x @ w_q, x @ w_k, x @ w_v.
 """
 
+import math
+
 import numpy as np
 
 from .masking import apply_causal_mask
@@ -46,7 +48,7 @@ def attention_head_backward(d_out, x, w_q, w_k, w_v):
     shares = softmax(apply_causal_mask(attention_scores(q, k)))  # (..., T, T)
     d_v = np.swapaxes(shares, -1, -2) @ d_out  # (..., T, d_v)
     d_shares = d_out @ np.swapaxes(v, -1, -2)  # (..., T, T)
-    d_scores = softmax_backward(shares, d_shares) / np.sqrt(q.shape[-1])  # (..., T, T)
+    d_scores = softmax_backward(shares, d_shares) / math.sqrt(q.shape[-1])  # (..., T, T)
     d_q = d_scores @ k  # (..., T, d)
     d_k = np.swapaxes(d_scores, -1, -2) @ q  # (..., T, d)
     d_x = d_q @ w_q.T + d_k @ w_k.T + d_v @ w_v.T  # (..., T, C)
