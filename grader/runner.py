@@ -105,8 +105,9 @@ def run_checks(
     names = [name for name in NAMES if exercises is None or name in exercises]
     collector = Collector()
     args = [str(CHECKS_DIR / f"test_{name}.py") for name in names]
-    args += ["--submission", str(submission), "--check-seed", str(seed), "--call-timeout", str(timeout)]
-    args += ["--check-profile", profile]
+    # one word per option: pytest's early parse would take a lone folder for a test path and load its conftest.py
+    args += [f"--submission={submission}", f"--check-seed={seed}", f"--call-timeout={timeout}"]
+    args += [f"--check-profile={profile}", f"--confcutdir={CHECKS_DIR}"]
     args += ["-p", "no:cacheprovider", "-p", "no:unraisableexception", "-p", "no:threadexception"]
     args += ["--capture=no", "-q", "-o", "addopts="]
     args += ["--rootdir", str(CHECKS_DIR), "-c", os.devnull]
