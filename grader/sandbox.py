@@ -37,6 +37,8 @@ from grader.toymodel import BatchFeed, LinearModel
 STARTUP_SECONDS = 60.0  # starting a worker is the grader's cost, not the student's
 MAX_FRAME = 512 << 20  # bytes in one message
 OUTPUT_KEPT = 16 << 10  # bytes of the student's output kept per call
+MAX_WARNINGS = 10  # warnings kept per call
+WARNING_CHARS = 200  # characters kept of each
 MAX_DEPTH = 32  # nesting of lists, tuples and dicts in a value
 ARRAY_KINDS = "biufcSU"  # bool, integers, floats, complex, bytes, str: no objects
 KEY_TYPES = (str, int, float, bool, type(None))
@@ -61,12 +63,17 @@ class StudentError(Exception):
 
 @dataclass
 class Outcome:
-    """A call that returned: its value, its arguments afterwards, its time and its printed output."""
+    """A call that returned: its value, its arguments afterwards, its time, its printed output and warnings.
+
+    warnings: "Category: message" of each warning the call gave (numpy's default error handling,
+    every warning recorded, not only the first of its kind), at most MAX_WARNINGS.
+    """
 
     value: Any
     args: tuple
     seconds: float
     output: str = ""
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass
@@ -325,7 +332,7 @@ class Student:
         reply = self._exchange({"op": "call", "module": module, "function": function, "args": args}, limit, function)
         if "error" in reply:
             raise StudentError(reply["error"], reply["message"], reply["output"])
-        return Outcome(reply["value"], reply["args"], reply["seconds"], reply["output"])
+        return Outcome(reply["value"], reply["args"], reply["seconds"], reply["output"], reply["warnings"])
 
     def _import(self, module, limit):
         """Import the module in the worker, remembering a failure for the calls that follow."""
@@ -376,6 +383,11 @@ def _checked(reply, op):
             raise ValueError("an error reply without a known kind and a message")
     elif "value" not in reply or op == "call" and not (type(reply.get("args")) is tuple and type(reply.get("seconds")) is float):
         raise ValueError("a reply without value, args and seconds")
+    elif op == "call":
+        caught = reply.get("warnings")
+        if type(caught) is not tuple or not all(type(line) is str for line in caught):
+            raise ValueError("a reply whose warnings are not a tuple of str")
+        reply["warnings"] = tuple(line[:WARNING_CHARS] for line in caught[:MAX_WARNINGS])
     return reply
 
 

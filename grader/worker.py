@@ -18,14 +18,18 @@ import sys
 import time
 import traceback
 import types
+import warnings
 from pathlib import Path
 
-from grader.sandbox import MAX_FRAME, PACKAGE, Foreign, decode, describe, encode
+import numpy as np
+
+from grader.sandbox import MAX_FRAME, MAX_WARNINGS, PACKAGE, WARNING_CHARS, Foreign, decode, describe, encode
 
 MEMORY_BYTES = 4 << 30
 CPU_SECONDS = 600
 FILE_BYTES = 64 << 20
 REFERENCE = "_reference"  # the private name of the reference solutions in the worker
+NUMPY_ERRORS = np.geterr()  # numpy's defaults, before any student code: warn on overflow, 0/0 and x/0
 
 
 class Refused(ImportError):
@@ -171,14 +175,43 @@ def handle(session, message):
     args = message["args"]
     start = time.perf_counter()
     try:
-        value = target(*args)
+        with RecordWarnings() as caught:
+            value = target(*args)
     except NotImplementedError:
         return {"error": "not_started", "message": f"{function} is not written yet: it still raises NotImplementedError."}
     except BaseException as error:  # the parent alone decides what a failure means
         if refused(error):
             return {"error": "refused", "message": f"{function} imports the reference solutions; write it yourself."}
         return {"error": "raised", "message": call_failure(function, error, session.folder)}
-    return {"value": value, "args": args, "seconds": time.perf_counter() - start}
+    return {"value": value, "args": args, "seconds": time.perf_counter() - start, "warnings": summary(caught)}
+
+
+class RecordWarnings(warnings.catch_warnings):
+    """Records every warning of a call, under numpy's default error handling and the filter "always".
+
+    What a student module set at import (np.seterr, warnings.filterwarnings) is undone for each call,
+    so it cannot change the verdict of another module's calls; what a call sets for itself is its choice.
+    """
+
+    def __init__(self):
+        super().__init__(record=True)
+
+    def __enter__(self):
+        np.seterr(**NUMPY_ERRORS)
+        np.seterrcall(None)
+        caught = super().__enter__()
+        warnings.resetwarnings()
+        warnings.simplefilter("always")
+        return caught
+
+
+def summary(caught) -> tuple[str, ...]:
+    """The first recorded warnings as "Category: message", each cut short."""
+    lines = []
+    for record in caught[:MAX_WARNINGS]:
+        name = getattr(record.category, "__name__", "Warning")
+        lines.append(f"{name}: {text(record.message)}"[:WARNING_CHARS])
+    return tuple(lines)
 
 
 def encoded(reply) -> bytes:

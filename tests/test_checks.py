@@ -25,6 +25,7 @@ NAMED = {
     "masking__hides_diagonal": "may not look at itself",
     "masking__large_negative": "large negative number",
     "softmax__no_max_shift": "without subtracting each row's maximum",
+    "softmax__warns_then_fixes": "gave a warning: RuntimeWarning: overflow encountered in exp",
     "heads__keys_from_wq": "keys made with the query weights",
     "heads__reverse_order": "reverse order",
     "training__head_backward_no_scale": "without the 1/√d",
@@ -123,6 +124,12 @@ def test_correct_alternative_passes(verdicts, mutant):
     result = verdicts["right/" + mutant.stem]
     assert result["status"] == "passed", [c for c in result["checks"] if c["status"] != "passed"]
     assert result["points"] == result["max_points"]
+
+
+def test_right_values_with_a_warning_fail_only_the_warning_check(verdicts):
+    """exp before the shift, with its NaNs replaced afterwards, fails the warning check alone."""
+    checks = verdicts["softmax__warns_then_fixes"]["checks"]
+    assert [c["id"] for c in checks if c["status"] != "passed"] == ["softmax.no_warnings_on_extreme_inputs"]
 
 
 def test_checks_call_only_their_own_module():

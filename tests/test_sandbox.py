@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from grader.paths import EXERCISES_DIR, SOLUTIONS_DIR
-from grader.sandbox import Batches, Foreign, Student, StudentError, ToyModel, decode, encode
+from grader.sandbox import MAX_WARNINGS, WARNING_CHARS, Batches, Foreign, Student, StudentError, ToyModel, decode, encode
 from grader.submission import SubmissionError, find_submission
 from grader.toymodel import BatchFeed, LinearModel
 from solutions.heads import attention_head
@@ -122,6 +122,57 @@ def test_printed_output_is_captured_not_mixed_into_the_protocol(tmp_path):
         outcome = student.call("scores", "attention_scores", np.ones((2, 4)), np.ones((3, 4)))
     np.testing.assert_allclose(outcome.value, np.full((2, 3), 2.0))
     assert "hello from scores" in outcome.output and "warning" in outcome.output
+
+
+def test_every_call_sends_back_its_warnings_even_if_a_module_silenced_them_at_import(tmp_path):
+    folder = submission(tmp_path, scores="""
+        import warnings
+        import numpy as np
+        np.seterr(all="ignore")
+        warnings.filterwarnings("ignore")
+        def attention_scores(q, k):
+            return q @ k.swapaxes(-1, -2) / q.shape[-1] ** 0.5
+        """, softmax="""
+        import numpy as np
+        def softmax(x):
+            e = np.exp(x)
+            return e / e.sum(axis=-1, keepdims=True)
+        """)
+    x = np.array([1e4, 0.0])
+    with Student(folder) as student:
+        student.call("scores", "attention_scores", np.ones((2, 4)), np.ones((3, 4)))
+        outcomes = [student.call("softmax", "softmax", x) for _ in range(2)]
+        quiet = student.call("softmax", "softmax", np.zeros(2))
+    expected = ("RuntimeWarning: overflow encountered in exp", "RuntimeWarning: invalid value encountered in divide")
+    assert [o.warnings for o in outcomes] == [expected, expected]  # every time, not only the first
+    assert quiet.warnings == () and all(o.output == "" for o in outcomes)
+
+
+def test_a_call_may_silence_its_own_warnings_and_the_reference_gives_none(tmp_path):
+    folder = submission(tmp_path, scores="""
+        import numpy as np
+        def attention_scores(q, k):
+            with np.errstate(all="ignore"):
+                return np.exp(q @ k.swapaxes(-1, -2) * 1e3)
+        """)
+    x = np.array([[1e4, -1e4, -np.inf], [-1e4, -np.inf, -1e4 + 1]])
+    with Student(folder) as student:
+        assert student.call("scores", "attention_scores", np.ones((2, 4)), np.ones((3, 4))).warnings == ()
+        assert student.call("softmax", "softmax", x).warnings == ()
+
+
+def test_warnings_are_capped_in_number_and_length(tmp_path):
+    folder = submission(tmp_path, softmax="""
+        import warnings
+        def softmax(x):
+            for i in range(50):
+                warnings.warn(f"{i} " + "w" * 1000, UserWarning)
+            return x
+        """)
+    with Student(folder) as student:
+        caught = student.call("softmax", "softmax", np.zeros(2)).warnings
+    assert len(caught) == MAX_WARNINGS and all(len(w) == WARNING_CHARS for w in caught)
+    assert caught[0].startswith("UserWarning: 0 www") and caught[-1].startswith(f"UserWarning: {MAX_WARNINGS - 1} w")
 
 
 def test_an_exception_names_the_students_file_and_line(tmp_path):

@@ -153,6 +153,19 @@ def expect_close(got, expected, what: str, inputs: dict, tolerance=FORWARD, mist
         fail(f"{what} is not what it should be (tolerance rtol={rtol:g}, atol={atol:g}).", inputs, expected, got, named)
 
 
+def expect_no_warnings(outcome, what: str, inputs: dict, rule: str, advice=None):
+    """Fail when the call gave a RuntimeWarning (overflow, 0/0, log(0) and the like), naming each kind.
+
+    advice(warning) may say what the first warning means and what to do, or None.
+    """
+    given = list(dict.fromkeys(w for w in outcome.warnings if w.startswith("RuntimeWarning:")))
+    if given:
+        told = advice(given[0]) if advice else None
+        lines = [f"{what} gave a warning: {given[0]}"] + [f"  and also: {w}" for w in given[1:]]
+        lines.append(f"{rule}." + (f" {told}." if told else ""))
+        fail("\n".join(lines), inputs)
+
+
 def expect_unchanged(before: dict, after, function: str):
     """Fail when the student's function modified one of its input arrays."""
     for (name, old), new in zip(before.items(), after):

@@ -4,9 +4,9 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.checks.harness import expect_array, expect_close, expect_unchanged, fail
+from grader.checks.harness import expect_array, expect_close, expect_no_warnings, expect_unchanged, fail
 from grader.checks.strategies import softmax_inputs
-from grader.diagnosis import diagnose
+from grader.diagnosis import diagnose, warning_advice
 from solutions.softmax import softmax
 
 EXERCISE = "softmax"
@@ -72,3 +72,11 @@ def test_inputs_unchanged(student, x):
     """x is the same after the call."""
     outcome = student.call("softmax", "softmax", x)
     expect_unchanged({"x": x}, outcome.args, "softmax")
+
+
+@given(softmax_inputs(bound=1e4))
+def test_no_warnings_on_extreme_inputs(student, x):
+    """No RuntimeWarning for finite scores up to ±1e4, with or without -inf entries."""
+    outcome = student.call("softmax", "softmax", x)
+    rule = "It should give none for any finite scores, however large, nor for rows with -inf entries"
+    expect_no_warnings(outcome, "softmax(x)", {"x": x}, rule, warning_advice)
