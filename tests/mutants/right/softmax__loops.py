@@ -4,14 +4,6 @@ import numpy as np
 
 
 def softmax(x):
-    """Softmax along the last axis, stable for any finite scores.
-
-    x: (..., S) scores; some entries may be -inf, but never a whole row.
-    Returns (..., S): every entry >= 0, each row sums to 1, -inf gives 0.
-
-    Hint: keepdims=True keeps the row's maximum and sum as (..., 1), ready to
-    broadcast back against the row.
-    """
     import math
 
     out = np.zeros(x.shape)
