@@ -4,9 +4,11 @@ The same configuration both ways: the 8-character MLP, then the MLP with one cau
 from it, batches of 16 replies, Adam with a cosine schedule, then p_decision on the held-out replies
 and 100 sampled replies. numpy runs the kit's models with the reference solutions, as
 `grader compare --solutions` does, but in this process; PyTorch runs an equivalent model on the CPU
-with autograd. Both use one thread. Prints both times and numpy's time over PyTorch's.
+with autograd. Both use one thread and run in this process, PyTorch imported before any timing.
+Prints each run's times and figures and numpy's time over PyTorch's; with --repeat N each runs N
+times, alternating which goes first, and the ratio is of the medians.
 
-    python bench/bench_compare.py [--seed N] [--mlp-steps N] [--attention-steps N]
+    python bench/bench_compare.py [--seed N] [--mlp-steps N] [--attention-steps N] [--repeat N]
 """
 
 import argparse
@@ -115,24 +117,41 @@ def timed(run, seed, steps):
     return time.perf_counter() - wall, time.process_time() - cpu, figures
 
 
+def line(name: str, wall: float, cpu: float, figures) -> str:
+    """One timing as printed."""
+    return f"{name + ':':8} {wall:6.1f} s wall  {cpu:6.1f} s CPU  {figures}"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--mlp-steps", type=int, default=STEPS["mlp"])
     parser.add_argument("--attention-steps", type=int, default=STEPS["attention"])
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each, alternating which goes first; medians")
     args = parser.parse_args()
     steps = {"mlp": args.mlp_steps, "attention": args.attention_steps}
     print(f"steps {steps}, seed {args.seed}, one thread")
-    wall, cpu, figures = timed(run_numpy, args.seed, steps)
-    print(f"numpy:   {wall:6.1f} s wall  {cpu:6.1f} s CPU  {figures}")
+    runs = {"numpy": run_numpy}
     try:
-        import torch  # noqa: F401
+        import torch
+
+        torch.set_num_threads(1)  # imported and set before any timing
+        runs["PyTorch"] = run_torch
     except ImportError:
         print("PyTorch is not installed: numpy time only (pip install torch to compare).")
-        return
-    t_wall, t_cpu, t_figures = timed(run_torch, args.seed, steps)
-    print(f"PyTorch: {t_wall:6.1f} s wall  {t_cpu:6.1f} s CPU  {t_figures}")
-    print(f"numpy / PyTorch: {wall / t_wall:.2f} wall, {cpu / t_cpu:.2f} CPU")
+    times = {name: [] for name in runs}
+    for i in range(args.repeat):
+        for name in list(runs)[:: 1 if i % 2 == 0 else -1]:
+            wall, cpu, figures = timed(runs[name], args.seed, steps)
+            times[name].append((wall, cpu))
+            print(line(name, wall, cpu, figures))
+    medians = {name: np.median(np.array(t), axis=0) for name, t in times.items()}
+    if args.repeat > 1:
+        for name, (wall, cpu) in medians.items():
+            print(f"{name + ':':8} {wall:6.1f} s wall  {cpu:6.1f} s CPU  median of {args.repeat}")
+    if "PyTorch" in medians:
+        (wall, cpu), (t_wall, t_cpu) = medians["numpy"], medians["PyTorch"]
+        print(f"numpy / PyTorch: {wall / t_wall:.2f} wall, {cpu / t_cpu:.2f} CPU")
 
 
 if __name__ == "__main__":

@@ -74,8 +74,10 @@ def compare(submission=None, solutions=False, seed=0, json_file=None, plot_file=
 
 def unfinished(folder: Path) -> list:
     """The exercises of the submission that have not passed yet (the checks run only if files changed)."""
-    from grader.state import checked_report
+    from grader.state import cached_report, checked_report
 
+    if cached_report(folder) is None:
+        click.echo("Checking your five exercises before training (a few seconds)…")
     return [exercise for exercise in checked_report(folder).exercises if exercise.status != "passed"]
 
 

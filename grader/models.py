@@ -18,11 +18,16 @@ HEAD_IN = 32  # character + position embedding fed to the head
 MAX_LEN = 160  # positions with an embedding; longer samples are cut there
 DTYPE = np.float32
 IGNORE = -1  # a target past a reply's end
+CODES = np.full(128, -1, dtype=np.int64)  # token of each ASCII character, -1 outside the alphabet
+CODES[[ord(c) for c in ALPHABET]] = np.arange(1, VOCAB)
 
 
 def encode(text: str) -> np.ndarray:
     """A reply as tokens: start, its characters, end."""
-    return np.array([BOUNDARY, *(ALPHABET.index(c) + 1 for c in text), BOUNDARY], dtype=np.int64)
+    codes = CODES[np.frombuffer(text.encode("ascii", errors="replace"), dtype=np.uint8)]
+    if (codes < 0).any():
+        raise ValueError(f"{text!r} has a character outside the alphabet")
+    return np.concatenate([[BOUNDARY], codes, [BOUNDARY]])
 
 
 def decode(tokens) -> str:
@@ -58,8 +63,10 @@ def batches(replies: list[str], size: int, rng: np.random.Generator):
 
 def softmax(z: np.ndarray) -> np.ndarray:
     """Softmax along the last axis."""
-    e = np.exp(z - z.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
+    e = z - z.max(axis=-1, keepdims=True)
+    np.exp(e, out=e)
+    e /= e.sum(axis=-1, keepdims=True)
+    return e
 
 
 def cross_entropy(logits: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
@@ -84,8 +91,21 @@ def contexts(x: np.ndarray) -> np.ndarray:
 
 def scatter_rows(index: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
     """Sum of `rows` into a table of `n` rows at `index`: the gradient of a table lookup."""
-    one_hot = index.reshape(-1, 1) == np.arange(n)  # (N, n)
-    return one_hot.T.astype(rows.dtype) @ rows.reshape(-1, rows.shape[-1])  # (n, width)
+    width = rows.shape[-1]
+    cells = (index.reshape(-1, 1) * width + np.arange(width)).reshape(-1)  # (N * width,)
+    table = np.bincount(cells, weights=np.asarray(rows).reshape(-1), minlength=n * width)
+    return table.reshape(n, width).astype(rows.dtype, copy=False)  # (n, width)
+
+
+def context_grad(x: np.ndarray, d_u: np.ndarray) -> np.ndarray:
+    """The gradient of the MLP's embeddings from that of its input d_u (B, T, 128), one row per token of x."""
+    B, T = x.shape
+    d_ctx = d_u.reshape(B, T, CONTEXT, EMBED)
+    per_token = np.zeros((B, T + CONTEXT - 1, EMBED), dtype=d_u.dtype)  # start tokens, then x
+    for j in range(CONTEXT):
+        per_token[:, j : j + T] += d_ctx[:, :, j]  # slot j at position t holds token t + j
+    padded = np.concatenate([np.full((B, CONTEXT - 1), BOUNDARY, dtype=x.dtype), x], axis=1)
+    return scatter_rows(padded, per_token, VOCAB)  # (VOCAB, EMBED)
 
 
 class CharMLP:
@@ -102,50 +122,62 @@ class CharMLP:
         }
         self.params = {name: p.astype(DTYPE) for name, p in self.params.items()}
 
-    def mlp_input(self, x):
-        """The MLP's input: its 8 characters' embeddings side by side, (B, T) -> (B, T, 128)."""
-        ctx = contexts(x)  # (B, T, 8)
-        return self.params["emb"][ctx].reshape(*x.shape, CONTEXT * EMBED), ctx
+    def inputs(self, x):
+        """The MLP's input at every position, its 8 characters' embeddings side by side: (B, T) -> (B, T, 128)."""
+        u = np.take(self.params["emb"], contexts(x), axis=0)  # (B, T, 8, EMBED)
+        return u.reshape(*x.shape, CONTEXT * EMBED), {"x": x}
 
     def forward(self, x):
         """Logits (B, T, V) for the token after each position, and what the backward pass needs."""
-        u, ctx = self.mlp_input(x)  # (B, T, 128)
-        return self.head_forward(u, {"ctx": ctx})
+        u, cache = self.inputs(x)  # (B, T, 128)
+        return self.head_forward(flat(u), cache).reshape(*x.shape, VOCAB), cache
 
     def head_forward(self, u, cache):
-        """From the MLP's input on: tanh layer and logits."""
+        """From the MLP's input on, (N, 128) -> (N, V): tanh layer and logits."""
         p = self.params
-        h = np.tanh(u @ p["w1"] + p["b1"])  # (B, T, HIDDEN)
+        h = u @ p["w1"]  # (N, HIDDEN)
+        h += p["b1"]
+        np.tanh(h, out=h)
         cache.update(u=u, h=h)
-        return h @ p["w2"] + p["b2"], cache  # (B, T, V)
-
-    def backward(self, d_logits, cache) -> dict:
-        """Gradients of every parameter, from the logits' gradient."""
-        grads, d_u = self.top_backward(d_logits, cache)
-        d_emb = d_u.reshape(*d_u.shape[:-1], CONTEXT, EMBED)  # (B, T, 8, EMBED)
-        grads["emb"] = scatter_rows(cache["ctx"], d_emb, VOCAB)
-        return grads
+        logits = h @ p["w2"]
+        logits += p["b2"]
+        return logits
 
     def top_backward(self, d_logits, cache):
-        """Gradients of the tanh layer and the logits' weights, and of the MLP's input."""
+        """Gradients of the tanh layer and the logits' weights, and of the MLP's input: (N, V) -> (N, 128)."""
         p, h, u = self.params, cache["h"], cache["u"]
-        grads = {"w2": flat(h).T @ flat(d_logits), "b2": flat(d_logits).sum(0)}
-        d_pre = (d_logits @ p["w2"].T) * (1 - h * h)  # (B, T, HIDDEN)
-        grads["w1"] = flat(u).T @ flat(d_pre)
-        grads["b1"] = flat(d_pre).sum(0)
-        return grads, d_pre @ p["w1"].T  # (B, T, 128)
+        grads = {"w2": h.T @ d_logits, "b2": d_logits.sum(0)}
+        slope = h * h
+        np.subtract(1, slope, out=slope)
+        d_pre = d_logits @ p["w2"].T  # (N, HIDDEN)
+        d_pre *= slope
+        grads["w1"] = u.T @ d_pre
+        grads["b1"] = d_pre.sum(0)
+        return grads, d_pre @ p["w1"].T
+
+    def input_backward(self, d_u, cache, grads) -> dict:
+        """Add the gradients of what makes the MLP's input, from its gradient d_u (B, T, 128)."""
+        grads["emb"] = context_grad(cache["x"], d_u)
+        return grads
 
     def loss_and_grads(self, x, y):
-        """The mean cross-entropy of the next characters and every parameter's gradient."""
-        logits, cache = self.forward(x)
-        loss, d_logits = cross_entropy(logits, y)
-        return loss, self.backward(d_logits, cache)
+        """The mean cross-entropy of the next characters and every parameter's gradient.
+
+        Only positions with a target go through the tanh layer: past a reply's end the gradient is zero.
+        """
+        rows = np.flatnonzero(y.reshape(-1) != IGNORE)  # (N,)
+        u, cache = self.inputs(x)  # (B, T, 128)
+        logits = self.head_forward(flat(u)[rows], cache)  # (N, V)
+        loss, d_logits = cross_entropy(logits, y.reshape(-1)[rows])
+        grads, d_rows = self.top_backward(d_logits, cache)  # (N, 128)
+        d_u = np.zeros_like(u)
+        flat(d_u)[rows] = d_rows
+        return loss, self.input_backward(d_u, cache, grads)
 
     def next_logits(self, tokens: np.ndarray) -> np.ndarray:
         """Logits of the next token after each row of `tokens` (B, t): (B, V)."""
-        u, _ = self.mlp_input(tokens[:, -CONTEXT:])
-        logits, _ = self.head_forward(u[:, -1:], {})
-        return logits[:, 0]
+        u, _ = CharMLP.inputs(self, tokens[:, -CONTEXT:])
+        return self.head_forward(u[:, -1], {})
 
 
 class AttentionMLP(CharMLP):
@@ -166,7 +198,7 @@ class AttentionMLP(CharMLP):
 
     def head_input(self, x):
         """Character plus position embeddings: (B, T) -> (B, T, 32)."""
-        return self.params["tok"][x] + self.params["pos"][: x.shape[1]]
+        return np.take(self.params["tok"], x, axis=0) + self.params["pos"][: x.shape[1]]
 
     def attend(self, x):
         """The head's input, output (B, T, 128) and shares (B, T, T)."""
@@ -175,31 +207,32 @@ class AttentionMLP(CharMLP):
         out, shares = self.head(a, p["w_q"], p["w_k"], p["w_v"])
         return a, np.asarray(out, dtype=a.dtype), shares
 
-    def forward(self, x):
-        """Logits (B, T, V), with the head's output added to the 8 characters' embeddings."""
-        u, ctx = self.mlp_input(x)  # (B, T, 128)
+    def inputs(self, x):
+        """The MLP's input with the head's output added: (B, T) -> (B, T, 128)."""
+        u, cache = super().inputs(x)
         a, out, shares = self.attend(x)
-        return self.head_forward(u + out, {"ctx": ctx, "x": x, "a": a, "shares": shares})
+        u += out
+        cache.update(a=a, shares=shares)
+        return u, cache
 
-    def backward(self, d_logits, cache) -> dict:
-        """Gradients of every parameter, the head's through the head's own backward pass."""
-        grads, d_u = self.top_backward(d_logits, cache)
+    def input_backward(self, d_u, cache, grads) -> dict:
+        """Add the embeddings' and the head's gradients, the head's through the head's own backward pass."""
+        super().input_backward(d_u, cache, grads)
         p = self.params
         d_a, d_wq, d_wk, d_wv = self.head_backward(d_u, cache["a"], p["w_q"], p["w_k"], p["w_v"])
         grads.update(w_q=d_wq, w_k=d_wk, w_v=d_wv)
-        grads["emb"] = scatter_rows(cache["ctx"], d_u.reshape(*d_u.shape[:-1], CONTEXT, EMBED), VOCAB)
+        d_a = np.asarray(d_a)
         grads["tok"] = scatter_rows(cache["x"], d_a, VOCAB)
         d_pos = np.zeros_like(p["pos"])
-        d_pos[: d_a.shape[-2]] = np.asarray(d_a).sum(axis=0)  # (T, 32)
+        d_pos[: d_a.shape[-2]] = d_a.sum(axis=0)  # (T, 32)
         grads["pos"] = d_pos
         return {name: np.asarray(g, dtype=p[name].dtype) for name, g in grads.items()}
 
     def next_logits(self, tokens: np.ndarray) -> np.ndarray:
         """Logits of the next token after each row of `tokens` (B, t): the head sees every one."""
-        u, _ = self.mlp_input(tokens[:, -CONTEXT:])
+        u, _ = CharMLP.inputs(self, tokens[:, -CONTEXT:])
         _, out, _ = self.attend(tokens)
-        logits, _ = self.head_forward(u[:, -1:] + out[:, -1:], {})
-        return logits[:, 0]
+        return self.head_forward(u[:, -1] + out[:, -1], {})
 
 
 def flat(a: np.ndarray) -> np.ndarray:

@@ -58,9 +58,12 @@ class Coach:
             m *= b1
             m += (1 - b1) * g
             v *= b2
-            v += (1 - b2) * g * g
-            step = schedule * (m / (1 - b1**t)) / (np.sqrt(v / (1 - b2**t)) + 1e-8)
-            direction[name] = step.astype(models.DTYPE)
+            v += (1 - b2) * np.square(g)
+            step = np.sqrt(v * (1 / (1 - b2**t)))
+            step += 1e-8
+            np.divide(m, step, out=step)
+            step *= schedule / (1 - b1**t)  # schedule * m_hat / (sqrt(v_hat) + eps)
+            direction[name] = step.astype(models.DTYPE, copy=False)
         self.on_step(t, loss)
         return loss, direction
 

@@ -55,11 +55,14 @@ def test_gate_names_the_exercises_left_and_exits_1(monkeypatch, reference_copy):
     assert "check heads" in result.output
 
 
-def test_gate_uses_the_verdict_of_the_real_checks(monkeypatch, tmp_path):
+def test_gate_uses_the_verdict_of_the_real_checks(monkeypatch, tmp_path, capsys):
     folder = tmp_path / "stubs"
     shutil.copytree(SOLUTIONS_DIR.parent / "exercises", folder, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(comparison, "run_job", no_training)
     assert comparison.compare(submission=folder) == 1
+    assert "Checking your five exercises before training" in capsys.readouterr().out
+    assert comparison.compare(submission=folder) == 1
+    assert "Checking" not in capsys.readouterr().out  # unchanged files: the saved verdict, no checks
 
 
 def test_missing_folder_is_a_usage_error(tmp_path):
