@@ -4,47 +4,32 @@ import ast
 import json
 
 from grader.exercises import EXERCISES
+from grader.nbgrader_cell import TRY_LIMIT
 from grader.paths import EXERCISES_DIR
 
 SETUP = """\
-%load_ext autoreload
-%autoreload 2
-import numpy as np"""
+import numpy as np
+from grader.nbgrader_cell import try_it  # try_it("module", "function", *arguments): runs your saved file"""
 
-# Small inputs whose results are easy to read, one cell per exercise.
+# Small inputs whose results are easy to read, one cell per exercise. try_it runs the function in a
+# separate process with a time limit, on the module as saved now, and prints what it returned.
 TRY = {
     "scores": """\
-from exercises.scores import attention_scores
-
 q = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])  # (T=3, d=2)
 k = np.array([[1.0, 0.0], [0.0, 1.0]])              # (S=2, d=2)
-attention_scores(q, k)  # (3, 2); the last row should be [0.707, 0.707]""",
+try_it("scores", "attention_scores", q, k)  # (3, 2); the last row should be [0.707, 0.707]""",
     "masking": """\
-from exercises.masking import causal_mask, apply_causal_mask
-
-print(causal_mask(3))  # True on and below the diagonal
-apply_causal_mask(np.zeros((3, 3)))  # -inf above the diagonal, 0 elsewhere""",
+try_it("masking", "apply_causal_mask", np.zeros((3, 3)))  # -inf above the diagonal, 0 elsewhere""",
     "softmax": """\
-from exercises.softmax import softmax
-
-softmax(np.array([[1.0, 2.0, 3.0], [1000.0, 1000.0, -np.inf]]))  # [0.090, 0.245, 0.665] and [0.5, 0.5, 0]""",
+try_it("softmax", "softmax", np.array([[1.0, 2.0, 3.0], [1000.0, 1000.0, -np.inf]]))  # [0.09, 0.245, 0.665] and [0.5, 0.5, 0]""",
     "heads": """\
-from exercises.heads import attention_head
-
 rng = np.random.default_rng(0)
 x = rng.normal(size=(4, 3))                                  # (T=4, C=3)
 w_q, w_k, w_v = (rng.normal(size=(3, 2)) for _ in range(3))  # (C=3, d=2)
-out, shares = attention_head(x, w_q, w_k, w_v)
-print(out.shape, shares.shape)  # (4, 2) (4, 4)
-shares.round(3)  # each row sums to 1, zeros above the diagonal""",
+try_it("heads", "attention_head", x, w_q, w_k, w_v)  # out (4, 2); shares (4, 4): rows sum to 1, zeros above the diagonal""",
     "training": """\
-from exercises.training import softmax_backward, sgd_step
-
-shares = np.array([[0.2, 0.3, 0.5]])
-print(softmax_backward(shares, np.ones((1, 3))))  # zeros: raising every score alike changes no share
-params = {"w": np.array([1.0, 2.0])}
-sgd_step(params, {"w": np.array([0.5, -0.5])}, lr=0.1)
-params["w"]  # [0.95, 2.05]""",
+params, grads = {"w": np.array([1.0, 2.0])}, {"w": np.array([0.5, -0.5])}
+try_it("training", "sgd_step", params, grads, 0.1)  # params afterwards: w = [0.95, 2.05]""",
 }
 
 INTRO = """\
@@ -52,7 +37,8 @@ INTRO = """\
 
 You build self-attention by hand in numpy, in five small modules in the folder `exercises/`:
 {order}. Open each module, read its docstrings (the shapes and a hint are there), and replace
-`raise NotImplementedError` with your code. Try each function in the cell under its exercise.
+`raise NotImplementedError` with your code. Save the file, then try your function in the cell
+under its exercise: it runs the module as saved, and stops it after {limit:g} s if it does not return.
 
 Each exercise ends with a locked cell that grades it when your work is collected. To check your
 work yourself before you submit, run `grader check` in a terminal in this folder (or
@@ -62,7 +48,7 @@ work yourself before you submit, run `grader check` in a terminal in this folder
 def build(assignment: str) -> dict:
     """The notebook as nbformat 4 JSON: intro, setup, then lesson text, try cell and test cell per exercise."""
     order = " → ".join(f"`{exercise.name}`" for exercise in EXERCISES)
-    cells = [markdown("intro", INTRO.format(order=order)), code("setup", SETUP)]
+    cells = [markdown("intro", INTRO.format(order=order, limit=TRY_LIMIT)), code("setup", SETUP)]
     for number, exercise in enumerate(EXERCISES, start=1):
         name = exercise.name
         cells += [markdown(f"lesson-{name}", lesson(exercise)), code(f"try-{name}", TRY[name]), test_cell(number, exercise)]
