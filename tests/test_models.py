@@ -42,6 +42,12 @@ def test_encode_and_decode_round_trip():
     assert models.VOCAB == len(ALPHABET) + 1
 
 
+@pytest.mark.parametrize("text", ["Hello", "café", "what?"])
+def test_encode_refuses_characters_outside_the_alphabet(text):
+    with pytest.raises(ValueError, match="outside the alphabet"):
+        models.encode(text)
+
+
 def test_batch_pads_targets_with_ignore():
     x, y = models.batch(REPLIES)
     long, short = len(REPLIES[0]) + 1, len(REPLIES[1]) + 1
