@@ -146,13 +146,14 @@ class CharMLP:
     def top_backward(self, d_logits, cache):
         """Gradients of the tanh layer and the logits' weights, and of the MLP's input: (N, V) -> (N, 128)."""
         p, h, u = self.params, cache["h"], cache["u"]
-        grads = {"w2": h.T @ d_logits, "b2": d_logits.sum(0)}
+        ones = np.ones(len(h), dtype=h.dtype)  # sums over positions as products: faster than .sum(0)
+        grads = {"w2": h.T @ d_logits, "b2": ones @ d_logits}
         slope = h * h
         np.subtract(1, slope, out=slope)
         d_pre = d_logits @ p["w2"].T  # (N, HIDDEN)
         d_pre *= slope
         grads["w1"] = u.T @ d_pre
-        grads["b1"] = d_pre.sum(0)
+        grads["b1"] = ones @ d_pre
         return grads, d_pre @ p["w1"].T
 
     def input_backward(self, d_u, cache, grads) -> dict:
