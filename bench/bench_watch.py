@@ -1,0 +1,104 @@
+"""Time from a save to its verdict under a live `grader watch`, per exercise.
+
+Usage: python3 bench/bench_watch.py [SAVES]   (default 4 saves per exercise; target: under 2 s)
+Each save alternates the reference module and the stub, so every save changes the verdict.
+"""
+
+import os
+import queue
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from grader.exercises import NAMES
+from grader.paths import EXERCISES_DIR, KIT_ROOT, SOLUTIONS_DIR
+
+VERDICT = re.compile(r"after your save")  # the header of the first screen drawn after a save
+
+
+def lines_of(proc):
+    """A queue that receives the watcher's output, line by line."""
+    lines = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
+    return lines
+
+
+def settle(lines, quiet=2.0):
+    """Wait until the watcher has printed nothing for `quiet` seconds (its first checks are done)."""
+    while True:
+        try:
+            lines.get(timeout=quiet)
+        except queue.Empty:
+            return
+
+
+def next_verdict(lines, timeout=60.0):
+    """Block until the watcher draws its screen for a save; return the moment it arrived."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            line = lines.get(timeout=0.05)
+        except queue.Empty:
+            continue
+        if VERDICT.search(line):
+            return time.monotonic()
+    raise SystemExit("no verdict within 60 s")
+
+
+def save(path, text):
+    """Write a file so that its modification time moves."""
+    before = path.stat().st_mtime_ns
+    path.write_text(text)
+    if path.stat().st_mtime_ns == before:
+        os.utime(path, ns=(before + 1_000_000, before + 1_000_000))
+
+
+def time_exercise(folder, name, saves):
+    """Seconds from each save of name's module to the verdict printed for it."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "grader", "watch", name, "--submission", str(folder)],
+        cwd=KIT_ROOT,
+        env=dict(os.environ, NO_COLOR="1"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    lines = lines_of(proc)
+    try:
+        settle(lines)
+        seconds = []
+        for index in range(saves):
+            source = SOLUTIONS_DIR if index % 2 == 0 else EXERCISES_DIR
+            settle(lines, quiet=3.0)
+            saved = time.monotonic()
+            save(folder / f"{name}.py", (source / f"{name}.py").read_text())
+            seconds.append(next_verdict(lines) - saved)
+        return seconds
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+def main():
+    saves = int(sys.argv[1]) if len(sys.argv) > 1 else 4
+    print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "exercises"
+        shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
+        for name in NAMES:
+            shutil.copy(EXERCISES_DIR / f"{name}.py", folder / f"{name}.py")
+            seconds = time_exercise(folder, name, saves)
+            shutil.copy(SOLUTIONS_DIR / f"{name}.py", folder / f"{name}.py")
+            shown = ", ".join(f"{s:.2f}" for s in seconds)
+            print(f"{name:9} save to verdict: median {statistics.median(seconds):.2f} s ({shown})")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
