@@ -43,7 +43,7 @@ def show(value) -> str:
 
 def labelled(label: str, value) -> str:
     """One value of a failure message: its label, then its text, continued lines aligned."""
-    return f"  {label}" + show(value).replace("\n", "\n      ")
+    return f"  {label}" + show(value).replace("\n", "\n" + " " * (2 + len(label)))
 
 
 def fail(what: str, inputs: dict, expected=None, got=None, mistake: str | None = None):
