@@ -82,6 +82,17 @@ def cross_entropy(logits: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]
     return float(loss), d_logits
 
 
+def shared_cross_entropy(logits: np.ndarray, where: np.ndarray, targets: np.ndarray) -> tuple[float, np.ndarray]:
+    """cross_entropy over N positions whose logits are rows `where` of `logits` (M, V), and its gradient (M, V)."""
+    M, V = logits.shape
+    n = max(len(targets), 1)
+    probs = softmax(logits)  # (M, V)
+    loss = -np.log(np.maximum(probs[where, targets], 1e-30)).sum() / n
+    d_logits = probs * (np.bincount(where, minlength=M) / n).astype(logits.dtype)[:, None]
+    d_logits -= (np.bincount(where * V + targets, minlength=M * V) / n).astype(logits.dtype).reshape(M, V)
+    return float(loss), d_logits
+
+
 def contexts(x: np.ndarray) -> np.ndarray:
     """The last CONTEXT tokens at every position, start tokens before the reply: (B, T) -> (B, T, 8)."""
     B, T = x.shape
@@ -164,16 +175,21 @@ class CharMLP:
     def loss_and_grads(self, x, y):
         """The mean cross-entropy of the next characters and every parameter's gradient.
 
-        Only positions with a target go through the tanh layer: past a reply's end the gradient is zero.
+        The MLP's output depends on the last 8 characters alone, so each distinct context goes
+        through the layers once, its gradient summed over the positions that share it.
         """
-        rows = np.flatnonzero(y.reshape(-1) != IGNORE)  # (N,)
-        u, cache = self.inputs(x)  # (B, T, 128)
-        logits = self.head_forward(flat(u)[rows], cache)  # (N, V)
-        loss, d_logits = cross_entropy(logits, y.reshape(-1)[rows])
-        grads, d_rows = self.top_backward(d_logits, cache)  # (N, 128)
-        d_u = np.zeros_like(u)
-        flat(d_u)[rows] = d_rows
-        return loss, self.input_backward(d_u, cache, grads)
+        keep = y.reshape(-1) != IGNORE
+        ctx = contexts(x).reshape(-1, CONTEXT)[keep]  # (N, 8)
+        targets = y.reshape(-1)[keep]  # (N,)
+        keys = ctx @ (VOCAB ** np.arange(CONTEXT))  # one integer per context
+        _, first, where = np.unique(keys, return_index=True, return_inverse=True)
+        ctx = ctx[first]  # (M, 8) the distinct contexts
+        cache = {}
+        logits = self.head_forward(np.take(self.params["emb"], ctx, axis=0).reshape(len(ctx), -1), cache)  # (M, V)
+        loss, d_logits = shared_cross_entropy(logits, where, targets)
+        grads, d_u = self.top_backward(d_logits, cache)  # (M, 128)
+        grads["emb"] = scatter_rows(ctx, d_u.reshape(-1, EMBED), VOCAB)
+        return loss, grads
 
     def next_logits(self, tokens: np.ndarray) -> np.ndarray:
         """Logits of the next token after each row of `tokens` (B, t): (B, V)."""
@@ -228,6 +244,20 @@ class AttentionMLP(CharMLP):
         d_pos[: d_a.shape[-2]] = d_a.sum(axis=0)  # (T, 32)
         grads["pos"] = d_pos
         return {name: np.asarray(g, dtype=p[name].dtype) for name, g in grads.items()}
+
+    def loss_and_grads(self, x, y):
+        """The mean cross-entropy of the next characters and every parameter's gradient.
+
+        Only positions with a target go through the tanh layer: past a reply's end the gradient is zero.
+        """
+        rows = np.flatnonzero(y.reshape(-1) != IGNORE)  # (N,)
+        u, cache = self.inputs(x)  # (B, T, 128)
+        logits = self.head_forward(flat(u)[rows], cache)  # (N, V)
+        loss, d_logits = cross_entropy(logits, y.reshape(-1)[rows])
+        grads, d_rows = self.top_backward(d_logits, cache)  # (N, 128)
+        d_u = np.zeros_like(u)
+        flat(d_u)[rows] = d_rows
+        return loss, self.input_backward(d_u, cache, grads)
 
     def next_logits(self, tokens: np.ndarray) -> np.ndarray:
         """Logits of the next token after each row of `tokens` (B, t): the head sees every one."""

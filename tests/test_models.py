@@ -127,3 +127,13 @@ def test_sampling_is_deterministic_for_a_seed():
     assert first == again and len(first) == 4
     assert all(set(reply) <= set(ALPHABET) and len(reply) < models.MAX_LEN for reply in first)
     assert first != models.sample(model, np.random.default_rng(6), 4)
+
+
+def test_mlp_loss_counts_every_position_of_a_shared_context():
+    model = float64(models.CharMLP(np.random.default_rng(5)))
+    x, y = models.batch(["hi anna, hi anna, hi anna.", "hi anna, ok."])  # 8-character contexts repeat
+    loss, grads = model.loss_and_grads(x, y)
+    logits, _ = model.forward(x)
+    expected, d_logits = models.cross_entropy(logits, y)
+    assert loss == pytest.approx(expected, rel=1e-12)
+    assert np.allclose(grads["b2"], d_logits.sum(axis=(0, 1)), rtol=1e-10, atol=1e-14)
