@@ -28,8 +28,9 @@ def details(result: ExerciseResult) -> list[str]:
     title = BY_NAME[result.name].title
     lines = [f"{mark(result.status)} {paint(result.name, bold=True)}: {title}"]
     if result.status == "not_started":
-        functions = ", ".join(BY_NAME[result.name].functions)
-        lines.append(f"    not started: {functions} still raise NotImplementedError.")
+        functions = BY_NAME[result.name].functions
+        verb = "raises" if len(functions) == 1 else "raise"
+        lines.append(f"    not started: {', '.join(functions)} still {verb} NotImplementedError.")
         return lines
     for check in result.checks:
         if check.status == "passed":
