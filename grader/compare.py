@@ -15,6 +15,7 @@ import click
 
 from grader.corpus import check_reply
 from grader.paths import KIT_ROOT
+from grader.sandbox import isolated_env
 
 STEPS = {"mlp": 1000, "attention": 400}  # the attention model starts from the trained MLP
 SAMPLES = 100  # replies each model writes
@@ -135,8 +136,7 @@ class Worker:
         self.home = tempfile.mkdtemp(prefix="grader-compare-")
         self.output = tempfile.TemporaryFile()
         read_fd, write_fd = os.pipe()
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": self.home, "LANG": "C.UTF-8",
-               "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+        env = isolated_env(self.home)
         boot = "import sys; sys.path.insert(0, sys.argv[1]); from grader.training_job import main; main(*sys.argv[1:])"
         args = [sys.executable, "-I", "-u", "-c", boot, str(KIT_ROOT), str(write_fd), str(os.getpid()), json.dumps(spec)]
         try:

@@ -427,6 +427,14 @@ def _how(status) -> str:
     return signal.Signals(number).name if number in signal.valid_signals() else f"signal {number}"
 
 
+ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def isolated_env(home: str) -> dict[str, str]:
+    """The whole environment of a process that runs student code: PATH, a home of its own, one BLAS thread."""
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "LANG": "C.UTF-8", **ONE_THREAD}
+
+
 class _Worker:
     """One worker process: its pipes, its captured output, and how to stop it for good."""
 
@@ -436,15 +444,7 @@ class _Worker:
         request_r, self.request_w = os.pipe()
         self.reply_r, reply_w = os.pipe()
         self.output_r, output_w = os.pipe()
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": self.home,
-            "LANG": "C.UTF-8",
-            "OPENBLAS_NUM_THREADS": "1",
-            "OMP_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1",
-            TOKEN_VAR: self.token,
-        }
+        env = {**isolated_env(self.home), TOKEN_VAR: self.token}
         if RUN_VAR in os.environ:
             env[RUN_VAR] = os.environ[RUN_VAR]
         boot = "import sys; sys.path.insert(0, sys.argv[1]); from grader.worker import main; main(*sys.argv[1:])"

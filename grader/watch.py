@@ -12,6 +12,7 @@ import click
 
 from grader.exercises import BY_NAME, NAMES
 from grader.paths import MODULES
+from grader.sandbox import ONE_THREAD
 from grader.state import checked_report, files_fingerprint, last_known, unchanged
 from grader.status import first_problem, next_step, points, resolve, shown
 from grader.style import colour_on, mark, paint, shown_command
@@ -58,8 +59,8 @@ class Watcher:
 
     def run(self) -> None:
         """Check, show, wait for a save; forever."""
-        for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-            os.environ.setdefault(variable, "1")  # no BLAS threads: a forked copy must have no other thread
+        for variable, value in ONE_THREAD.items():
+            os.environ.setdefault(variable, value)  # no BLAS threads: a forked copy must have no other thread
         import grader.runner  # noqa: F401  every check forks from a process with the checks loaded
 
         self.show()
