@@ -113,7 +113,7 @@ def spent(figures: dict) -> str:
 def notes(result: dict) -> str:
     """Why the figures are what they are, and how the models were trained."""
     return "\n".join([
-        f'The MLP sees only the last 8 characters, always "dow, so ": it can only guess "past" or "within".',
+        'The MLP sees only the last 8 characters, always "dow, so ": it can only guess "past" or "within".',
         "Your head reads the condition 26-29 characters back.",
         "Why the kit's attention figure beats the lesson's 0.86: a well-trained head is nearly sure, and at",
         "temperature 1 a reply is right about as often as that probability, so 0.86 and 90 of 100 cannot both hold.",

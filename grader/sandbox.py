@@ -9,7 +9,6 @@ returns can run code in the parent.
 
 import ast
 import functools
-import io
 import json
 import math
 import os
@@ -25,7 +24,7 @@ import tempfile
 import time
 import weakref
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from grader import models
-from grader.corpus import CONDITIONS, DECISION_CUE, load_replies
+from grader.corpus import DECISION_CUE, load_replies
 from grader.worker import PACKAGE, BlockSolutions, call_failure, die_with, limit_resources, load_package
 
 BATCH = 16  # replies per step

@@ -2,25 +2,14 @@
 
 import json
 import re
-import shutil
 
-import pytest
 from click.testing import CliRunner
 
 from grader.cli import main
 from grader.exercises import NAMES
 from grader.hints import LADDERS
-from grader.paths import EXERCISES_DIR
 from grader.results import CheckResult, ExerciseResult, Report
 from grader.state import save_report
-
-
-@pytest.fixture
-def submission(tmp_path):
-    """A fresh copy of the stubs."""
-    folder = tmp_path / "exercises"
-    shutil.copytree(EXERCISES_DIR, folder, ignore=shutil.ignore_patterns("__pycache__", ".grader"))
-    return folder
 
 
 def hint(folder, exercise):

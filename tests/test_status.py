@@ -1,28 +1,18 @@
 """`grader status` and `grader` alone, driven as a student would, with the checks stood in for."""
 
 import re
-import shutil
 import subprocess
 import sys
 
-import pytest
 from click.testing import CliRunner
 
 from grader import style
 from grader.cli import main
 from grader.exercises import BY_NAME, NAMES
-from grader.paths import EXERCISES_DIR, KIT_ROOT, SOLUTIONS_DIR
+from grader.paths import KIT_ROOT, SOLUTIONS_DIR
 from grader.results import CheckResult, ExerciseResult, Report
 
 MASKING_WRONG = "apply_causal_mask(scores) must be -inf above the diagonal\n  scores = [[0., 0.], [0., 0.]]"
-
-
-@pytest.fixture
-def submission(tmp_path):
-    """A fresh copy of the stubs, as a student has it after cloning."""
-    folder = tmp_path / "exercises"
-    shutil.copytree(EXERCISES_DIR, folder, ignore=shutil.ignore_patterns("__pycache__", ".grader"))
-    return folder
 
 
 def stand_in(monkeypatch, statuses):

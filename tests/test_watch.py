@@ -3,7 +3,6 @@
 import os
 import queue
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -13,18 +12,10 @@ import time
 import pytest
 
 from grader import watch
-from grader.paths import EXERCISES_DIR, KIT_ROOT, SOLUTIONS_DIR
+from grader.paths import KIT_ROOT, SOLUTIONS_DIR
 from grader.results import CheckResult, ExerciseResult
 
 WAIT = 90.0  # seconds for one verdict on a busy machine
-
-
-@pytest.fixture
-def submission(tmp_path):
-    """A fresh copy of the stubs."""
-    folder = tmp_path / "exercises"
-    shutil.copytree(EXERCISES_DIR, folder, ignore=shutil.ignore_patterns("__pycache__", ".grader"))
-    return folder
 
 
 class Session:
