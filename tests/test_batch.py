@@ -23,7 +23,7 @@ HOSTILE = Path(__file__).resolve().parent / "hostile"
 def make(root: Path, name: str, base: Path = SOLUTIONS_DIR, case: str | None = None, **modules) -> Path:
     """A submission folder: a copy of base, a hostile case laid over it, some modules replaced."""
     folder = root / name
-    shutil.copytree(base, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(base, folder, ignore=shutil.ignore_patterns("__pycache__", ".grader"))
     if case:
         for path in (HOSTILE / case).iterdir():
             shutil.copy(path, folder / path.name.removesuffix(".hostile"))

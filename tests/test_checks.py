@@ -90,7 +90,7 @@ def test_reference_passes_everything():
 
 def test_stubs_are_not_started(tmp_path):
     """The untouched stubs are "not_started" everywhere, never "failed", with no points."""
-    shutil.copytree(EXERCISES_DIR, tmp_path / "stubs")
+    shutil.copytree(EXERCISES_DIR, tmp_path / "stubs", ignore=shutil.ignore_patterns(".grader"))
     report = run_checks(tmp_path / "stubs", profile="quick")
     assert {e.name: e.status for e in report.exercises} == dict.fromkeys(NAMES, "not_started")
     assert report.points == 0.0

@@ -57,7 +57,7 @@ def test_gate_names_the_exercises_left_and_exits_1(monkeypatch, reference_copy):
 
 def test_gate_uses_the_verdict_of_the_real_checks(monkeypatch, tmp_path, capsys):
     folder = tmp_path / "stubs"
-    shutil.copytree(SOLUTIONS_DIR.parent / "exercises", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(SOLUTIONS_DIR.parent / "exercises", folder, ignore=shutil.ignore_patterns("__pycache__", ".grader"))
     monkeypatch.setattr(comparison, "run_job", no_training)
     assert comparison.compare(submission=folder) == 1
     assert "Checking your five exercises before training" in capsys.readouterr().out

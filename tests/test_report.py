@@ -117,7 +117,7 @@ def test_import_error_is_an_error(tmp_path):
 def stubs(tmp_path_factory):
     """A fresh copy of the stubs, as a student starts."""
     folder = tmp_path_factory.mktemp("stubs") / "exercises"
-    shutil.copytree(EXERCISES_DIR, folder)
+    shutil.copytree(EXERCISES_DIR, folder, ignore=shutil.ignore_patterns(".grader"))
     return folder
 
 
