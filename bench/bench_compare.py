@@ -21,9 +21,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from grader import models, training_job  # noqa: E402
-from grader.compare import STEPS  # noqa: E402
-from grader.corpus import check_reply, load_replies  # noqa: E402
+from grader.compare import job as training_job  # noqa: E402
+from grader.compare import models
+from grader.compare.command import STEPS  # noqa: E402
+from grader.compare.corpus import check_reply, load_replies  # noqa: E402
 from solutions.heads import attention_head  # noqa: E402
 from solutions.training import attention_head_backward, train  # noqa: E402
 

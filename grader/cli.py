@@ -46,7 +46,7 @@ def main(ctx):
         grader check scores
     """
     if ctx.invoked_subcommand is None:
-        from grader.status import status
+        from grader.student.status import status
 
         sys.exit(status())
 
@@ -64,7 +64,7 @@ def check(exercises, submission, solutions, json_file):
 
     Example: grader check softmax heads --json report.json
     """
-    from grader.runner import check as run
+    from grader.check.command import check as run
 
     sys.exit(run(exercises, submission=submission, solutions=solutions, json_file=json_file))
 
@@ -81,7 +81,7 @@ def compare(submission, solutions, seed, json_file, plot_file, no_mask):
 
     Example: grader compare --seed 1
     """
-    from grader.compare import compare as run
+    from grader.compare.command import compare as run
 
     sys.exit(
         run(submission=submission, solutions=solutions, seed=seed, json_file=json_file, plot_file=plot_file, no_mask=no_mask)
@@ -95,7 +95,7 @@ def status(submission):
 
     Example: grader status
     """
-    from grader.status import status as run
+    from grader.student.status import status as run
 
     sys.exit(run(submission=submission))
 
@@ -111,7 +111,7 @@ def watch(exercise, submission):
 
     Example: grader watch softmax
     """
-    from grader.watch import watch as run
+    from grader.student.watch import watch as run
 
     sys.exit(run(exercise, submission=submission))
 
@@ -126,7 +126,7 @@ def hint(exercise, submission):
 
     Example: grader hint masking
     """
-    from grader.hints import hint as run
+    from grader.student.hints import hint as run
 
     sys.exit(run(exercise, submission=submission))
 
@@ -140,7 +140,7 @@ def nbgrader(course_dir, assignment, force):
 
     Example: grader nbgrader ~/course --assignment attention-by-hand
     """
-    from grader.nbgrader_export import export
+    from grader.course.assignment import export
 
     sys.exit(export(course_dir, assignment=assignment, force=force))
 
@@ -155,6 +155,6 @@ def batch(dirs, jobs, csv_file, timeout):
 
     Example: grader batch submissions/* --jobs 2 --csv grades.csv
     """
-    from grader.batch import batch as run
+    from grader.course.batch import batch as run
 
     sys.exit(run(dirs, jobs=jobs, csv_file=csv_file, timeout=timeout))

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from grader.batch import COLUMNS, batch, row, write_rows
 from grader.cli import main
+from grader.course.batch import COLUMNS, batch, row, write_rows
 from grader.exercises import NAMES
 from grader.paths import EXERCISES_DIR, KIT_ROOT, SOLUTIONS_DIR
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from grader.checks.harness import reference_functions
+from grader.check.checks.harness import reference_functions
+from grader.check.runner import CHECKS_DIR, run_checks
 from grader.exercises import NAMES
 from grader.paths import EXERCISES_DIR, SOLUTIONS_DIR
-from grader.runner import CHECKS_DIR, run_checks
 
 MUTANTS = Path(__file__).resolve().parent / "mutants"
 WRONG = sorted((MUTANTS / "wrong").glob("*.py"))

@@ -7,11 +7,12 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from grader import compare as comparison
-from grader import compare_view, plot
+from grader.check.results import ExerciseResult, Report
 from grader.cli import main
+from grader.compare import command as comparison
+from grader.compare import plot
+from grader.compare import view as compare_view
 from grader.paths import SOLUTIONS_DIR
-from grader.results import ExerciseResult, Report
 
 QUICK = {"steps": {"mlp": 3, "attention": 2}, "samples": 5}
 KEYS = {"p_decision", "correct_replies", "sampled_replies"}
@@ -46,7 +47,7 @@ def no_training(*args, **kwargs):
 def test_gate_names_the_exercises_left_and_exits_1(monkeypatch, reference_copy):
     statuses = {"scores": "passed", "masking": "passed", "softmax": "passed", "heads": "failed", "training": "not_started"}
     report = Report([ExerciseResult(n, s, 0.0, 10.0) for n, s in statuses.items()], seed=0)
-    monkeypatch.setattr("grader.state.checked_report", lambda folder: report)
+    monkeypatch.setattr("grader.check.cache.checked_report", lambda folder: report)
     monkeypatch.setattr(comparison, "run_job", no_training)
     result = CliRunner().invoke(main, ["compare", "--submission", str(reference_copy)])
     assert result.exit_code == 1

@@ -7,8 +7,8 @@ from itertools import accumulate
 
 import pytest
 
-from grader import corpus
-from grader.corpus import check_reply
+from grader.compare import corpus
+from grader.compare.corpus import check_reply
 
 WINDOW = 8
 PAD = "\n" * WINDOW  # the context before a reply's first character
@@ -53,7 +53,7 @@ def test_splits_have_their_sizes():
 
 
 def test_missing_corpus_says_how_to_make_it(tmp_path):
-    with pytest.raises(FileNotFoundError, match="python -m grader.corpus"):
+    with pytest.raises(FileNotFoundError, match="python -m grader.compare.corpus"):
         corpus.load_replies("train", tmp_path)
     with pytest.raises(ValueError):
         corpus.load_replies("test")

@@ -5,11 +5,11 @@ import re
 
 from click.testing import CliRunner
 
+from grader.check.cache import save_report
+from grader.check.results import CheckResult, ExerciseResult, Report
 from grader.cli import main
 from grader.exercises import NAMES
-from grader.hints import LADDERS
-from grader.results import CheckResult, ExerciseResult, Report
-from grader.state import save_report
+from grader.student.hints import LADDERS
 
 
 def hint(folder, exercise):

@@ -11,10 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import sandbox
+from grader.check.runner import run_checks
 from grader.paths import KIT_ROOT, SOLUTIONS_DIR
-from grader.runner import run_checks
-from grader.sandbox import Foreign, Student, StudentError
+from grader.sandbox import process as sandbox
+from grader.sandbox.codec import Foreign
+from grader.sandbox.errors import StudentError
+from grader.sandbox.student import Student
 
 HOSTILE = Path(__file__).resolve().parent / "hostile"
 X = np.array([[1.0, 2.0, 3.0], [0.5, 0.0, -np.inf]])
@@ -224,7 +226,7 @@ def test_the_other_exercises_keep_their_true_verdict(tmp_path, workers):
 
 def test_a_conftest_in_the_folder_is_never_loaded_by_the_checks(tmp_path):
     folder = submission(tmp_path, "lying_conftest")
-    script = f"from grader.runner import run_checks; print(run_checks({str(folder)!r}, ['softmax']).exercises[0].status)"
+    script = f"from grader.check.runner import run_checks; print(run_checks({str(folder)!r}, ['softmax']).exercises[0].status)"
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert run.stdout.split() == ["failed"], run.stderr
 

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from grader import models
-from grader.corpus import ALPHABET
+from grader.compare import models
+from grader.compare.corpus import ALPHABET
 from solutions.heads import attention_head
 from solutions.training import attention_head_backward
 

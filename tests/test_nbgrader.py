@@ -20,9 +20,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import nbgrader_cell, nbgrader_export
+from grader.course import assignment as nbgrader_export
+from grader.course import cells as nbgrader_cell
+from grader.course.assignment import export
 from grader.exercises import BY_NAME, NAMES
-from grader.nbgrader_export import export
 from grader.paths import EXERCISES_DIR, MODULES, SOLUTIONS_DIR
 
 try:
@@ -128,7 +129,7 @@ def tamper(cells) -> None:
         if cell["metadata"].get("nbgrader", {}).get("grade"):
             cell["source"] = "1000.0"
     cells.insert(0, {"cell_type": "code", "execution_count": None, "id": "mine", "metadata": {}, "outputs": [],
-                     "source": "import grader.nbgrader_cell\ngrader.nbgrader_cell.grade = lambda *args: 1000.0"})
+                     "source": "import grader.course.cells\ngrader.course.cells.grade = lambda *args: 1000.0"})
 
 
 def import_shadows(cells) -> None:

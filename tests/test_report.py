@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from grader.check.results import CheckResult, ExerciseResult, Report, exercise_status, partial_points
+from grader.check.runner import run_checks
 from grader.cli import main
 from grader.exercises import BY_NAME, NAMES
 from grader.paths import EXERCISES_DIR, SOLUTIONS_DIR
-from grader.results import CheckResult, ExerciseResult, Report, exercise_status, partial_points
-from grader.runner import run_checks
 
 MUTANTS = Path(__file__).resolve().parent / "mutants"
 STATUSES = {"passed", "failed", "not_started", "error"}

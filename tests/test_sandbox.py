@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 
 from grader.paths import EXERCISES_DIR, SOLUTIONS_DIR
-from grader.sandbox import MAX_WARNINGS, WARNING_CHARS, Batches, Foreign, Student, StudentError, ToyModel, decode, encode
-from grader.submission import SubmissionError, find_submission
-from grader.toymodel import BatchFeed, LinearModel
+from grader.sandbox.codec import MAX_WARNINGS, WARNING_CHARS, Batches, Foreign, ToyModel, decode, encode
+from grader.sandbox.errors import StudentError
+from grader.sandbox.student import Student
+from grader.sandbox.submission import SubmissionError, find_submission
+from grader.sandbox.toymodel import BatchFeed, LinearModel
 from solutions.heads import attention_head
 from solutions.training import train
 

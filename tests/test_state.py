@@ -6,9 +6,9 @@ import shutil
 import pytest
 
 import grader
-from grader import state
+from grader.check import cache as state
+from grader.check.results import CheckResult, ExerciseResult, Report
 from grader.paths import EXERCISES_DIR
-from grader.results import CheckResult, ExerciseResult, Report
 
 
 def verdict(name, status="passed", note=""):
@@ -34,7 +34,7 @@ def runs(monkeypatch):
         asked.append(list(exercises))
         return Report([verdict(name, "failed") for name in exercises], seed=7)
 
-    monkeypatch.setattr("grader.runner.run_checks", run_checks)
+    monkeypatch.setattr("grader.check.runner.run_checks", run_checks)
     return asked
 
 
@@ -104,7 +104,7 @@ def test_a_save_during_the_checks_is_not_hidden(submission, monkeypatch):
         (folder / "scores.py").write_text("# saved while the checks ran\n")
         return Report([verdict(name) for name in exercises], seed=0)
 
-    monkeypatch.setattr("grader.runner.run_checks", run_checks)
+    monkeypatch.setattr("grader.check.runner.run_checks", run_checks)
     state.checked_report(submission)
     assert state.cached_report(submission, ["scores"]) is None
     assert state.cached_report(submission, ["masking", "softmax"]) is not None

@@ -7,10 +7,10 @@ import sys
 from click.testing import CliRunner
 
 from grader import style
+from grader.check.results import CheckResult, ExerciseResult, Report
 from grader.cli import main
 from grader.exercises import BY_NAME, NAMES
 from grader.paths import KIT_ROOT, SOLUTIONS_DIR
-from grader.results import CheckResult, ExerciseResult, Report
 
 MASKING_WRONG = "apply_causal_mask(scores) must be -inf above the diagonal\n  scores = [[0., 0.], [0., 0.]]"
 
@@ -30,7 +30,7 @@ def stand_in(monkeypatch, statuses):
             results.append(ExerciseResult(name, status, got, BY_NAME[name].points, [check]))
         return Report(results, seed=1)
 
-    monkeypatch.setattr("grader.runner.run_checks", run_checks)
+    monkeypatch.setattr("grader.check.runner.run_checks", run_checks)
     return calls
 
 

@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from grader import watch
+from grader.check.results import CheckResult, ExerciseResult
 from grader.paths import KIT_ROOT, SOLUTIONS_DIR
-from grader.results import CheckResult, ExerciseResult
+from grader.student import watch
 
 WAIT = 90.0  # seconds for one verdict on a busy machine
 

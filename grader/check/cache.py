@@ -1,0 +1,206 @@
+"""The student's state folder `<submission>/.grader/`: the last verdict and the hint ladders.
+
+Everything here is a cache or a convenience: a folder that cannot be written (a read-only
+install, a full disk) costs the memory of the last run, never a crash.
+"""
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+
+import grader
+from grader.exercises import BY_NAME, NAMES
+from grader.paths import MODULES, SOLUTIONS_DIR
+
+STATE_DIR = ".grader"
+VERDICTS = "verdicts.json"
+GRADER_DIR = Path(grader.__file__).resolve().parent
+RELATIVE_IMPORT = re.compile(r"^\s*from\s+\.(\w*)\s+import\s+\(?([\w\s,]*)", re.MULTILINE)
+
+
+def state_dir(submission: Path) -> Path:
+    """Where the state of this submission lives."""
+    return Path(submission) / STATE_DIR
+
+
+def read_json(submission: Path, name: str) -> dict | None:
+    """A state file's contents, or None when it is missing or unreadable."""
+    try:
+        data = json.loads((state_dir(submission) / name).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def write_json(submission: Path, name: str, data: dict) -> bool:
+    """Write a state file atomically; False when the folder cannot be written."""
+    folder = state_dir(submission)
+    try:
+        folder.mkdir(exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(data, f, indent=1)
+            os.replace(tmp, folder / name)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    except OSError:
+        return False
+    return True
+
+
+def _grader_files() -> list[Path]:
+    """The files a verdict depends on besides the student's: the grader and the reference."""
+    files = [p for p in GRADER_DIR.rglob("*.py") if "__pycache__" not in p.parts]
+    files += list(SOLUTIONS_DIR.glob("*.py"))
+    return sorted(files)
+
+
+def _grader_hash() -> str:
+    """A hash of the grader's version and its own files."""
+    h = hashlib.sha256(grader.__version__.encode())
+    for path in _grader_files():
+        h.update(b"\0" + path.relative_to(GRADER_DIR.parent).as_posix().encode() + b"\0")
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def _read(folder: Path, module: str) -> bytes | None:
+    """A module file's bytes, or None when it cannot be read."""
+    try:
+        return (folder / f"{module}.py").read_bytes()
+    except OSError:
+        return None
+
+
+def depends_on(folder: Path, exercise: str) -> list[str]:
+    """The modules an exercise's verdict depends on: its own, those it builds on, and those they import."""
+    todo, seen = [exercise, *BY_NAME[exercise].uses], set()
+    while todo:
+        module = todo.pop()
+        if module in seen or module not in MODULES:
+            continue
+        seen.add(module)
+        text = (_read(folder, module) or b"").decode("utf-8", errors="replace")
+        for name, names in RELATIVE_IMPORT.findall(text):
+            todo.extend([name] if name else re.findall(r"\w+", names))
+    return sorted(seen)
+
+
+def files_fingerprint(submission: Path) -> dict[str, str]:
+    """Per exercise, a hash of the module files it depends on, the grader's version and the checks' own files."""
+    base = _grader_hash()
+    prints = {}
+    for exercise in NAMES:
+        h = hashlib.sha256(base.encode())
+        for module in depends_on(Path(submission), exercise):
+            h.update(b"\0" + module.encode() + b"\0")
+            h.update(_read(Path(submission), module) or b"<missing>")
+        prints[exercise] = h.hexdigest()
+    return prints
+
+
+def _saved(submission: Path) -> dict[str, dict]:
+    """The saved entries, by exercise, that hold a well-formed verdict."""
+    saved = (read_json(submission, VERDICTS) or {}).get("exercises")
+    if not isinstance(saved, dict):
+        return {}
+    return {name: entry for name, entry in saved.items() if isinstance(entry, dict) and _valid(name, entry.get("verdict"))}
+
+
+def _valid(name: str, verdict) -> bool:
+    """True when a saved verdict has the shape SPEC §2 gives an exercise."""
+    from grader.check.results import STATUSES
+
+    try:
+        return (
+            verdict["name"] == name
+            and verdict["status"] in STATUSES
+            and all(isinstance(verdict[key], (int, float)) for key in ("points", "max_points"))
+            and all(isinstance(c["id"], str) and c["status"] in STATUSES for c in verdict["checks"])
+        )
+    except (KeyError, TypeError):
+        return False
+
+
+def _stored(submission: Path, current: dict[str, str]) -> dict[str, dict]:
+    """The saved exercise verdicts (as JSON, by name) whose files are unchanged."""
+    return {
+        name: entry["verdict"]
+        for name, entry in _saved(submission).items()
+        if entry.get("fingerprint") == current.get(name)
+    }
+
+
+def _report(exercises: list[dict], seed: int):
+    """A Report from exercise verdicts in JSON form, in lesson order."""
+    from grader.check.results import Report
+
+    order = {name: i for i, name in enumerate(NAMES)}
+    exercises = sorted(exercises, key=lambda e: order.get(e["name"], len(order)))
+    return Report.from_json({"exercises": exercises, "seed": seed})
+
+
+def _entries(report) -> list[dict]:
+    """A report's exercise verdicts in JSON form, keeping each root-cause note."""
+    return [dict(e.to_json(), note=e.note) if e.note else e.to_json() for e in report.exercises]
+
+
+def save_report(submission: Path, report, fingerprint: dict[str, str] | None = None) -> None:
+    """Remember a verdict next to the saved verdicts of other exercises.
+
+    Pass the fingerprint taken before the checks ran, so a save during the run is not missed.
+    """
+    current = fingerprint or files_fingerprint(submission)
+    exercises = _saved(submission)
+    for entry in _entries(report):
+        exercises[entry["name"]] = {"fingerprint": current.get(entry["name"]), "verdict": entry}
+    data = {"grader_version": grader.__version__, "seed": report.seed, "exercises": exercises}
+    write_json(submission, VERDICTS, data)
+
+
+def cached_report(submission: Path, exercises=None):
+    """The saved verdict of these exercises (all five by default) if none of their files changed, else None."""
+    names = list(exercises or NAMES)
+    stored = _stored(submission, files_fingerprint(submission))
+    if not all(name in stored for name in names):
+        return None
+    return _report([stored[name] for name in names], _seed(submission))
+
+
+def checked_report(submission: Path, exercises=None):
+    """The saved verdict, with the checks run (and saved) for any exercise it lacks."""
+    names = list(exercises or NAMES)
+    current = files_fingerprint(submission)
+    stored = _stored(submission, current)
+    missing = [name for name in names if name not in stored]
+    if not missing:
+        return _report([stored[name] for name in names], _seed(submission))
+    from grader.check.runner import add_root_causes, run_checks
+
+    fresh = run_checks(submission, missing)
+    kept = [entry for name, entry in stored.items() if name not in missing]
+    known = _report(kept + _entries(fresh), fresh.seed)
+    add_root_causes(known.exercises)  # across every verdict of these files, not only this run's
+    save_report(submission, known, current)
+    return _report([e for e in _entries(known) if e["name"] in names], fresh.seed)
+
+
+def _seed(submission: Path) -> int:
+    """The Hypothesis seed of the saved verdicts."""
+    seed = (read_json(submission, VERDICTS) or {}).get("seed", 0)
+    return seed if isinstance(seed, int) else 0
+
+
+def last_known(submission: Path) -> dict[str, dict]:
+    """Every saved exercise verdict in JSON form by name, whether or not its files changed since."""
+    return {name: entry["verdict"] for name, entry in _saved(submission).items()}
+
+
+def unchanged(submission: Path) -> dict[str, dict]:
+    """The saved verdicts (JSON form, by name) of the exercises whose files did not change since."""
+    return _stored(submission, files_fingerprint(submission))

@@ -1,0 +1,59 @@
+"""Hypothesis profiles, the submission option and the `student` fixture for the hidden checks."""
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
+
+from grader.check.checks.harness import SEED, Submission, Workers
+
+COMMON = dict(
+    derandomize=True,
+    database=None,
+    deadline=None,
+    report_multiple_bugs=False,
+    print_blob=False,
+    verbosity=Verbosity.quiet,
+    suppress_health_check=list(HealthCheck),
+    phases=(Phase.explicit, Phase.generate, Phase.shrink),  # no explain phase: it reruns many times
+)
+settings.register_profile("default", max_examples=30, **COMMON)  # a student's run
+settings.register_profile("quick", max_examples=15, **dict(COMMON, phases=(Phase.explicit, Phase.generate)))  # the kit's mutant matrix
+settings.register_profile("thorough", parent=settings.get_profile("ci"), max_examples=300, **COMMON)
+
+
+def pytest_addoption(parser):
+    """The submission, seed, time limit and profile, so the checks can also be run by pytest directly."""
+    parser.addoption("--submission", type=Path, default=None, help="the folder holding the five modules")
+    parser.addoption("--check-seed", type=int, default=SEED, help="the Hypothesis seed of every check")
+    parser.addoption("--call-timeout", type=float, default=10.0, help="seconds per call of student code")
+    parser.addoption("--check-profile", default="default", help="the Hypothesis profile: default, quick or thorough")
+
+
+def pytest_configure(config):
+    """Load the chosen profile before the checks are imported, so their settings follow it."""
+    settings.load_profile(config.getoption("check_profile"))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Give every check the same fixed seed, so a run can be replayed exactly."""
+    for item in items:
+        if hasattr(item.obj, "hypothesis"):
+            seed(config.getoption("check_seed"))(item.obj)
+
+
+@pytest.fixture(scope="session")
+def workers(request):
+    """The submission's worker processes, shared by every check of the run."""
+    folder = request.config.getoption("submission")
+    if folder is None:
+        pytest.fail("give the submission folder with --submission DIR")
+    pool = Workers(folder, timeout=request.config.getoption("call_timeout"))
+    yield pool
+    pool.close()
+
+
+@pytest.fixture(scope="module")
+def student(workers, request):
+    """The submission as one exercise sees it: the earlier exercises it uses replaced by the reference."""
+    return Submission(workers, request.module.EXERCISE)

@@ -1,0 +1,181 @@
+"""What every check uses: calls into the student's worker and strict comparisons with plain messages."""
+
+import numpy as np
+
+from grader.exercises import BY_NAME
+from grader.sandbox.codec import Foreign
+from grader.sandbox.errors import StudentError
+from grader.sandbox.student import Student
+
+SEED = 20240604  # the fixed Hypothesis seed of every check, printed with every report
+FATAL = {"not_started", "timeout", "crashed", "import", "refused"}  # later calls would fail the same way
+MODULE_WIDE = {"import", "refused"}
+FORWARD = {"rtol": 1e-6, "atol": 1e-9}
+GRADIENT = {"rtol": 1e-4, "atol": 1e-7}
+
+
+class CheckFailed(AssertionError):
+    """A check's verdict on the student's code, with the message the student reads."""
+
+
+class Halt(BaseException):
+    """The student's code cannot run at all (a stub, a hang, a crash): stop the check, try no more inputs.
+
+    A BaseException, so Hypothesis passes it straight up instead of shrinking an input that does
+    not matter.
+    """
+
+    def __init__(self, error: StudentError, inputs: dict):
+        super().__init__(error.message)
+        self.error = error
+        self.inputs = inputs
+
+
+def show(value) -> str:
+    """A short, readable form of an input or output for a failure message."""
+    if isinstance(value, np.ndarray):
+        text = np.array2string(value, precision=6, separator=", ", threshold=60, max_line_width=88)
+        return f"{text}  (shape {value.shape})"
+    if isinstance(value, Foreign):
+        return f"a {value.type_name}: {value.text[:200]}"
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, np.ndarray) for v in value):
+        return "[" + ", ".join(show(v) for v in value) + "]"
+    return repr(value)[:400]
+
+
+def labelled(label: str, value) -> str:
+    """One value of a failure message: its label, then its text, continued lines aligned."""
+    return f"  {label}" + show(value).replace("\n", "\n" + " " * (2 + len(label)))
+
+
+def fail(what: str, inputs: dict, expected=None, got=None, mistake: str | None = None):
+    """Raise the verdict: the property in plain words, the input, what was expected and what came back."""
+    lines = [what] + [labelled(f"{name} = ", value) for name, value in inputs.items()]
+    if expected is not None:
+        lines.append(labelled("expected: ", expected))
+    if got is not None:
+        lines.append(labelled("got:      ", got))
+    if mistake:
+        lines.append(f"  This looks like a known mistake: {mistake}.")
+    raise CheckFailed("\n".join(lines))
+
+
+def reference_functions(exercise: str) -> frozenset[str]:
+    """The qualified names of every function of the exercises this one builds on."""
+    return frozenset(
+        f"{used}.{function}" for used in BY_NAME[exercise].uses for function in BY_NAME[used].functions
+    )
+
+
+class Workers:
+    """The student's code behind the worker boundary: one worker per set of functions replaced by the reference."""
+
+    def __init__(self, folder, timeout: float = 10.0):
+        self.folder = folder
+        self.timeout = timeout
+        self.started: dict[frozenset, Student] = {}
+        self.broken: dict[tuple, StudentError] = {}  # (module, function or None) -> the error that repeats
+
+    def get(self, reference: frozenset) -> Student:
+        """The worker with these functions replaced by the reference, started on first use."""
+        if reference not in self.started:
+            self.started[reference] = Student(self.folder, reference_for=reference, timeout=self.timeout)
+        return self.started[reference]
+
+    def close(self):
+        """Stop every worker."""
+        for worker in self.started.values():
+            worker.close()
+        self.started.clear()
+
+
+class Submission:
+    """One exercise's view of the student's code: the earlier exercises it uses are the reference."""
+
+    def __init__(self, workers: Workers, exercise: str):
+        self.workers = workers
+        self.base = reference_functions(exercise)
+
+    def call(self, module: str, function: str, *args, reference=()):
+        """Call the student's function; returns the Outcome; fails the check on an exception."""
+        broken = self.workers.broken
+        for key in ((module, function), (module, None)):
+            if key in broken:
+                raise Halt(broken[key], {})
+        try:
+            return self.workers.get(self.base | frozenset(reference)).call(module, function, *args)
+        except StudentError as error:
+            if error.kind in FATAL:
+                broken[(module, None if error.kind in MODULE_WIDE else function)] = error
+                raise Halt(error, _named(function, args) if error.kind in ("timeout", "crashed") else {}) from None
+            fail(f"{error.message}\nIt happened on this input:", _named(function, args))
+
+
+ARG_NAMES = {
+    "attention_scores": ("q", "k"),
+    "causal_mask": ("T",),
+    "apply_causal_mask": ("scores",),
+    "softmax": ("x",),
+    "attention_head": ("x", "w_q", "w_k", "w_v"),
+    "multi_head_attention": ("x", "heads", "w_o"),
+    "softmax_backward": ("shares", "d_shares"),
+    "attention_head_backward": ("d_out", "x", "w_q", "w_k", "w_v"),
+    "sgd_step": ("params", "grads", "lr"),
+    "train": ("model", "batches", "steps", "lr"),
+}
+
+
+def _named(function: str, args) -> dict:
+    """The arguments of a call by their parameter names."""
+    names = ARG_NAMES.get(function, ())
+    return {names[i] if i < len(names) else f"arg{i}": arg for i, arg in enumerate(args)}
+
+
+def expect_array(got, shape: tuple, what: str, inputs: dict, dtype_kind: str = "f"):
+    """Fail unless got is a plain ndarray of this shape and kind ("f" float, "b" bool), free of NaN."""
+    if isinstance(got, Foreign) or type(got) is not np.ndarray:
+        kind = got.type_name if isinstance(got, Foreign) else type(got).__name__
+        fail(f"{what} should be a numpy array (np.ndarray), but it is a {kind}.", inputs, got=got)
+    if got.shape != tuple(shape):
+        fail(f"{what} should have shape {tuple(shape)}, but it has shape {got.shape}.", inputs, got=got)
+    if dtype_kind == "b" and got.dtype != np.bool_:
+        fail(f"{what} should be a bool array, but its dtype is {got.dtype}.", inputs, got=got)
+    if dtype_kind == "f" and got.dtype.kind not in "fiu":
+        fail(f"{what} should hold numbers, but its dtype is {got.dtype}.", inputs, got=got)
+    if dtype_kind == "f" and np.isnan(got.astype(float)).any():
+        fail(f"{what} contains NaN (not a number): look for 0/0, inf - inf or exp overflowing.", inputs, got=got)
+
+
+def expect_close(got, expected, what: str, inputs: dict, tolerance=FORWARD, mistake=None):
+    """Fail unless got is an array shaped like expected and equal to it within the tolerance."""
+    expect_array(got, expected.shape, what, inputs)
+    if not np.allclose(got, expected, equal_nan=False, **tolerance):
+        named = mistake() if callable(mistake) else mistake
+        rtol, atol = tolerance["rtol"], tolerance["atol"]
+        fail(f"{what} is not what it should be (tolerance rtol={rtol:g}, atol={atol:g}).", inputs, expected, got, named)
+
+
+def expect_no_warnings(outcome, what: str, inputs: dict, rule: str, advice=None):
+    """Fail when the call gave a RuntimeWarning (overflow, 0/0, log(0) and the like), naming each kind.
+
+    advice(warning) may say what the first warning means and what to do, or None.
+    """
+    given = list(dict.fromkeys(w for w in outcome.warnings if w.startswith("RuntimeWarning:")))
+    if given:
+        told = advice(given[0]) if advice else None
+        lines = [f"{what} gave a warning: {given[0]}"] + [f"  and also: {w}" for w in given[1:]]
+        lines.append(f"{rule}." + (f" {told}." if told else ""))
+        fail("\n".join(lines), inputs)
+
+
+def expect_unchanged(before: dict, after, function: str):
+    """Fail when the student's function modified one of its input arrays."""
+    for (name, old), new in zip(before.items(), after):
+        if isinstance(old, np.ndarray) and not (
+            type(new) is np.ndarray and new.shape == old.shape and np.array_equal(new, old, equal_nan=True)
+        ):
+            fail(
+                f"{function} changed its input {name}; it must leave its inputs as they were "
+                "(work on a copy, or build a new array).",
+                {f"{name} before": old, f"{name} after": new},
+            )

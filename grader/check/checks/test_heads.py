@@ -1,0 +1,97 @@
+"""Hidden checks for exercise 4, attention_head and multi_head_attention (earlier exercises: the reference)."""
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grader.check.checks.harness import expect_array, expect_close, expect_unchanged, fail
+from grader.check.checks.strategies import fill, head_inputs, multi_head_inputs
+from grader.check.diagnosis import diagnose
+from solutions.heads import attention_head, multi_head_attention
+
+EXERCISE = "heads"
+NAMES = ("x", "w_q", "w_k", "w_v")
+
+
+def head_of(student, args):
+    """The student's (out, shares), each checked to be a float array of the right shape."""
+    got = student.call("heads", "attention_head", *args).value
+    inputs = dict(zip(NAMES, args))
+    if not isinstance(got, (tuple, list)) or len(got) != 2:
+        fail("attention_head should return a pair (out, shares).", inputs, got=got)
+    x, w_v = args[0], args[3]
+    expect_array(got[0], x.shape[:-1] + w_v.shape[-1:], "out, the first thing attention_head returns,", inputs)
+    expect_array(got[1], x.shape[:-1] + x.shape[-2:-1], "shares, the second thing attention_head returns,", inputs)
+    return got
+
+
+@given(head_inputs())
+def test_head_matches_reference(student, args):
+    """out and shares equal the reference's, for any batch axes."""
+    out, shares = head_of(student, args)
+    expected_out, expected_shares = attention_head(*args)
+    inputs = dict(zip(NAMES, args))
+    expect_close(shares, expected_shares, "shares", inputs, mistake=lambda: diagnose("attention_head", args, shares, part=1))
+    expect_close(out, expected_out, "out", inputs, mistake=lambda: diagnose("attention_head", args, out, part=0))
+
+
+@given(head_inputs(), st.data())
+def test_head_is_causal(student, args, data):
+    """Changing the input after position t leaves the outputs up to t unchanged."""
+    x = args[0]
+    t = data.draw(st.integers(0, x.shape[-2] - 1), label="t")
+    changed = x.copy()
+    changed[..., t + 1 :, :] = fill(data.draw, x[..., t + 1 :, :].shape, 2.0)
+    out, _ = head_of(student, args)
+    out_changed, _ = head_of(student, (changed,) + tuple(args[1:]))
+    if not np.allclose(out[..., : t + 1, :], out_changed[..., : t + 1, :], rtol=1e-6, atol=1e-9):
+        fail(
+            f"Changing x after position {t} should leave out at positions 0..{t} unchanged: a position must not see ahead.",
+            {"x": x, "x changed": changed},
+            out[..., : t + 1, :],
+            out_changed[..., : t + 1, :],
+            diagnose("attention_head", args, out, part=0),
+        )
+
+
+@given(head_inputs())
+def test_shares_are_causal_weights(student, args):
+    """Every row of the shares sums to 1 and everything above the diagonal is exactly 0."""
+    _, shares = head_of(student, args)
+    above = ~np.tril(np.ones(shares.shape[-2:], dtype=bool))
+    if (shares < 0).any() or not np.allclose(shares.sum(-1), 1.0, atol=1e-9) or (shares[..., above] != 0).any():
+        fail(
+            "The shares should be >= 0, sum to 1 along each row and be exactly 0 above the diagonal.",
+            dict(zip(NAMES, args)),
+            attention_head(*args)[1],
+            shares,
+        )
+
+
+@given(multi_head_inputs())
+def test_multi_head_matches_reference(student, args):
+    """The head outputs joined in order, times w_o, and each head's shares."""
+    x, heads, w_o = args
+    inputs = {"x": x, "heads": heads, "w_o": w_o}
+    got = student.call("heads", "multi_head_attention", x, heads, w_o).value
+    if not isinstance(got, (tuple, list)) or len(got) != 2 or not isinstance(got[1], (tuple, list)):
+        fail("multi_head_attention should return a pair (out, list of shares).", inputs, got=got)
+    expected_out, expected_shares = multi_head_attention(x, heads, w_o)
+    expect_close(got[0], expected_out, "out", inputs, mistake=lambda: diagnose("multi_head_attention", args, got[0]))
+    if len(got[1]) != len(heads):
+        fail(f"multi_head_attention should return the shares of all {len(heads)} heads.", inputs, got=len(got[1]))
+    for h, (mine, theirs) in enumerate(zip(got[1], expected_shares)):
+        expect_close(mine, theirs, f"the shares of head {h}", inputs)
+
+
+@given(multi_head_inputs())
+def test_inputs_unchanged(student, args):
+    """x, the weights and w_o are the same after both calls."""
+    x, heads, w_o = args
+    outcome = student.call("heads", "attention_head", x, *heads[0])
+    expect_unchanged(dict(zip(NAMES, (x, *heads[0]))), outcome.args, "attention_head")
+    outcome = student.call("heads", "multi_head_attention", x, heads, w_o)
+    expect_unchanged({"x": x, "w_o": w_o}, (outcome.args[0], outcome.args[2]), "multi_head_attention")
+    for h, (before, after) in enumerate(zip(heads, outcome.args[1])):
+        names = [f"{name} of head {h}" for name in NAMES[1:]]
+        expect_unchanged(dict(zip(names, before)), after, "multi_head_attention")

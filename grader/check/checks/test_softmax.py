@@ -1,0 +1,82 @@
+"""Hidden checks for exercise 3, softmax(x) along the last axis."""
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grader.check.checks.harness import expect_array, expect_close, expect_no_warnings, expect_unchanged, fail
+from grader.check.checks.strategies import softmax_inputs
+from grader.check.diagnosis import diagnose, warning_advice
+from solutions.softmax import softmax
+
+EXERCISE = "softmax"
+
+
+def shares_of(student, x):
+    """The student's softmax of x, checked to be a NaN-free float array shaped like x."""
+    got = student.call("softmax", "softmax", x).value
+    if type(got) is np.ndarray and got.shape == x.shape and np.isnan(got).any():
+        mistake = diagnose("softmax", (x,), got)
+        fail("softmax(x) contains NaN (not a number).", {"x": x}, softmax(x), got, mistake)
+    expect_array(got, x.shape, "softmax(x)", {"x": x})
+    return got
+
+
+@given(softmax_inputs())
+def test_matches_reference(student, x):
+    """exp(x) / sum of exp(x) along the last axis, with -inf entries, for any batch axes."""
+    got = shares_of(student, x)
+    expect_close(got, softmax(x), "softmax(x)", {"x": x}, mistake=lambda: diagnose("softmax", (x,), got))
+
+
+@given(softmax_inputs(bound=1e4))
+def test_rows_sum_to_one(student, x):
+    """Every entry >= 0 and every row sums to 1, even for scores up to ±1e4."""
+    got = shares_of(student, x)
+    sums = got.sum(axis=-1)
+    if (got < 0).any() or not np.allclose(sums, 1.0, rtol=0, atol=1e-9):
+        fail(
+            "Every share should be >= 0 and every row should sum to 1 (within 1e-9).",
+            {"x": x},
+            softmax(x),
+            got,
+            diagnose("softmax", (x,), got),
+        )
+
+
+@given(softmax_inputs(bound=10.0), st.integers(-10**4, 10**4).map(float))
+def test_shift_invariant(student, x, c):
+    """Adding the same number to every score of a row leaves the shares unchanged."""
+    plain, shifted = shares_of(student, x), shares_of(student, x + c)
+    if not np.allclose(shifted, plain, rtol=1e-6, atol=1e-9):
+        fail(
+            f"softmax(x + {c!r}) should equal softmax(x): adding one number to a whole row changes nothing.",
+            {"x": x},
+            plain,
+            shifted,
+            diagnose("softmax", (x + c,), shifted),
+        )
+
+
+@given(softmax_inputs())
+def test_minus_inf_gives_exactly_zero(student, x):
+    """A -inf score gets a share of exactly 0."""
+    got = shares_of(student, x)
+    hidden = np.isneginf(x)
+    if (got[hidden] != 0).any():
+        fail("Every -inf score should get a share of exactly 0.", {"x": x}, softmax(x), got)
+
+
+@given(softmax_inputs())
+def test_inputs_unchanged(student, x):
+    """x is the same after the call."""
+    outcome = student.call("softmax", "softmax", x)
+    expect_unchanged({"x": x}, outcome.args, "softmax")
+
+
+@given(softmax_inputs(bound=1e4))
+def test_no_warnings_on_extreme_inputs(student, x):
+    """No RuntimeWarning for finite scores up to ±1e4, with or without -inf entries."""
+    outcome = student.call("softmax", "softmax", x)
+    rule = "It should give none for any finite scores, however large, nor for rows with -inf entries"
+    expect_no_warnings(outcome, "softmax(x)", {"x": x}, rule, warning_advice)

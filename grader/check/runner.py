@@ -1,0 +1,161 @@
+"""Running the hidden checks with pytest in the grader's process, and collecting their verdicts."""
+
+import contextlib
+import io
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from hypothesis import settings
+
+from grader.check.checks.harness import SEED, CheckFailed, Halt, labelled
+from grader.check.results import CheckResult, ExerciseResult, Report, exercise_status, partial_points
+from grader.exercises import BY_NAME, NAMES
+from grader.sandbox.errors import StudentError
+
+CHECKS_DIR = Path(__file__).resolve().parent / "checks"
+NO_AUTOLOAD = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
+FAILED_KINDS = {"raised", "bad_output"}  # the student's code gave a wrong answer by raising
+
+
+class Collector:
+    """A pytest plugin that keeps each check's verdict, as the grader's process saw it."""
+
+    def __init__(self):
+        self.expected: dict[str, list[str]] = {}  # exercise -> check ids, in file order
+        self.results: dict[str, CheckResult] = {}
+        self.broken: list[str] = []  # files that could not be collected
+
+    def pytest_collectreport(self, report):
+        """Remember a check file that failed to load."""
+        if report.failed:
+            self.broken.append(Path(report.nodeid.split("::")[0]).stem.removeprefix("test_"))
+
+    def pytest_collection_modifyitems(self, items):
+        """Remember which checks should report."""
+        for item in items:
+            self.expected.setdefault(_exercise(item), []).append(_check_id(item))
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        """Turn the outcome of a check's setup or call into its verdict."""
+        report = (yield).get_result()
+        check = _check_id(item)
+        if call.when == "call" and report.passed:
+            self.results[check] = CheckResult(check, "passed")
+        elif report.failed or report.skipped:
+            status, message = verdict(call.excinfo.value if call.excinfo else None)
+            self.results.setdefault(check, CheckResult(check, status, message))
+
+
+def _exercise(item) -> str:
+    """The exercise a check belongs to."""
+    return item.module.EXERCISE
+
+
+def _check_id(item) -> str:
+    """A check's id: exercise.property, e.g. softmax.rows_sum_to_one."""
+    return f"{_exercise(item)}.{item.name.removeprefix('test_')}"
+
+
+def _leaves(error):
+    """The exceptions inside an exception group (or the error itself)."""
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            yield from _leaves(inner)
+    else:
+        yield error
+
+
+def verdict(error) -> tuple[str, str]:
+    """A check's status and message from the exception that ended it."""
+    leaves = list(_leaves(error)) if error is not None else []
+    for leaf in leaves:
+        if isinstance(leaf, CheckFailed):
+            return "failed", str(leaf)
+        if isinstance(leaf, Halt):
+            status = "not_started" if leaf.error.kind == "not_started" else "error"
+            inputs = "".join("\n" + labelled(f"{name} = ", value) for name, value in leaf.inputs.items())
+            return status, leaf.error.message + (f"\nIt happened on this input:{inputs}" if inputs else "")
+        if isinstance(leaf, StudentError):
+            status = "not_started" if leaf.kind == "not_started" else "failed" if leaf.kind in FAILED_KINDS else "error"
+            return status, leaf.message
+    name = type(leaves[0]).__name__ if leaves else "no result"
+    return "error", (
+        f"The grader could not finish this check ({name}). This is a fault in the grader, "
+        "not in your code: please report it to your instructor."
+    )
+
+
+def run_checks(
+    submission: Path,
+    exercises: Sequence[str] | None = None,
+    *,
+    profile: str = "default",
+    seed: int = SEED,
+    timeout: float = 10.0,
+) -> Report:
+    """Run the hidden checks of these exercises (all by default) on a submission folder; never prints.
+
+    profile: a Hypothesis profile of grader/check/checks/conftest.py; timeout: seconds per call of student code.
+    """
+    names = [name for name in NAMES if exercises is None or name in exercises]
+    collector = Collector()
+    args = [str(CHECKS_DIR / f"test_{name}.py") for name in names]
+    # one word per option: pytest's early parse would take a lone folder for a test path and load its conftest.py
+    args += [f"--submission={submission}", f"--check-seed={seed}", f"--call-timeout={timeout}"]
+    args += [f"--check-profile={profile}", f"--confcutdir={CHECKS_DIR}"]
+    args += ["-p", "no:cacheprovider", "-p", "no:unraisableexception", "-p", "no:threadexception"]
+    args += ["--capture=no", "-q", "-o", "addopts="]
+    args += ["--rootdir", str(CHECKS_DIR), "-c", os.devnull]
+    for module in [m for m in sys.modules if m.startswith("grader.check.checks.test_")]:
+        del sys.modules[module]  # import the checks afresh, under this run's profile
+    previous, autoload = settings.get_current_profile_name(), os.environ.get(NO_AUTOLOAD)
+    os.environ[NO_AUTOLOAD] = "1"  # only pytest's own plugins: faster, and no installed plugin changes a verdict
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            pytest.main(args, plugins=[collector])
+    finally:
+        settings.load_profile(previous)
+        if autoload is None:
+            del os.environ[NO_AUTOLOAD]
+        else:
+            os.environ[NO_AUTOLOAD] = autoload
+    results = [exercise_result(name, collector) for name in names]
+    add_root_causes(results)
+    return Report(results, seed=seed)
+
+
+def exercise_result(name: str, collector: Collector) -> ExerciseResult:
+    """One exercise's verdict from its checks; a check that did not report is an error."""
+    max_points = BY_NAME[name].points
+    if name in collector.broken or name not in collector.expected:
+        problem = CheckResult(f"{name}.checks_loaded", "error", verdict(None)[1])
+        return ExerciseResult(name, "error", 0.0, max_points, [problem])
+    checks = [
+        collector.results.get(check, CheckResult(check, "error", "This check did not report a result."))
+        for check in collector.expected[name]
+    ]
+    return ExerciseResult(name, exercise_status(checks), partial_points(max_points, checks), max_points, checks)
+
+
+def add_root_causes(results: list[ExerciseResult]) -> None:
+    """Note, on an exercise that builds on earlier ones, which of those fail in this run."""
+    status = {result.name: result.status for result in results}
+    for result in results:
+        failing = [used for used in BY_NAME[result.name].uses if status.get(used, "passed") != "passed"]
+        if not failing:
+            continue
+        verb = "fails its" if len(failing) == 1 else "fail their"
+        own = "passes" if result.status == "passed" else "is checked"
+        result.note = (
+            f"{result.name} uses {words([f'your {used}' for used in failing])}, which {verb} checks; "
+            f"{result.name} itself {own} with the reference {words(failing)} in place, so fix {failing[0]} first."
+        )
+
+
+def words(items: list[str]) -> str:
+    """Items joined as in a sentence: "a", "a and b", "a, b and c"."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"

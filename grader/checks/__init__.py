@@ -1,1 +1,0 @@
-"""The hidden checks: one pytest file per exercise, run by grader.runner, never by the kit's own tests."""

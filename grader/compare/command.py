@@ -1,0 +1,194 @@
+"""`grader compare`: once every check passes, the 8-character MLP and the student's attention model side by side."""
+
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import click
+
+from grader.compare.corpus import check_reply
+from grader.paths import KIT_ROOT
+from grader.sandbox.process import isolated_env
+
+STEPS = {"mlp": 1000, "attention": 400}  # the attention model starts from the trained MLP
+SAMPLES = 100  # replies each model writes
+TIME_LIMIT = 600.0  # seconds for the whole training job
+OUTPUT_TAIL = 2000  # characters of the student's printed output shown when the job fails
+
+
+class JobFailed(Exception):
+    """The training job stopped without its figures; the message says why, for the student."""
+
+
+def compare(submission=None, solutions=False, seed=0, json_file=None, plot_file=None, no_mask=False,
+            steps=None, samples=SAMPLES) -> int:
+    """Gate on the checks, train both models in a worker, and report them beside the lesson's figures.
+
+    steps ({"mlp": n, "attention": n}) and samples shorten a run, for the kit's own tests.
+    """
+    from grader.compare import plot
+    from grader.compare import view as compare_view
+    from grader.sandbox.submission import SubmissionError, find_submission
+
+    try:
+        folder = find_submission(submission, solutions)
+    except SubmissionError as error:
+        click.echo(str(error), err=True)
+        return 2
+    if plot_file is not None and not plot.can_plot():
+        click.echo(plot.NO_MATPLOTLIB, err=True)
+        return 2
+    if not solutions:
+        left = unfinished(folder)
+        if left:
+            click.echo(compare_view.locked(left))
+            return 1
+    started = time.monotonic()
+    progress = compare_view.Progress()
+    try:
+        models = run_job(folder, {"seed": seed, "steps": steps or STEPS, "samples": samples, "no_mask": no_mask},
+                         progress.update)
+    except KeyboardInterrupt:
+        progress.close()
+        click.echo("Stopped: the training was interrupted, so there are no figures this time.", err=True)
+        return 130
+    except JobFailed as failure:
+        progress.close()
+        click.echo(str(failure), err=True)
+        return 1
+    progress.close()
+    result = summary(seed, time.monotonic() - started, models, no_mask)
+    click.echo(compare_view.report(result, models))
+    if json_file is not None:
+        Path(json_file).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    if plot_file is not None:
+        plot.draw(plot_file, result, models)
+        click.echo(f"Drew the figures to {plot_file}.")
+    return 0
+
+
+def unfinished(folder: Path) -> list:
+    """The exercises of the submission that have not passed yet (the checks run only if files changed)."""
+    from grader.check.cache import cached_report, checked_report
+
+    if cached_report(folder) is None:
+        click.echo("Checking your five exercises before training (a few seconds)…")
+    return [exercise for exercise in checked_report(folder).exercises if exercise.status != "passed"]
+
+
+def summary(seed: int, seconds: float, models: dict, no_mask: bool) -> dict:
+    """The comparison's figures as SPEC §2 writes them, with a few more keys."""
+    out = {"seed": seed, "seconds": round(seconds, 1), "models": {}}
+    for name, event in models.items():
+        probs, replies, losses = event["decision_probs"], event["replies"], event["losses"]
+        out["models"][name] = {
+            "p_decision": round(sum(probs) / len(probs), 4),
+            "correct_replies": sum(check_reply(r).correct for r in replies),
+            "sampled_replies": len(replies),
+            "steps": len(losses),
+            "final_loss": round(sum(losses[-50:]) / len(losses[-50:]), 4),
+            "train_seconds": round(event["train_seconds"], 1),
+        }
+    out["update"] = "adam direction through the student's sgd_step, cosine schedule"
+    out["mask"] = not no_mask
+    return out
+
+
+def run_job(folder: Path, spec: dict, on_progress) -> dict:
+    """Run the training job of `spec` in a worker process; each model's event, by name."""
+    worker = Worker({**spec, "submission": str(folder)})
+    models = {}
+    try:
+        for event in worker.events(TIME_LIMIT):
+            if event["event"] in ("progress", "status"):
+                on_progress(event)
+            elif event["event"] == "model":
+                on_progress(event)
+                models[event["model"]] = event
+            elif event["event"] == "error":
+                raise JobFailed(failure_message(event, worker))
+            elif event["event"] == "done":
+                return models
+        raise JobFailed(f"The training stopped without its figures: {worker.death()}{worker.tail()}")
+    finally:
+        worker.stop()
+
+
+def failure_message(event: dict, worker: "Worker") -> str:
+    """What went wrong in the job, for the student."""
+    where = f" while training the {event['model'].replace('_', ' ')} model" if event.get("model") else ""
+    if event["kind"] == "diverged":
+        return (f"The training diverged{where}: {event['message']}. Your functions passed every check, so this "
+                f"is rare: see whether `grader compare --solutions` trains on this machine.{worker.tail()}")
+    return f"The comparison stopped{where}: {event['message']}{worker.tail()}"
+
+
+class Worker:
+    """The training job's process: started in a session of its own, killed as a group."""
+
+    def __init__(self, spec: dict):
+        self.home = tempfile.mkdtemp(prefix="grader-compare-")
+        self.output = tempfile.TemporaryFile()
+        read_fd, write_fd = os.pipe()
+        env = isolated_env(self.home)
+        boot = "import sys; sys.path.insert(0, sys.argv[1]); from grader.compare.job import main; main(*sys.argv[1:])"
+        args = [sys.executable, "-I", "-u", "-c", boot, str(KIT_ROOT), str(write_fd), str(os.getpid()), json.dumps(spec)]
+        try:
+            self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self.output, stderr=self.output,
+                                            pass_fds=(write_fd,), start_new_session=True, cwd=self.home, env=env)
+        finally:
+            os.close(write_fd)
+        self.read_fd = read_fd
+
+    def events(self, limit: float):
+        """The job's events as they arrive, until it closes its pipe; JobFailed past the time limit."""
+        deadline, pending = time.monotonic() + limit, b""
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise JobFailed(f"The training took longer than {limit:.0f} s and was stopped. "
+                                "Is your attention_head or attention_head_backward much slower than it needs to be "
+                                "(a Python loop over positions)? Vectorise it with matrix products.")
+            ready, _, _ = select.select([self.read_fd], [], [], min(remaining, 1.0))
+            if not ready:
+                continue
+            chunk = os.read(self.read_fd, 1 << 16)
+            if not chunk:
+                return
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                yield json.loads(line)
+
+    def stop(self):
+        """Kill the job and everything it started; remove its home folder."""
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.process.wait()
+        os.close(self.read_fd)
+        shutil.rmtree(self.home, ignore_errors=True)
+
+    def death(self) -> str:
+        """How the process ended, in words."""
+        code = self.process.wait()
+        if code < 0:
+            name = signal.Signals(-code).name if -code in signal.valid_signals() else f"signal {-code}"
+            return f"the Python process was killed by {name} (out of memory or a crash in your code)."
+        return f"the Python process exited with status {code} (does your code call sys.exit or os._exit?)."
+
+    def tail(self) -> str:
+        """The end of what the student's code printed, if anything."""
+        self.output.seek(0, os.SEEK_END)
+        size = self.output.tell()
+        self.output.seek(max(0, size - OUTPUT_TAIL))
+        text = self.output.read().decode("utf-8", errors="replace").strip()
+        return f"\nYour code printed (the end):\n{text}" if text else ""

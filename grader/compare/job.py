@@ -1,0 +1,194 @@
+"""The comparison's training, inside a worker process: the kit's models driven by the student's code.
+
+grader.compare.command starts this with `python -I` in a session of its own. The job arrives as JSON in
+argv; events leave as JSON lines on the file descriptor it names, so whatever the student prints
+goes to the captured output only.
+"""
+
+import importlib
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from grader.compare import models
+from grader.compare.corpus import DECISION_CUE, load_replies
+from grader.sandbox.codec import PACKAGE
+from grader.sandbox.limits import die_with, limit_resources
+from grader.sandbox.messages import call_failure
+from grader.sandbox.session import BlockSolutions, load_package
+
+BATCH = 16  # replies per step
+LR = 0.02  # the lr handed to the student's train
+BETAS = (0.9, 0.999)
+SAMPLES = 100
+MAP_REPLY = 0  # index of the held-out reply whose attention is shown
+STREAM = {"mlp": 0, "attention": 1, "attention_no_mask": 1}  # random streams: both heads see the same
+
+
+class Stop(Exception):
+    """The job cannot go on: kind ("diverged", "steps") and a message for the student."""
+
+
+class Coach:
+    """A model as the student's train sees it: .params, and .loss_and_grads giving Adam's step direction.
+
+    The student's sgd_step subtracts lr times what it is given; handing it Adam's direction times a
+    cosine schedule makes that plain step an Adam step, so the student's train and sgd_step still
+    drive every update, in far fewer steps than the raw gradient needs.
+    """
+
+    def __init__(self, model, steps: int, on_step):
+        self.model, self.params, self.steps, self.on_step = model, model.params, steps, on_step
+        self.moments = {name: (np.zeros_like(p), np.zeros_like(p)) for name, p in model.params.items()}
+        self.losses: list[float] = []
+
+    def loss_and_grads(self, x, y):
+        """The model's loss, and for every parameter its Adam direction, scaled by the schedule."""
+        loss, grads = self.model.loss_and_grads(x, y)
+        if not math.isfinite(loss):
+            raise Stop("diverged", f"the loss became {loss} at step {len(self.losses) + 1}")
+        self.losses.append(loss)
+        t = len(self.losses)
+        schedule = 0.5 * (1 + math.cos(math.pi * (t - 1) / self.steps))
+        (b1, b2), direction = BETAS, {}
+        for name, g in grads.items():
+            m, v = self.moments[name]
+            m *= b1
+            m += (1 - b1) * g
+            v *= b2
+            v += (1 - b2) * np.square(g)
+            step = np.sqrt(v * (1 / (1 - b2**t)))
+            step += 1e-8
+            np.divide(m, step, out=step)
+            step *= schedule / (1 - b1**t)  # schedule * m_hat / (sqrt(v_hat) + eps)
+            direction[name] = step.astype(models.DTYPE, copy=False)
+        self.on_step(t, loss)
+        return loss, direction
+
+
+def decision_probabilities(model, replies: list[str]) -> list[float]:
+    """For each reply, the model's probability of its actual first decision character after the cue."""
+    probs = []
+    for start in range(0, len(replies), 100):
+        chunk = replies[start : start + 100]
+        x, y = models.batch(chunk)
+        logits, _ = model.forward(x)
+        p = models.softmax(logits.astype(np.float64))  # (B, T, V)
+        for row, text in enumerate(chunk):
+            at = text.index(DECISION_CUE) + len(DECISION_CUE)  # the target at position `at` is that character
+            probs.append(float(p[row, at, y[row, at]]))
+    return probs
+
+
+def attention_map(model, text: str) -> dict:
+    """The head's shares at the position that predicts the decision: which earlier characters it reads."""
+    cue = text.index(DECISION_CUE) + len(DECISION_CUE)
+    x, _ = models.batch([text])
+    _, _, shares = model.attend(x[:, : cue + 1])
+    row = np.asarray(shares, dtype=np.float64)[0, cue]  # (cue + 1,) over start token + text[:cue]
+    return {"text": text[:cue], "start_share": float(row[0]), "shares": [float(s) for s in row[1:]]}
+
+
+class Job:
+    """One comparison: train, evaluate and report each model in turn."""
+
+    def __init__(self, spec: dict, emit):
+        self.spec, self.emit = spec, emit
+        self.seed, self.current = spec["seed"], None
+        self.train_replies, self.valid_replies = load_replies("train"), load_replies("valid")
+
+    def rng(self, *purpose: int) -> np.random.Generator:
+        """A generator of its own for each purpose, so one change does not shift the rest."""
+        return np.random.default_rng([self.seed, *purpose])
+
+    def fit(self, name: str, model, steps: int, train) -> Coach:
+        """Train with the student's train, reporting progress."""
+        self.current, last = name, [0.0]
+
+        def on_step(t, loss):
+            now = time.monotonic()
+            if t == steps or now - last[0] > 0.1:
+                last[0] = now
+                self.emit({"event": "progress", "model": name, "step": t, "steps": steps, "loss": loss})
+
+        coach = Coach(model, steps, on_step)
+        train(coach, models.batches(self.train_replies, BATCH, self.rng(1, STREAM[name])), steps, LR)
+        if len(coach.losses) != steps:
+            raise Stop("steps", f"your train made {len(coach.losses)} steps when asked for {steps}")
+        return coach
+
+    def evaluate(self, name: str, model, coach: Coach, seconds: float, attention: bool):
+        """The figures of one model, sent as an event."""
+        self.emit({"event": "status", "model": name, "text": "sampling replies"})
+        replies = models.sample(model, self.rng(2, STREAM[name]), self.spec.get("samples", SAMPLES))
+        result = {
+            "event": "model",
+            "model": name,
+            "decision_probs": decision_probabilities(model, self.valid_replies),
+            "replies": replies,
+            "losses": coach.losses,
+            "train_seconds": seconds,
+        }
+        if attention:
+            result["attention_map"] = attention_map(model, self.valid_replies[MAP_REPLY])
+        self.emit(result)
+
+    def run(self, fns: dict):
+        """The MLP, then the MLP with the student's head started from it (and, if asked, without the mask)."""
+        steps = self.spec["steps"]
+        mlp = models.CharMLP(self.rng(0, 0))
+        start = time.perf_counter()
+        coach = self.fit("mlp", mlp, steps["mlp"], fns["train"])
+        self.evaluate("mlp", mlp, coach, time.perf_counter() - start, attention=False)
+        heads = [("attention", fns["attention_head"], fns["attention_head_backward"])]
+        if self.spec.get("no_mask"):
+            heads.append(("attention_no_mask", models.unmasked_head, models.unmasked_head_backward))
+        for name, head, head_backward in heads:
+            model = models.AttentionMLP(self.rng(0, 1), head, head_backward)
+            model.params.update({k: v.copy() for k, v in mlp.params.items()})
+            start = time.perf_counter()
+            coach = self.fit(name, model, steps["attention"], fns["train"])
+            self.evaluate(name, model, coach, time.perf_counter() - start, attention=True)
+
+
+def student_functions(folder: Path) -> dict:
+    """The student's functions the comparison calls (their train calls their sgd_step), from their folder."""
+    sys.meta_path.insert(0, BlockSolutions())
+    load_package(PACKAGE, folder, run_init=False)
+    heads = importlib.import_module(f"{PACKAGE}.heads")
+    training = importlib.import_module(f"{PACKAGE}.training")
+    return {
+        "attention_head": heads.attention_head,
+        "attention_head_backward": training.attention_head_backward,
+        "train": training.train,
+    }
+
+
+def main(kit: str, fd: str, parent: str, spec: str):
+    """Run the job in `spec`, writing events to `fd`."""
+    limit_resources()
+    die_with(int(parent))
+    sys.path.remove(kit)
+    out = os.fdopen(int(fd), "w", encoding="utf-8")
+
+    def emit(event):
+        out.write(json.dumps(event) + "\n")
+        out.flush()
+
+    spec = json.loads(spec)
+    folder = Path(spec["submission"])
+    job = Job(spec, emit)
+    try:
+        job.run(student_functions(folder))
+    except Stop as stop:
+        emit({"event": "error", "kind": stop.args[0], "model": job.current, "message": stop.args[1]})
+    except BaseException as error:  # the student's code may raise anything; the parent explains it
+        emit({"event": "error", "kind": "raised", "model": job.current, "message": call_failure("your code", error, folder)})
+    else:
+        emit({"event": "done"})
+    out.close()

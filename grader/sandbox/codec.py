@@ -1,0 +1,177 @@
+"""The codec: values cross the worker boundary as a JSON head and `.npy` bytes, never pickle."""
+
+import functools
+import json
+import math
+import re
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+from grader.sandbox.toymodel import BatchFeed, LinearModel
+
+MAX_FRAME = 512 << 20  # bytes in one message
+MAX_WARNINGS = 10  # warnings kept per call
+WARNING_CHARS = 200  # characters kept of each
+MAX_DEPTH = 32  # nesting of lists, tuples and dicts in a value
+ARRAY_KINDS = "biufcSU"  # bool, integers, floats, complex, bytes, str: no objects
+KEY_TYPES = (str, int, float, bool, type(None))
+NPY_MAGIC = b"\x93NUMPY\x01\x00"
+NPY_HEADER = re.compile(r"\{'descr': '(?P<descr>[<>|=]?[biufcSU]\d+)', 'fortran_order': False, 'shape': \((?P<shape>[\d, ]*)\), \} *\n")
+PACKAGE = "_submission"  # the private name the student's folder is imported under
+
+
+@dataclass
+class Foreign:
+    """A value of a type that may not cross the boundary, by type name and a short repr."""
+
+    type_name: str
+    text: str
+
+
+@dataclass
+class ToyModel:
+    """Stands for the kit's LinearModel with these params: {"w": (C, O), "b": (O,)}."""
+
+    params: dict
+
+
+@dataclass
+class Batches:
+    """Stands for an iterator over these (x, y) pairs; after a call, taken says how many were used."""
+
+    pairs: list
+    taken: int = 0
+
+
+def encode(value) -> bytes:
+    """A message: a JSON head describing the value, then the arrays as .npy bytes."""
+    blobs: list[bytes] = []
+    tree = _tree(value, blobs, 0)
+    head = json.dumps({"tree": tree, "sizes": [len(blob) for blob in blobs]}).encode()
+    return struct.pack("<I", len(head)) + head + b"".join(blobs)
+
+
+def decode(data, live: bool = False):
+    """The value of a message; live (in the worker) turns ToyModel and Batches into working objects."""
+    data = memoryview(data)
+    (size,) = struct.unpack_from("<I", data)
+    head = json.loads(bytes(data[4 : 4 + size]))
+    blobs, start = [], 4 + size
+    for length in head["sizes"]:
+        blobs.append(data[start : start + length])
+        start += length
+    if start != len(data):
+        raise ValueError("message length does not match its head")
+    return _value(head["tree"], blobs, live)
+
+
+def _tree(value, blobs, depth):
+    """The JSON description of a value; its arrays appended to blobs."""
+    kind = type(value)
+    if value is None or kind in (bool, int, float, str):
+        return value
+    if kind is np.ndarray and value.dtype.kind in ARRAY_KINDS and not value.dtype.hasobject:
+        return ["a", _blob(value, blobs)]
+    if isinstance(value, np.generic) and kind.__module__ == "numpy" and value.dtype.kind in ARRAY_KINDS:
+        return ["s", _blob(np.asarray(value), blobs)]
+    if kind in (list, tuple, dict, ToyModel, LinearModel, Batches, BatchFeed) and depth >= MAX_DEPTH:
+        raise ValueError(f"a value nested more than {MAX_DEPTH} levels deep")
+    if kind is list or kind is tuple:
+        return ["l" if kind is list else "t", [_tree(item, blobs, depth + 1) for item in value]]
+    if kind is dict and all(type(key) in KEY_TYPES for key in value):
+        return ["d", [[key, _tree(item, blobs, depth + 1)] for key, item in value.items()]]
+    if kind is ToyModel or kind is LinearModel:
+        return ["m", _tree(value.params, blobs, depth + 1)]
+    if kind is Batches or kind is BatchFeed:
+        return ["b", _tree(value.pairs, blobs, depth + 1), int(value.taken)]
+    if kind is Foreign:
+        return ["f", value.type_name, value.text]
+    if kind is np.ndarray:
+        return ["f", f"numpy.ndarray with dtype {value.dtype}", describe(value)[1]]
+    return ["f", *describe(value)]
+
+
+def _blob(array, blobs):
+    """Append the array as .npy bytes (format 1.0, C order); its index among the blobs."""
+    if not array.flags.c_contiguous:
+        array = array.copy(order="C")
+    header = "{'descr': %r, 'fortran_order': False, 'shape': %r, }" % (array.dtype.str, array.shape)
+    header += " " * (-(len(NPY_MAGIC) + 2 + len(header) + 1) % 64) + "\n"
+    blobs.append(NPY_MAGIC + struct.pack("<H", len(header)) + header.encode("latin1") + array.tobytes())
+    return len(blobs) - 1
+
+
+def describe(value):
+    """Type name and a short repr of a value that may not cross; its repr may be student code."""
+    kind = type(value)
+    module = getattr(kind, "__module__", "") or ""
+    name = getattr(kind, "__qualname__", "object")
+    if module.startswith(PACKAGE + "."):
+        module = module[len(PACKAGE) + 1 :]
+    type_name = name if module in ("", "builtins") else f"{module}.{name}"
+    try:
+        text = repr(value)
+    except BaseException:  # a student's __repr__ may raise anything
+        text = f"<{type_name} whose repr failed>"
+    if type(text) is not str:
+        text = f"<{type_name}>"
+    return type_name, text[:300]
+
+
+def _value(node, blobs, live):
+    """The value described by a JSON node."""
+    if node is None or type(node) in (bool, int, float, str):
+        return node
+    tag, *rest = node
+    if tag == "a":
+        return _array(blobs[rest[0]])
+    if tag == "s":
+        array = _array(blobs[rest[0]])
+        if array.ndim != 0:
+            raise ValueError("a numpy scalar must be 0-dimensional")
+        return array[()]
+    if tag == "l":
+        return [_value(item, blobs, live) for item in rest[0]]
+    if tag == "t":
+        return tuple(_value(item, blobs, live) for item in rest[0])
+    if tag == "d":
+        if not all(type(key) in KEY_TYPES for key, _ in rest[0]):
+            raise ValueError("dict keys must be plain scalars")
+        return {key: _value(item, blobs, live) for key, item in rest[0]}
+    if tag == "f":
+        return Foreign(str(rest[0]), str(rest[1]))
+    if tag == "m":
+        params = _value(rest[0], blobs, live)
+        return LinearModel(params) if live else ToyModel(params)
+    if tag == "b":
+        pairs = _value(rest[0], blobs, live)
+        return BatchFeed(pairs) if live else Batches(pairs, int(rest[1]))
+    raise ValueError(f"unknown tag {tag!r}")
+
+
+def _array(blob):
+    """A writable ndarray from .npy bytes; only plain dtypes, never pickled objects."""
+    blob = memoryview(blob)
+    if bytes(blob[: len(NPY_MAGIC)]) != NPY_MAGIC:
+        raise ValueError("not .npy bytes")
+    (size,) = struct.unpack_from("<H", blob, len(NPY_MAGIC))
+    start = len(NPY_MAGIC) + 2 + size
+    dtype, shape = _header(bytes(blob[len(NPY_MAGIC) + 2 : start]))
+    if dtype.itemsize * math.prod(shape) != len(blob) - start:
+        raise ValueError("an array whose size does not match its data")
+    return np.frombuffer(blob[start:], dtype=dtype).reshape(shape).copy()
+
+
+@functools.lru_cache(maxsize=256)
+def _header(header: bytes):
+    """The dtype and shape in an .npy header of the form the grader writes."""
+    found = NPY_HEADER.fullmatch(header.decode("latin1"))
+    if found is None:
+        raise ValueError("an .npy header the grader does not write")
+    dtype = np.dtype(found["descr"])
+    if dtype.kind not in ARRAY_KINDS or dtype.hasobject:
+        raise ValueError(f"an array of dtype {dtype}")
+    return dtype, tuple(int(n) for n in found["shape"].replace(",", " ").split())
+

@@ -1,0 +1,53 @@
+"""How a call of student code can fail: the error the checks see, and the words for a dead worker."""
+
+import signal
+
+
+class StudentError(Exception):
+    """The student's code did not return a value; kind says how, message says it to the student."""
+
+    KINDS = ("not_started", "raised", "timeout", "crashed", "import", "bad_output", "refused")
+
+    def __init__(self, kind: str, message: str, output: str = ""):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.output = output
+
+
+
+class _Failed(Exception):
+    """The worker gave no reply: it timed out, died, or sent something unreadable."""
+
+    def __init__(self, kind, status=None, detail=""):
+        super().__init__(kind)
+        self.kind, self.status, self.detail = kind, status, detail
+
+    def describe(self, what, limit):
+        """The student-facing sentence; for an import, only how the process ended."""
+        if self.kind == "timeout":
+            return f"{what} did not return within {limit:g} s: look for a loop that never ends, or work that grows too fast."
+        if self.kind == "bad_output":
+            return f"what {what} returned could not be read back: {self.detail}."
+        if what.startswith("importing "):
+            return _how(self.status)
+        if self.status is not None and self.status >= 0:
+            return f"{what} ended the Python process ({_how(self.status)}) instead of returning: return a value instead."
+        return f"{what} crashed the Python process ({_how(self.status)}): look for ctypes, os or signal tricks."
+
+
+def _how(status) -> str:
+    """How the worker ended, from its exit status."""
+    if status is None:
+        return "it stopped without answering"
+    if status >= 0:
+        return f"exit status {status}, as os._exit does"
+    number = -status
+    if number == signal.SIGSEGV:
+        return "segmentation fault"
+    if number == signal.SIGKILL:
+        return "killed, most likely for using far too much memory"
+    if number == signal.SIGXCPU:
+        return "out of CPU time"
+    return signal.Signals(number).name if number in signal.valid_signals() else f"signal {number}"
+

@@ -1,0 +1,53 @@
+"""Refusing submissions that import the reference solutions."""
+
+import ast
+from pathlib import Path
+
+from grader.paths import MODULES
+
+
+def refusals(folder: Path) -> dict[str, str]:
+    """For each module that imports the reference solutions, directly or through a sibling: why."""
+    direct, siblings = {}, {}
+    for path in sorted(folder.glob("*.py")):
+        try:
+            tree = ast.parse(path.read_bytes(), filename=path.name)
+        except (SyntaxError, ValueError, OSError):
+            continue  # the worker reports it when the module is imported
+        siblings[path.stem] = set()
+        for node in ast.walk(tree):
+            line = _solutions_import(node)
+            if line and path.stem not in direct:
+                direct[path.stem] = f"{path.name} imports the reference solutions (line {line})"
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                names = [node.module] if node.module else [alias.name for alias in node.names]
+                siblings[path.stem].update(name.split(".")[0] for name in names)
+    found = {}
+    for name in MODULES:
+        seen, todo = set(), [name]
+        while todo:
+            current = todo.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            if current in direct:
+                found[name] = direct[current]
+                break
+            todo.extend(siblings.get(current, ()))
+    return found
+
+
+def _solutions_import(node) -> int | None:
+    """The line of an import of `solutions` (statement, __import__ or importlib), else None."""
+    names: list[str] = []
+    if isinstance(node, ast.Import):
+        names = [alias.name for alias in node.names]
+    elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        names = [node.module]
+    elif isinstance(node, ast.Call):
+        func = node.func
+        called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        if called in ("__import__", "import_module") and node.args and isinstance(node.args[0], ast.Constant):
+            names = [str(node.args[0].value)]
+    return node.lineno if any(name.split(".")[0] == "solutions" for name in names) else None
+

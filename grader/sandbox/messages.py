@@ -1,0 +1,54 @@
+"""In the worker: what went wrong in the student's code, in words for the student."""
+
+import traceback
+from pathlib import Path
+
+from grader.sandbox.limits import MEMORY_BYTES
+from grader.sandbox.session import refused
+
+
+def import_failure(module, error, folder) -> str:
+    """Why a student module cannot be imported, for the student."""
+    if refused(error):
+        return f"your {module}.py imports the reference solutions; the grader does not grade it. Write the functions yourself."
+    if isinstance(error, SyntaxError):
+        return f"your {module}.py cannot be imported: {error.msg} ({Path(error.filename or module).name}, line {error.lineno}). Fix the syntax and save."
+    if isinstance(error, SystemExit):
+        return f"your {module}.py exited the interpreter at import (sys.exit {where(error, folder)}): remove that call."
+    return f"your {module}.py cannot be imported: {type(error).__name__}: {text(error)} {where(error, folder)}."
+
+
+def call_failure(function, error, folder) -> str:
+    """What went wrong in a call, for the student."""
+    place = where(error, folder)
+    if isinstance(error, SystemExit):
+        return f"{function} called sys.exit() {place} instead of returning: return a value instead."
+    if isinstance(error, RecursionError):
+        return f"{function} recursed without end (RecursionError) {place}: look for a function that calls itself."
+    if isinstance(error, MemoryError):
+        return f"{function} ran out of memory {place}: the grader allows {MEMORY_BYTES >> 30} GiB; look for an array far too large."
+    if isinstance(error, KeyboardInterrupt):
+        return f"{function} raised KeyboardInterrupt {place}: nobody pressed Ctrl-C, so remove that raise."
+    return f"{function} raised {type(error).__name__}: {text(error)} {place}."
+
+
+def text(error) -> str:
+    """An exception's message, even if its __str__ misbehaves."""
+    try:
+        return str(error)[:300]
+    except BaseException:
+        return "(its message could not be shown)"
+
+
+def where(error, folder) -> str:
+    """The last line of the student's own code in the traceback, as (file, line n: code)."""
+    try:
+        frames = [f for f in traceback.extract_tb(error.__traceback__) if Path(f.filename).parent == folder]
+    except BaseException:
+        return ""
+    if not frames:
+        return ""
+    last = frames[-1]
+    code = f": {last.line.strip()}" if last.line else ""
+    return f"({Path(last.filename).name}, line {last.lineno}{code})"
+

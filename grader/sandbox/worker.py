@@ -1,0 +1,164 @@
+"""The worker process: imports the student's folder and runs one requested call at a time.
+
+Started by grader.sandbox.process with `python -I`; requests arrive on one pipe and replies
+leave on another, so whatever the student prints goes to the captured output only.
+"""
+
+import builtins
+import os
+import struct
+import sys
+import time
+import warnings
+
+import numpy as np
+
+from grader.sandbox.codec import MAX_FRAME, MAX_WARNINGS, WARNING_CHARS, Foreign, decode, describe, encode
+from grader.sandbox.limits import die_with, limit_resources
+from grader.sandbox.messages import call_failure, import_failure, text
+from grader.sandbox.session import Session, refused
+
+NUMPY_ERRORS = np.geterr()  # numpy's defaults, before any student code: warn on overflow, 0/0 and x/0
+
+
+def main(kit, request_fd, reply_fd, parent):
+    """Serve requests until the parent closes the pipe."""
+    request_fd, reply_fd = int(request_fd), int(reply_fd)
+    limit_resources()
+    die_with(int(parent))
+    sys.path.remove(kit)
+    session = None
+    pristine = dict(vars(builtins))  # restored after each request, so the worker's own code keeps working
+    while (request := read_frame(request_fd)) is not None:
+        message = decode(request, live=True)
+        if message["op"] == "init":
+            session = Session(message["folder"], message["reference"], message["reference_for"])
+            write_frame(reply_fd, encode("ready"))
+            continue
+        reply = handle(session, message)
+        flush()
+        restore(pristine)
+        write_frame(reply_fd, encoded(reply))
+
+
+def handle(session, message):
+    """Import a module or make a call; a dict with the value or the error."""
+    module, op = message["module"], message["op"]
+    try:
+        loaded = session.import_module(module)
+    except BaseException as error:  # whatever the student's module does at import
+        return {"error": "refused" if refused(error) else "import", "message": import_failure(module, error, session.folder)}
+    if op == "import":
+        return {"value": None}
+    function = message["function"]
+    target = getattr(loaded, function, None)
+    if not callable(target):
+        return {"error": "import", "message": f"your {module}.py has no function {function}: keep the name and signature from the stub."}
+    args = message["args"]
+    start = time.perf_counter()
+    try:
+        with RecordWarnings() as caught:
+            value = target(*args)
+    except NotImplementedError:
+        return {"error": "not_started", "message": f"{function} is not written yet: it still raises NotImplementedError."}
+    except BaseException as error:  # the parent alone decides what a failure means
+        if refused(error):
+            return {"error": "refused", "message": f"{function} imports the reference solutions; write it yourself."}
+        return {"error": "raised", "message": call_failure(function, error, session.folder)}
+    return {"value": value, "args": args, "seconds": time.perf_counter() - start, "warnings": summary(caught)}
+
+
+class RecordWarnings(warnings.catch_warnings):
+    """Records every warning of a call, under numpy's default error handling and the filter "always".
+
+    What a student module set at import (np.seterr, warnings.filterwarnings) is undone for each call,
+    so it cannot change the verdict of another module's calls; what a call sets for itself is its choice.
+    """
+
+    def __init__(self):
+        super().__init__(record=True)
+
+    def __enter__(self):
+        np.seterr(**NUMPY_ERRORS)
+        np.seterrcall(None)
+        caught = super().__enter__()
+        warnings.resetwarnings()
+        warnings.simplefilter("always")
+        return caught
+
+
+def summary(caught) -> tuple[str, ...]:
+    """The first recorded warnings as "Category: message", each cut short."""
+    lines = []
+    for record in caught[:MAX_WARNINGS]:
+        name = getattr(record.category, "__name__", "Warning")
+        lines.append(f"{name}: {text(record.message)}"[:WARNING_CHARS])
+    return tuple(lines)
+
+
+def encoded(reply) -> bytes:
+    """The reply as a message; a value or argument that cannot be sent goes as a Foreign."""
+    try:
+        data = encode(reply)
+    except BaseException:  # e.g. a list that contains itself
+        try:
+            shielded = {**reply, "value": shield(reply.get("value")), "args": tuple(shield(a) for a in reply.get("args", ()))}
+            data = encode(shielded)
+        except BaseException as error:
+            return encode({"error": "bad_output", "message": f"the value returned could not be sent to the grader ({type(error).__name__})."})
+    if len(data) > MAX_FRAME:
+        return encode({"error": "bad_output", "message": f"the value returned is {len(data) >> 20} MiB, over the grader's limit of {MAX_FRAME >> 20} MiB."})
+    return data
+
+
+def shield(value):
+    """The value if it can be sent, else a Foreign saying why not."""
+    try:
+        encode(value)
+        return value
+    except BaseException as error:
+        type_name, text = describe(value)
+        return Foreign(type_name, f"{text[:200]} ({error})")
+
+def restore(pristine):
+    """Put back any builtin the student's code replaced or removed."""
+    namespace = vars(builtins)
+    for name, value in pristine.items():
+        if namespace.get(name) is not value:
+            namespace[name] = value
+
+
+def flush():
+    """Push the student's buffered prints into the output pipe."""
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            stream.flush()
+        except BaseException:  # a replaced stream may do anything
+            pass
+
+
+def read_frame(fd) -> bytes | None:
+    """One length-prefixed message, or None when the parent has gone."""
+    head = read_exactly(fd, 8)
+    if head is None:
+        return None
+    (size,) = struct.unpack("<Q", head)
+    return read_exactly(fd, size)
+
+
+def read_exactly(fd, size) -> bytes | None:
+    """Exactly size bytes from a blocking fd, or None at end of file."""
+    data = bytearray()
+    while len(data) < size:
+        chunk = os.read(fd, min(size - len(data), 1 << 20))
+        if not chunk:
+            return None
+        data += chunk
+    return bytes(data)
+
+
+def write_frame(fd, data: bytes):
+    """One length-prefixed message."""
+    view = memoryview(struct.pack("<Q", len(data)) + data)
+    while view:
+        view = view[os.write(fd, view) :]

@@ -1,0 +1,1 @@
+"""The student's day: status, watch, hints, welcome; imports check, sandbox and the basics."""

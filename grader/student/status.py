@@ -1,0 +1,127 @@
+"""`grader status`: the five exercises in lesson order, the points, and the next step."""
+
+import os
+from pathlib import Path
+
+import click
+
+from grader.check.cache import checked_report, unchanged
+from grader.exercises import BY_NAME, EXERCISES, NAMES
+from grader.student.welcome import first_run, show_welcome
+from grader.style import mark, paint, shown_command
+
+WORDS = {"passed": "passed", "failed": "failing", "error": "cannot run", "not_started": "not started"}
+
+
+def resolve(submission: Path | None, doing: str = "show your progress") -> Path | None:
+    """The student's folder, or None after telling the student what is wrong with it."""
+    from grader.sandbox.submission import SubmissionError, find_submission
+
+    try:
+        return find_submission(submission, False)
+    except SubmissionError as error:
+        click.echo(f"Cannot {doing}: {error}", err=True)
+        return None
+
+
+def status(submission: Path | None = None) -> int:
+    """Print the student's progress; 0 once shown, 2 when the folder cannot be read."""
+    folder = resolve(submission)
+    if folder is None:
+        return 2
+    if first_run(folder):
+        show_welcome()
+    missing = [name for name in NAMES if name not in unchanged(folder)]
+    if missing:
+        which = "your five exercises" if len(missing) == len(NAMES) else ", ".join(missing)
+        click.echo(paint(f"checking {which}…", dim=True))
+    report = checked_report(folder)
+    click.echo(table(report, folder))
+    click.echo("\n" + next_step(report, folder))
+    return 0
+
+
+def shown(folder: Path) -> str:
+    """The folder as the student would type it."""
+    try:
+        return str(folder.absolute().relative_to(Path.cwd())) + os.sep
+    except ValueError:
+        return str(folder) + os.sep
+
+
+def points(value: float) -> str:
+    """Points without a needless .0."""
+    return f"{value:g}"
+
+
+def table(report, folder: Path) -> str:
+    """The progress table: a line per exercise, the total and the state of the comparison."""
+    by_name = {e.name: e for e in report.exercises}
+    lines = [paint(f"Your attention, by hand ({shown(folder)})", bold=True)]
+    width = max(len(e.title) for e in EXERCISES)
+    for number, exercise in enumerate(EXERCISES, 1):
+        result = by_name.get(exercise.name)
+        state = result.status if result else "not_started"
+        got = result.points if result else 0.0
+        score = f"{points(got)}/{points(exercise.points)}"
+        lines.append(
+            f"  {mark(state)} {number}. {exercise.name:<9} {exercise.title:<{width}}  {score:>7}  {WORDS[state]}"
+        )
+    passed = sum(e.status == "passed" for e in report.exercises)
+    lines.append(f"  {points(report.points)} of {points(sum(e.points for e in EXERCISES))} points, {passed} of 5 passed")
+    lines.append("")
+    lines.append(unlock_line(report))
+    return "\n".join(lines)
+
+
+def unlock_line(report) -> str:
+    """Whether the comparison is unlocked."""
+    if all_passed(report):
+        return paint("The comparison is unlocked.", fg="green", bold=True)
+    return f"The comparison ({shown_command('compare')}) unlocks when all five pass."
+
+
+def all_passed(report) -> bool:
+    """True when every one of the five exercises passed."""
+    passed = {e.name for e in report.exercises if e.status == "passed"}
+    return passed == set(BY_NAME)
+
+
+def next_step(report, folder: Path, watching: bool = False) -> str:
+    """What to do next, about the first exercise in lesson order that has not passed."""
+    by_name = {e.name: e for e in report.exercises}
+    for exercise in EXERCISES:
+        result = by_name.get(exercise.name)
+        if result is None or result.status != "passed":
+            return step(exercise, result, folder, watching)
+    return (
+        f"Next: run {shown_command('compare')}: it trains the 8-character MLP and an attention model\n"
+        "built from your own functions, and shows them side by side."
+    )
+
+
+def step(exercise, result, folder: Path, watching: bool = False) -> str:
+    """The next step for one exercise that has not passed."""
+    file = f"{shown(folder)}{exercise.name}.py"
+    names = ", ".join(f"{f}()" for f in exercise.functions)
+    if result is None or result.status == "not_started":
+        then = f",\nthen run {shown_command('watch')}: it rechecks your work every time you save."
+        return f"Next: fill in {names} in {file}{' and save.' if watching else then}"
+    reason = first_problem(result)
+    verb = "fails" if result.status == "failed" else "cannot be run"
+    lines = [f"Next: {exercise.name} {verb}: {reason}"]
+    lines.append(
+        f"Fix it in {file}: {shown_command('check', exercise.name)} shows the details,\n"
+        f"{shown_command('hint', exercise.name)} gives a hint."
+    )
+    return "\n".join(lines)
+
+
+def first_problem(result) -> str:
+    """The root cause, or the first line of the first check that did not pass."""
+    if result.note:
+        return result.note
+    for check in result.checks:
+        if check.status != "passed" and check.message.strip():
+            return check.message.strip().splitlines()[0]
+    return f"{sum(c.status != 'passed' for c in result.checks)} of {len(result.checks)} checks did not pass."

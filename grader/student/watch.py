@@ -1,0 +1,244 @@
+"""`grader watch`: recheck an exercise every time one of the five files is saved."""
+
+import os
+import signal
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+import click
+
+from grader.check.cache import checked_report, files_fingerprint, last_known, unchanged
+from grader.exercises import BY_NAME, NAMES
+from grader.paths import MODULES
+from grader.sandbox.process import ONE_THREAD
+from grader.student.status import first_problem, next_step, points, resolve, shown
+from grader.style import colour_on, mark, paint, shown_command
+
+POLL = 0.1  # seconds between looks at the files
+SHOWN_FAILURES = 3
+
+
+def watch(exercise: str | None = None, submission: Path | None = None) -> int:
+    """Recheck on every save until Ctrl-C; 0 when stopped, 2 when the folder cannot be read."""
+    folder = resolve(submission, "watch")
+    if folder is None:
+        return 2
+    try:
+        Watcher(folder, exercise).run()
+    except KeyboardInterrupt:
+        click.echo(f"\nStopped watching. Your progress is saved: {shown_command('status')} shows it.")
+    return 0
+
+
+def snapshot(folder: Path) -> dict:
+    """Each module file's modification time and size, None when it is missing."""
+    files = {}
+    for module in MODULES:
+        try:
+            info = (folder / f"{module}.py").stat()
+            files[module] = (info.st_mtime_ns, info.st_size)
+        except OSError:
+            files[module] = None
+    return files
+
+
+class Watcher:
+    """The loop: check the exercise being worked on first, then any other whose files changed."""
+
+    def __init__(self, folder: Path, exercise: str | None):
+        self.folder = folder
+        self.fixed = exercise
+        self.files = snapshot(folder)
+        self.tried: set[tuple[str, str]] = set()  # (exercise, fingerprint) of runs that saved nothing
+        self.faults: dict[str, str] = {}  # exercise -> what stopped the grader from checking it
+        self.screen = ""
+        self.target, self.saved = exercise or self.first_unpassed(), None
+
+    def run(self) -> None:
+        """Check, show, wait for a save; forever."""
+        for variable, value in ONE_THREAD.items():
+            os.environ.setdefault(variable, value)  # no BLAS threads: a forked copy must have no other thread
+        import grader.check.runner  # noqa: F401  every check forks from a process with the checks loaded
+
+        self.show()
+        while True:
+            todo = self.to_check()
+            changed = self.check(todo[0]) if todo else self.wait_for_save()
+            if changed:
+                self.after_save(changed)
+            else:
+                self.show()
+                if todo[0] == self.target:
+                    self.saved = None
+
+    def after_save(self, changed: list[str]) -> None:
+        """Work on the exercise just saved; show it at once when its files did not really change."""
+        self.target = self.fixed or changed[-1]
+        times = [self.files[m][0] / 1e9 for m in changed if self.files[m]]
+        self.saved = max(times, default=time.time())
+        if self.target not in self.to_check():
+            self.show()
+
+    def to_check(self) -> list[str]:
+        """The exercises without a verdict on their current files: the target first, then lesson order."""
+        prints, fresh = files_fingerprint(self.folder), unchanged(self.folder)
+        stale = [n for n in NAMES if n not in fresh and (n, prints[n]) not in self.tried]
+        return sorted(stale, key=lambda n: n != self.target)
+
+    def check(self, name: str) -> list[str]:
+        """Check one exercise in a fresh process, which saves the verdict; the modules saved meanwhile."""
+        before = files_fingerprint(self.folder)[name]
+        job = Job(self.folder, [name])
+        try:
+            while job.running():
+                time.sleep(POLL / 2)
+                if snapshot(self.folder) != self.files:
+                    return self.wait_for_save()  # saved again: the next check replaces this one
+        finally:
+            job.stop()
+        if name not in unchanged(self.folder):
+            self.tried.add((name, before))  # it saved nothing: do not run it again on the same files
+        if job.failure:
+            self.faults[name] = job.failure
+        else:
+            self.faults.pop(name, None)
+        return []
+
+    def wait_for_save(self) -> list[str]:
+        """Block until a module file changes and stays still for a moment; the modules changed."""
+        while True:
+            now = snapshot(self.folder)
+            if now != self.files:
+                time.sleep(POLL / 2)  # an editor may write a file in two steps
+                now = snapshot(self.folder)
+                changed = [m for m in MODULES if now[m] != self.files[m]]
+                self.files = now
+                if changed:
+                    return changed
+            time.sleep(POLL)
+
+    def first_unpassed(self) -> str:
+        """The first exercise in lesson order whose last verdict is not a pass."""
+        known = last_known(self.folder)
+        return next((name for name in NAMES if known.get(name, {}).get("status") != "passed"), NAMES[-1])
+
+    def show(self) -> None:
+        """The screen: progress over the five, the verdict on the target, and what to do."""
+        from grader.check.results import Report
+        from grader.check.runner import add_root_causes
+
+        target = self.target
+        known = last_known(self.folder)
+        report = Report.from_json({"exercises": [known[n] for n in NAMES if n in known]})
+        add_root_causes(report.exercises)
+        fresh = unchanged(self.folder)
+        result = next((e for e in report.exercises if e.name == target and target in fresh), None)
+        if result is not None and result.status == "passed":
+            advice = next_step(report, self.folder, watching=True)
+        else:
+            advice = f"Edit {shown(self.folder)}{target}.py and save to check it again; {shown_command('hint', target)} gives a hint."
+        screen = f"{progress(report, fresh)}\n\n{verdict(target, result)}\n\n{advice}"
+        for name, fault in self.faults.items():
+            screen += "\n" + paint(f"The grader could not check {name}: {fault}", fg="red")
+            screen += f"\n{shown_command('check', name)} shows the whole message; watching goes on."
+        if screen == self.screen and self.saved is None:
+            return
+        self.screen = screen
+        if colour_on():
+            click.clear()
+        else:
+            click.echo("-" * 60)
+        header = f"grader watch · {shown(self.folder)} · {datetime.now():%H:%M:%S}"
+        if self.saved is not None:
+            header += f" · {time.time() - self.saved:.1f} s after your save"
+        click.echo(paint(header, dim=True))
+        click.echo(screen)
+        click.echo(paint("Watching for saves; Ctrl-C to stop.", dim=True))
+        sys.stdout.flush()  # a pipe to tee or a log gets each screen as it comes
+
+
+def progress(report, fresh: dict) -> str:
+    """One line over the five exercises (a ? for a verdict still to come), and the points."""
+    by_name = {e.name: e for e in report.exercises}
+    marks = []
+    for name in NAMES:
+        sign = mark(by_name[name].status) if name in by_name and name in fresh else mark("unknown")
+        marks.append(f"{sign} {name}")
+    total = sum(e.points for e in BY_NAME.values())
+    return "  ".join(marks) + f"    {points(report.points)} of {points(total)} points"
+
+
+def verdict(name: str, result) -> str:
+    """The target exercise's verdict: the first failing check in full, the others by name."""
+    if result is None:
+        return f"{name}: checking…"
+    if result.status == "passed":
+        return paint(f"{mark('passed')} {name} passes all {len(result.checks)} checks.", fg="green", bold=True)
+    if result.status == "not_started":
+        functions = BY_NAME[name].functions
+        verb = "raises" if len(functions) == 1 else "raise"
+        return f"{mark('not_started')} {name}: not started ({', '.join(functions)} still {verb} NotImplementedError)."
+    failing = [c for c in result.checks if c.status in ("failed", "error")]
+    passed = sum(c.status == "passed" for c in result.checks)
+    word = "failing" if result.status == "failed" else "cannot run"
+    lines = [paint(f"{mark(result.status)} {name}: {word}, {passed} of {len(result.checks)} checks pass", bold=True)]
+    if result.note:
+        lines.append(f"  {result.note}")
+    if failing:
+        message = failing[0].message.strip() or first_problem(result)
+        lines.append(f"  {failing[0].id}: " + message.replace("\n", "\n    "))
+    if len(failing) > 1:
+        others = ", ".join(c.id for c in failing[1:])
+        lines.append(f"  Also failing: {others} ({shown_command('check', name)} shows each).")
+    return "\n".join(lines)
+
+
+class Job:
+    """One run of the checks in a forked copy of this process: fresh state, no start-up cost."""
+
+    def __init__(self, folder: Path, names: list[str]):
+        fd, self.log = tempfile.mkstemp(prefix="grader-watch-", suffix=".txt")
+        os.close(fd)
+        self.failure = ""
+        sys.stdout.flush()  # or the child would print the parent's buffered output again
+        sys.stderr.flush()
+        self.pid = os.fork()
+        if self.pid == 0:
+            run_in_child(folder, names, self.log)
+
+    def running(self) -> bool:
+        """True until the run has ended; then its failure, if any, is in .failure."""
+        if self.pid is None:
+            return False
+        pid, code = os.waitpid(self.pid, os.WNOHANG)
+        if pid == 0:
+            return True
+        self.pid = None
+        if code != 0:
+            said = Path(self.log).read_text(errors="replace").strip()
+            self.failure = said or f"its process ended with status {os.waitstatus_to_exitcode(code)}"
+        return False
+
+    def stop(self) -> None:
+        """Kill the run if it is still going (its workers die with it) and remove its log."""
+        if self.pid is not None:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+            self.pid = None
+        Path(self.log).unlink(missing_ok=True)
+
+
+def run_in_child(folder: Path, names: list[str], log: str) -> None:
+    """In the forked process: check, save the verdict, and leave without running the parent's exit code."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C must not save a cut-short run
+    code = 0
+    try:
+        checked_report(folder, names)
+    except BaseException as error:  # the parent shows it; nothing may escape into the parent's loop
+        Path(log).write_text(f"{type(error).__name__}: {error}")
+        code = 1
+    finally:
+        os._exit(code)

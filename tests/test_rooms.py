@@ -1,0 +1,90 @@
+"""The rooms of grader/: imports flow downward only (cli → student / compare / course → check → sandbox → basics), no circle."""
+
+import ast
+from pathlib import Path
+
+import grader
+
+GRADER = Path(grader.__file__).resolve().parent
+# A room's floor: a module may import its own room and any room on a lower floor, never a higher or a sideways one.
+FLOORS = {"cli": 4, "student": 3, "compare": 3, "course": 3, "check": 2, "sandbox": 1}
+BASICS = 0  # exercises, paths, style, __init__: what every room shares
+
+
+def room(module: str) -> str:
+    """The room of a dotted module name under grader: its first part after grader."""
+    parts = module.split(".")
+    name = parts[1] if len(parts) > 1 else "__init__"
+    return "cli" if name == "__main__" else name
+
+
+def floor(name: str) -> int:
+    return FLOORS.get(name, BASICS)
+
+
+def module_name(path: Path) -> str:
+    """grader/check/runner.py -> grader.check.runner."""
+    relative = path.relative_to(GRADER.parent).with_suffix("")
+    parts = relative.parts[:-1] if relative.name == "__init__" else relative.parts
+    return ".".join(parts)
+
+
+def imports(path: Path) -> set[str]:
+    """Every grader module this file imports, at any depth in the file (imports inside functions count)."""
+    found = set()
+    package = module_name(path).rpartition(".")[0] if path.name != "__init__.py" else module_name(path)
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    modules = {module_name(p) for p in GRADER.rglob("*.py")}
+    return {name for name in found if name in modules and name != module_name(path)}
+
+
+def graph() -> dict[str, set[str]]:
+    return {module_name(path): imports(path) for path in sorted(GRADER.rglob("*.py"))}
+
+
+def test_every_import_goes_down_or_stays_in_its_room():
+    wrong = []
+    for module, targets in graph().items():
+        for target in targets:
+            here, there = room(module), room(target)
+            if here != there and floor(there) >= floor(here) and target != "grader":
+                wrong.append(f"{module} -> {target}")
+    assert wrong == []
+
+
+def test_no_import_circle():
+    edges = graph()
+    circles = []
+
+    def visit(node, path):
+        for nxt in edges.get(node, ()):
+            if nxt in path:
+                circles.append(path[path.index(nxt) :] + [nxt])
+            elif nxt not in done:
+                visit(nxt, path + [nxt])
+        done.add(node)
+
+    done: set[str] = set()
+    for start in edges:
+        if start not in done:
+            visit(start, [start])
+    assert circles == []
+
+
+def test_every_room_says_what_it_holds():
+    for package in [p for p in GRADER.iterdir() if (p / "__init__.py").is_file()]:
+        doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text(encoding="utf-8")))
+        assert doc and "\n" not in doc.strip(), package.name
+
+
+def test_rooms_are_small():
+    long_modules = [p.name for p in GRADER.rglob("*.py") if len(p.read_text(encoding="utf-8").splitlines()) > 320]
+    assert long_modules == []
