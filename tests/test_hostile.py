@@ -10,10 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from survivors import record, survivors
 
 from grader.check.runner import run_checks
 from grader.paths import KIT_ROOT, SOLUTIONS_DIR
-from grader.sandbox import process as sandbox
 from grader.sandbox.codec import Foreign
 from grader.sandbox.errors import StudentError
 from grader.sandbox.student import Student
@@ -36,35 +36,13 @@ def submission(tmp_path, case) -> Path:
 
 @pytest.fixture
 def workers(monkeypatch):
-    """Every worker started during the test, as (pid, token)."""
-    started = []
-
-    class Recorded(sandbox._Worker):
-        def __init__(self, *args):
-            super().__init__(*args)
-            started.append((self.process.pid, self.token))
-
-    monkeypatch.setattr(sandbox, "_Worker", Recorded)
-    return started
-
-
-def alive(pid) -> bool:
-    """Whether a process exists and is not a zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2] != "Z"
+    """Every worker started during the test."""
+    return record(monkeypatch)
 
 
 def assert_nothing_survives(folder, started):
-    """No worker, no process in a worker's session or carrying its token, no pid the case wrote down."""
-    time.sleep(0.05)
-    for pid, token in started:
-        assert not alive(pid)
-        assert sandbox.kill_strays(token, pid) == []
-    for pid_file in (folder / "pids").glob("*.pid") if (folder / "pids").is_dir() else ():
-        assert not alive(int(pid_file.read_text())), f"{pid_file.stem} survived"
+    """No worker and no process it started: by its token, its user or its PID namespace."""
+    assert started and survivors(started) == []
 
 
 def is_right(value) -> bool:

@@ -34,11 +34,13 @@ def mutant(name: str) -> str:
 
 def assert_spec_json(data: dict, names: list[str]) -> None:
     """The --json of `grader check` has exactly the keys and types of SPEC §2."""
-    assert set(data) == {"total", "exercises"}
+    assert set(data) == {"total", "checks", "isolation", "seed", "exercises"}
+    assert data["checks"] in ("public", "all") and data["isolation"] in ("namespaces", "user", "none")
     assert set(data["total"]) == {"points", "max_points"}
     assert [e["name"] for e in data["exercises"]] == names
     for exercise in data["exercises"]:
-        assert set(exercise) == {"name", "status", "points", "max_points", "checks"}
+        assert set(exercise) == {"name", "status", "points", "max_points", "checks", "files"}
+        assert f"{exercise['name']}.py" in exercise["files"] and all(len(h) == 64 for h in exercise["files"].values())
         assert exercise["status"] in STATUSES
         assert isinstance(exercise["points"], float) and isinstance(exercise["max_points"], float)
         assert exercise["max_points"] == BY_NAME[exercise["name"]].points

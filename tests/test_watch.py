@@ -110,12 +110,14 @@ def test_without_an_exercise_it_follows_the_file_saved(submission):
         session.kill()
 
 
-def test_a_save_during_a_check_cuts_it_short(submission, monkeypatch):
-    def slow_check(folder, names):
-        (folder / "masking.py").write_text("# saved while the check ran\n")
-        time.sleep(60)
+def run_python(code: str):
+    """A recheck command that runs this code instead of the checks, given the folder as argv[1]."""
+    return lambda folder, names: [sys.executable, "-c", code, str(folder), *names]
 
-    monkeypatch.setattr(watch, "checked_report", slow_check)
+
+def test_a_save_during_a_check_cuts_it_short(submission, monkeypatch):
+    slow_check = "import sys, time, pathlib; (pathlib.Path(sys.argv[1]) / 'masking.py').write_text('# saved while the check ran\\n'); time.sleep(60)"
+    monkeypatch.setattr(watch, "recheck_command", run_python(slow_check))
     watcher = watch.Watcher(submission, None)
     started = time.monotonic()
     assert watcher.check("scores") == ["masking"]
@@ -123,10 +125,8 @@ def test_a_save_during_a_check_cuts_it_short(submission, monkeypatch):
 
 
 def test_a_fault_in_the_grader_is_reported_and_watching_goes_on(submission, monkeypatch, capsys):
-    def broken_check(folder, names):
-        raise RuntimeError("the checks could not be loaded")
-
-    monkeypatch.setattr(watch, "checked_report", broken_check)
+    broken_check = "import sys; print('RuntimeError: the checks could not be loaded', file=sys.stderr); sys.exit(1)"
+    monkeypatch.setattr(watch, "recheck_command", run_python(broken_check))
     watcher = watch.Watcher(submission, None)
     assert watcher.check("scores") == []
     assert watcher.to_check() == ["masking", "softmax", "heads", "training"]  # not scores again

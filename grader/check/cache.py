@@ -7,18 +7,17 @@ install, a full disk) costs the memory of the last run, never a crash.
 import hashlib
 import json
 import os
-import re
 import tempfile
 from pathlib import Path
 
 import grader
-from grader.exercises import BY_NAME, NAMES
-from grader.paths import MODULES, SOLUTIONS_DIR
+from grader.check.files import depends_on, read
+from grader.exercises import NAMES
+from grader.paths import SOLUTIONS_DIR
 
 STATE_DIR = ".grader"
 VERDICTS = "verdicts.json"
 GRADER_DIR = Path(grader.__file__).resolve().parent
-RELATIVE_IMPORT = re.compile(r"^\s*from\s+\.(\w*)\s+import\s+\(?([\w\s,]*)", re.MULTILINE)
 
 
 def state_dir(submission: Path) -> Path:
@@ -69,28 +68,6 @@ def _grader_hash() -> str:
     return h.hexdigest()
 
 
-def _read(folder: Path, module: str) -> bytes | None:
-    """A module file's bytes, or None when it cannot be read."""
-    try:
-        return (folder / f"{module}.py").read_bytes()
-    except OSError:
-        return None
-
-
-def depends_on(folder: Path, exercise: str) -> list[str]:
-    """The modules an exercise's verdict depends on: its own, those it builds on, and those they import."""
-    todo, seen = [exercise, *BY_NAME[exercise].uses], set()
-    while todo:
-        module = todo.pop()
-        if module in seen or module not in MODULES:
-            continue
-        seen.add(module)
-        text = (_read(folder, module) or b"").decode("utf-8", errors="replace")
-        for name, names in RELATIVE_IMPORT.findall(text):
-            todo.extend([name] if name else re.findall(r"\w+", names))
-    return sorted(seen)
-
-
 def files_fingerprint(submission: Path) -> dict[str, str]:
     """Per exercise, a hash of the module files it depends on, the grader's version and the checks' own files."""
     base = _grader_hash()
@@ -99,7 +76,7 @@ def files_fingerprint(submission: Path) -> dict[str, str]:
         h = hashlib.sha256(base.encode())
         for module in depends_on(Path(submission), exercise):
             h.update(b"\0" + module.encode() + b"\0")
-            h.update(_read(Path(submission), module) or b"<missing>")
+            h.update(read(Path(submission), module) or b"<missing>")
         prints[exercise] = h.hexdigest()
     return prints
 

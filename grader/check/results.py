@@ -29,6 +29,7 @@ class ExerciseResult:
     max_points: float
     checks: list[CheckResult] = field(default_factory=list)
     note: str = ""  # e.g. the root cause when an earlier exercise fails
+    files: dict[str, str] = field(default_factory=dict)  # the sha256 of each file the verdict depends on
 
     def to_json(self) -> dict:
         """This exercise as SPEC §2 writes it."""
@@ -38,6 +39,7 @@ class ExerciseResult:
             "points": self.points,
             "max_points": self.max_points,
             "checks": [check.to_json() for check in self.checks],
+            "files": dict(self.files),
         }
 
 
@@ -47,6 +49,8 @@ class Report:
 
     exercises: list[ExerciseResult]
     seed: int
+    isolation: str = "none"  # how the student's code was confined: namespaces, user or none
+    checks: str = "all"  # which checks ran: "all" (public and hidden) or "public"
 
     @property
     def points(self) -> float:
@@ -67,6 +71,9 @@ class Report:
         """The report exactly as SPEC §2 fixes it."""
         return {
             "total": {"points": self.points, "max_points": self.max_points},
+            "checks": self.checks,
+            "isolation": self.isolation,
+            "seed": self.seed,
             "exercises": [exercise.to_json() for exercise in self.exercises],
         }
 
@@ -81,10 +88,11 @@ class Report:
                 max_points=float(e["max_points"]),
                 checks=[CheckResult(c["id"], c["status"], c.get("message", "")) for c in e["checks"]],
                 note=e.get("note", ""),
+                files=dict(e.get("files", {})),
             )
             for e in data["exercises"]
         ]
-        return cls(exercises, seed=int(data.get("seed", seed)))
+        return cls(exercises, seed=int(data.get("seed", seed)), isolation=data.get("isolation", "none"), checks=data.get("checks", "all"))
 
 
 def exercise_status(checks: list[CheckResult]) -> str:

@@ -10,14 +10,18 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from grader.check.checks.harness import SEED, CheckFailed, Halt, labelled
+from grader.check.checks.harness import BUDGET, SEED, CheckFailed, Halt, labelled
+from grader.check.files import depends_on
 from grader.check.results import CheckResult, ExerciseResult, Report, exercise_status, partial_points
 from grader.exercises import BY_NAME, NAMES
+from grader.sandbox import isolation
 from grader.sandbox.errors import StudentError
+from grader.sandbox.private import Snapshot
+from grader.sandbox.process import GRADER_FAULT
 
 CHECKS_DIR = Path(__file__).resolve().parent / "checks"
 NO_AUTOLOAD = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
-FAILED_KINDS = {"raised", "bad_output"}  # the student's code gave a wrong answer by raising
+FAILED_KINDS = {"raised", "bad_output", "memory"}  # the student's code gave a wrong answer by raising
 
 
 class Collector:
@@ -76,17 +80,14 @@ def verdict(error) -> tuple[str, str]:
         if isinstance(leaf, CheckFailed):
             return "failed", str(leaf)
         if isinstance(leaf, Halt):
-            status = "not_started" if leaf.error.kind == "not_started" else "error"
+            status = {"not_started": "not_started", "memory": "failed"}.get(leaf.error.kind, "error")
             inputs = "".join("\n" + labelled(f"{name} = ", value) for name, value in leaf.inputs.items())
             return status, leaf.error.message + (f"\nIt happened on this input:{inputs}" if inputs else "")
         if isinstance(leaf, StudentError):
             status = "not_started" if leaf.kind == "not_started" else "failed" if leaf.kind in FAILED_KINDS else "error"
             return status, leaf.message
     name = type(leaves[0]).__name__ if leaves else "no result"
-    return "error", (
-        f"The grader could not finish this check ({name}). This is a fault in the grader, "
-        "not in your code: please report it to your instructor."
-    )
+    return "error", f"The grader could not finish this check ({name}). {GRADER_FAULT}"
 
 
 def run_checks(
@@ -96,16 +97,33 @@ def run_checks(
     profile: str = "default",
     seed: int = SEED,
     timeout: float = 10.0,
+    budget: float = BUDGET,
 ) -> Report:
     """Run the hidden checks of these exercises (all by default) on a submission folder; never prints.
 
-    profile: a Hypothesis profile of grader/check/checks/conftest.py; timeout: seconds per call of student code.
+    The five files are copied first, and only that copy is graded: what the student's code does to
+    its folder during the run changes nothing. profile: a Hypothesis profile of
+    grader/check/checks/conftest.py; timeout: seconds per call of student code; budget: for the run.
+    Raises NotRegular when a module is not a regular file.
     """
     names = [name for name in NAMES if exercises is None or name in exercises]
+    tier = isolation.choose().name  # the workers of this run are confined the same way
+    with Snapshot(submission) as snapshot:
+        collector = collect(names, snapshot.folder, profile, seed, timeout, budget)
+        files = {name: {f"{m}.py": snapshot.hashes[f"{m}.py"] for m in depends_on(snapshot.folder, name)} for name in names}
+    results = [exercise_result(name, collector) for name in names]
+    for result in results:
+        result.files = files[result.name]
+    add_root_causes(results)
+    return Report(results, seed=seed, isolation=tier)
+
+
+def collect(names, folder: Path, profile: str, seed: int, timeout: float, budget: float) -> "Collector":
+    """Run pytest on the check files of these exercises; the collector holds every verdict."""
     collector = Collector()
     args = [str(CHECKS_DIR / f"test_{name}.py") for name in names]
     # one word per option: pytest's early parse would take a lone folder for a test path and load its conftest.py
-    args += [f"--submission={submission}", f"--check-seed={seed}", f"--call-timeout={timeout}"]
+    args += [f"--submission={folder}", f"--check-seed={seed}", f"--call-timeout={timeout}", f"--budget={budget}"]
     args += [f"--check-profile={profile}", f"--confcutdir={CHECKS_DIR}"]
     args += ["-p", "no:cacheprovider", "-p", "no:unraisableexception", "-p", "no:threadexception"]
     args += ["--capture=no", "-q", "-o", "addopts="]
@@ -123,9 +141,7 @@ def run_checks(
             del os.environ[NO_AUTOLOAD]
         else:
             os.environ[NO_AUTOLOAD] = autoload
-    results = [exercise_result(name, collector) for name in names]
-    add_root_causes(results)
-    return Report(results, seed=seed)
+    return collector
 
 
 def exercise_result(name: str, collector: Collector) -> ExerciseResult:

@@ -2,12 +2,13 @@
 
 import json
 import os
-import select
+import queue
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import click
 
 from grader.compare.corpus import check_reply
 from grader.paths import KIT_ROOT
-from grader.sandbox.process import isolated_env
+from grader.sandbox.process import TOKEN_VAR, end_tree, isolated_env, kill_marked, new_session
 
 STEPS = {"mlp": 1000, "attention": 400}  # the attention model starts from the trained MLP
 SAMPLES = 100  # replies each model writes
@@ -131,50 +132,53 @@ def failure_message(event: dict, worker: "Worker") -> str:
 
 
 class Worker:
-    """The training job's process: started in a session of its own, killed as a group."""
+    """The training job's process: in a session of its own, ended with everything it started, on any OS.
+
+    Events arrive as JSON lines on its stdout (a thread reads them: Windows cannot select on pipes);
+    what the student's code prints goes to its stderr, kept in a file for the tail.
+    """
 
     def __init__(self, spec: dict):
         self.home = tempfile.mkdtemp(prefix="grader-compare-")
         self.output = tempfile.TemporaryFile()
-        read_fd, write_fd = os.pipe()
-        env = isolated_env(self.home)
-        boot = "import sys; sys.path.insert(0, sys.argv[1]); from grader.compare.job import main; main(*sys.argv[1:])"
-        args = [sys.executable, "-I", "-u", "-c", boot, str(KIT_ROOT), str(write_fd), str(os.getpid()), json.dumps(spec)]
-        try:
-            self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self.output, stderr=self.output,
-                                            pass_fds=(write_fd,), start_new_session=True, cwd=self.home, env=env)
-        finally:
-            os.close(write_fd)
-        self.read_fd = read_fd
+        self.token, self.started = os.urandom(8).hex(), time.time()
+        env = {**isolated_env(self.home), TOKEN_VAR: self.token}
+        boot = "import sys; sys.path.insert(0, sys.argv[1]); from grader.compare.job import main; main(*sys.argv[2:])"
+        args = [sys.executable, "-I", "-u", "-X", "utf8", "-c", boot, str(KIT_ROOT), str(os.getpid()), json.dumps(spec)]
+        self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self.output,
+                                        cwd=self.home, env=env, **new_session())
+        self.lines: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True, name="compare-events").start()
+
+    def _read(self):
+        """Thread: the job's event lines, then None at the end."""
+        for line in self.process.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
 
     def events(self, limit: float):
         """The job's events as they arrive, until it closes its pipe; JobFailed past the time limit."""
-        deadline, pending = time.monotonic() + limit, b""
+        deadline = time.monotonic() + limit
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise JobFailed(f"The training took longer than {limit:.0f} s and was stopped. "
                                 "Is your attention_head or attention_head_backward much slower than it needs to be "
                                 "(a Python loop over positions)? Vectorise it with matrix products.")
-            ready, _, _ = select.select([self.read_fd], [], [], min(remaining, 1.0))
-            if not ready:
+            try:
+                line = self.lines.get(timeout=min(remaining, 1.0))
+            except queue.Empty:
                 continue
-            chunk = os.read(self.read_fd, 1 << 16)
-            if not chunk:
+            if line is None:
                 return
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            for line in lines:
-                yield json.loads(line)
+            yield json.loads(line)
 
     def stop(self):
         """Kill the job and everything it started; remove its home folder."""
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        self.process.wait()
-        os.close(self.read_fd)
+        end_tree(self.process)
+        kill_marked(f"{TOKEN_VAR}={self.token}", self.started)
+        self.process.stdout.close()
+        self.output.close()
         shutil.rmtree(self.home, ignore_errors=True)
 
     def death(self) -> str:

@@ -1,8 +1,8 @@
 """The comparison's training, inside a worker process: the kit's models driven by the student's code.
 
 grader.compare.command starts this with `python -I` in a session of its own. The job arrives as JSON in
-argv; events leave as JSON lines on the file descriptor it names, so whatever the student prints
-goes to the captured output only.
+argv; events leave as JSON lines on stdout, and fd 1 then points at stderr, so whatever the student
+prints goes to the captured output only.
 """
 
 import importlib
@@ -18,7 +18,7 @@ import numpy as np
 from grader.compare import models
 from grader.compare.corpus import DECISION_CUE, load_replies
 from grader.sandbox.codec import PACKAGE
-from grader.sandbox.limits import die_with, limit_resources
+from grader.sandbox.limits import limit_resources, watch_parent
 from grader.sandbox.messages import call_failure
 from grader.sandbox.session import BlockSolutions, load_package
 
@@ -159,7 +159,7 @@ class Job:
 def student_functions(folder: Path) -> dict:
     """The student's functions the comparison calls (their train calls their sgd_step), from their folder."""
     sys.meta_path.insert(0, BlockSolutions())
-    load_package(PACKAGE, folder, run_init=False)
+    load_package(PACKAGE, folder)
     heads = importlib.import_module(f"{PACKAGE}.heads")
     training = importlib.import_module(f"{PACKAGE}.training")
     return {
@@ -169,12 +169,12 @@ def student_functions(folder: Path) -> dict:
     }
 
 
-def main(kit: str, fd: str, parent: str, spec: str):
-    """Run the job in `spec`, writing events to `fd`."""
-    limit_resources()
-    die_with(int(parent))
-    sys.path.remove(kit)
-    out = os.fdopen(int(fd), "w", encoding="utf-8")
+def main(parent: str, spec: str):
+    """Run the job in `spec`, writing events to stdout; what the student prints goes to stderr."""
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    limit_resources({})
+    watch_parent(int(parent))
 
     def emit(event):
         out.write(json.dumps(event) + "\n")

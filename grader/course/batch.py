@@ -17,7 +17,7 @@ import click
 
 from grader.exercises import NAMES
 from grader.paths import KIT_ROOT
-from grader.sandbox.process import RUN_VAR, kill_marked
+from grader.sandbox.process import RUN_VAR, end_tree, kill_marked
 
 COLUMNS = ("folder", "status", *NAMES, "total", "seconds", "reason")
 SUBMISSION_SECONDS = 300.0  # the most one submission may take, whatever it does
@@ -85,7 +85,7 @@ def grade(folder: Path, timeout: float, running: Running | None = None) -> dict:
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as scratch:
         result = Path(scratch) / "result.json"
         command = [sys.executable, "-m", "grader", "check", "--submission", str(folder), "--json", str(result)]
-        start = time.monotonic()
+        start, start_time = time.monotonic(), time.time()
         process = subprocess.Popen(
             command, cwd=scratch, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -100,7 +100,7 @@ def grade(folder: Path, timeout: float, running: Running | None = None) -> dict:
             _kill_group(process)
             output, _ = process.communicate()
         finally:
-            kill_marked(f"{RUN_VAR}={marker}".encode())  # whatever the submission left, before reading the result
+            kill_marked(f"{RUN_VAR}={marker}", start_time)  # whatever the submission left, before reading the result
             if running:
                 running.remove(process)
         seconds = time.monotonic() - start
@@ -166,9 +166,5 @@ def write_rows(csv_file: Path, rows: list[dict]) -> None:
 
 
 def _kill_group(process: subprocess.Popen) -> None:
-    """Kill a check and everything in its process group."""
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
+    """Kill a check and every process below it."""
+    end_tree(process)

@@ -55,7 +55,7 @@ def try_it(module: str, function: str, *args, limit: float = TRY_LIMIT, submissi
         command = [sys.executable, "-I", "-m", "grader.course.cells", "--try", module, function,
                    str(submission.resolve()), str(request_file), str(limit)]
         output, finished, status = run(command, limit + TRY_STARTUP, {**os.environ, RUN_VAR: marker})
-    kill_marked(f"{RUN_VAR}={marker}".encode())  # processes the student's code started and left behind
+    kill_marked(f"{RUN_VAR}={marker}")  # processes the student's code started and left behind
     print(output, end="", flush=True)
     if not finished:
         print(f"Trying {function} did not finish within {limit + TRY_STARTUP:g} s: look for a loop that never ends in exercises/{module}.py.")

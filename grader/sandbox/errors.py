@@ -2,11 +2,17 @@
 
 import signal
 
+WINDOWS_CRASHES = {0xC0000005: "access violation (a segmentation fault)", 0xC00000FD: "stack overflow", 0xC0000409: "fast fail"}
+
 
 class StudentError(Exception):
-    """The student's code did not return a value; kind says how, message says it to the student."""
+    """The student's code did not return a value; kind says how, message says it to the student.
 
-    KINDS = ("not_started", "raised", "timeout", "crashed", "import", "bad_output", "refused")
+    Kind "grader" is the grader's own fault (it could not start or talk to its worker): the report
+    says so and never asks the student to change their file for it.
+    """
+
+    KINDS = ("not_started", "raised", "timeout", "crashed", "import", "bad_output", "refused", "memory", "grader")
 
     def __init__(self, kind: str, message: str, output: str = ""):
         super().__init__(message)
@@ -15,9 +21,8 @@ class StudentError(Exception):
         self.output = output
 
 
-
 class _Failed(Exception):
-    """The worker gave no reply: it timed out, died, or sent something unreadable."""
+    """The worker gave no reply: it timed out, died, used too much memory, or sent something unreadable."""
 
     def __init__(self, kind, status=None, detail=""):
         super().__init__(kind)
@@ -29,25 +34,30 @@ class _Failed(Exception):
             return f"{what} did not return within {limit:g} s: look for a loop that never ends, or work that grows too fast."
         if self.kind == "bad_output":
             return f"what {what} returned could not be read back: {self.detail}."
+        if self.kind == "memory":
+            return f"{what} used more than the {self.detail} of memory the grader allows and was stopped: look for an array far too large."
         if what.startswith("importing "):
             return _how(self.status)
-        if self.status is not None and self.status >= 0:
+        if self.status is not None and 0 <= self.status < 256:
             return f"{what} ended the Python process ({_how(self.status)}) instead of returning: return a value instead."
         return f"{what} crashed the Python process ({_how(self.status)}): look for ctypes, os or signal tricks."
 
 
 def _how(status) -> str:
-    """How the worker ended, from its exit status."""
+    """How the worker ended, from its exit status (negative: the signal that ended it, POSIX)."""
     if status is None:
         return "it stopped without answering"
+    if status in WINDOWS_CRASHES:
+        return WINDOWS_CRASHES[status]
     if status >= 0:
         return f"exit status {status}, as os._exit does"
     number = -status
-    if number == signal.SIGSEGV:
-        return "segmentation fault"
-    if number == signal.SIGKILL:
-        return "killed, most likely for using far too much memory"
-    if number == signal.SIGXCPU:
-        return "out of CPU time"
+    names = {getattr(signal, name, None): words for name, words in (
+        ("SIGSEGV", "segmentation fault"),
+        ("SIGKILL", "killed, most likely for using far too much memory"),
+        ("SIGXCPU", "out of CPU time"),
+        ("SIGBUS", "bus error"),
+    )}
+    if number in names:
+        return names[number]
     return signal.Signals(number).name if number in signal.valid_signals() else f"signal {number}"
-

@@ -1,34 +1,70 @@
-"""In the worker: resource limits, and dying with the grader that started it."""
+"""In the worker: resource limits where the OS has them, and dying with the grader that started it."""
 
-import ctypes
 import os
-import resource
-import signal
+import sys
+import threading
+import time
 
 MEMORY_BYTES = 4 << 30
 CPU_SECONDS = 600
 FILE_BYTES = 64 << 20
+PROCESSES = 64  # only where the worker has a user of its own, so the count is its own processes
+PARENT_POLL = 0.5  # seconds between looks at whether the grader is still there
 
 
-def limit_resources():
-    """Memory, CPU time and file size limits, no core dumps."""
-    for limit, value in (
-        (resource.RLIMIT_AS, MEMORY_BYTES),
-        (resource.RLIMIT_CPU, CPU_SECONDS),
-        (resource.RLIMIT_FSIZE, FILE_BYTES),
-        (resource.RLIMIT_CORE, 0),
-    ):
-        _, hard = resource.getrlimit(limit)
-        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        resource.setrlimit(limit, (value, value))
-
-
-def die_with(parent):
-    """Ask the kernel to kill this process when the grader that started it dies."""
+def limit_resources(limits: dict) -> list[str]:
+    """Set each POSIX limit that the OS lets us set; the names of those it would not (none on Windows)."""
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        import resource
+    except ImportError:  # Windows: the parent's wall clock and memory watch still apply
+        return []
+    wanted = {"RLIMIT_AS": MEMORY_BYTES, "RLIMIT_CPU": CPU_SECONDS, "RLIMIT_FSIZE": FILE_BYTES, "RLIMIT_CORE": 0}
+    if limits.get("processes"):
+        wanted["RLIMIT_NPROC"] = PROCESSES
+    refused = []
+    for name, value in wanted.items():
+        limit = getattr(resource, name, None)
+        try:
+            _, hard = resource.getrlimit(limit)
+            value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+            resource.setrlimit(limit, (value, value))
+        except (ValueError, OSError, TypeError):  # macOS will not lower RLIMIT_AS this way
+            refused.append(name)
+    return refused
+
+
+def watch_parent(parent: int | None) -> None:
+    """End this process soon after the grader that started it ends, on every OS.
+
+    parent is None where the grader cannot be seen (a PID namespace, whose end ends us anyway).
+    """
+    if parent is None or os.getppid() != parent and sys.platform != "win32":
+        return
+    if sys.platform.startswith("linux"):
+        _death_signal()
+    threading.Thread(target=_wait_for, args=(parent,), daemon=True, name="grader-watch").start()
+
+
+def _death_signal() -> None:
+    """Linux: the kernel kills this process the moment its parent dies (PR_SET_PDEATHSIG)."""
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
     except (OSError, AttributeError):
         pass
-    if os.getppid() != parent:
-        os._exit(1)
 
+
+def _wait_for(parent: int) -> None:
+    """Exit once the parent is gone: on Windows by waiting on its handle, elsewhere by its pid changing."""
+    if sys.platform == "win32":
+        import ctypes
+
+        handle = ctypes.windll.kernel32.OpenProcess(0x00100000, False, parent)  # SYNCHRONIZE
+        if handle:
+            ctypes.windll.kernel32.WaitForSingleObject(handle, 0xFFFFFFFF)
+        os._exit(1)
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL)
+    os._exit(1)

@@ -1,235 +1,301 @@
-"""Process control: start a worker, exchange messages with it under a time limit, stop it and all it started."""
+"""Process control on every OS: start a worker, talk to it under a time limit, end it and all it started.
 
-import math
+Threads read the worker's pipes (Windows cannot wait on pipes with select), and psutil looks at
+processes (no /proc, pidfd or process group is needed). How the worker is confined, and how
+everything it started is ended, is the confinement's business (grader.sandbox.isolation).
+"""
+
 import os
-import secrets
-import select
-import shutil
-import signal
+import queue
 import struct
 import subprocess
 import sys
-import tempfile
+import threading
 import time
-import weakref
-from pathlib import Path
 
-from grader.paths import KIT_ROOT, SOLUTIONS_DIR
-from grader.sandbox.codec import MAX_FRAME, decode, encode
+import psutil
+
+from grader.sandbox.channel import END_OF_CALL
+from grader.sandbox.codec import decode, encode
 from grader.sandbox.errors import StudentError, _Failed
+from grader.sandbox.limits import MEMORY_BYTES
+from grader.sandbox.private import Room
 
 STARTUP_SECONDS = 60.0  # starting a worker is the grader's cost, not the student's
+STARTUP_CAP = 1 << 20  # bytes of the worker's first reply
 OUTPUT_KEPT = 16 << 10  # bytes of the student's output kept per call
+OUTPUT_GRACE = 1.0  # seconds to wait for a call's output after its reply
+POLL = 0.05  # seconds between looks at the worker while waiting
+ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 TOKEN_VAR = "ATTENTION_BY_HAND_WORKER"  # marks every process the worker starts
 RUN_VAR = "ATTENTION_BY_HAND_RUN"  # passed on to workers, so whoever set it can find what they left
+GRADER_FAULT = "This is a fault in the grader, not in your code: please report it, with this message, to your instructor."
 
 
-ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+class TooBig:
+    """A frame whose announced size is over the cap of the exchange."""
+
+    def __init__(self, size):
+        self.size = size
 
 
-def isolated_env(home: str) -> dict[str, str]:
-    """The whole environment of a process that runs student code: PATH, a home of its own, one BLAS thread."""
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "LANG": "C.UTF-8", **ONE_THREAD}
+GONE = object()  # the reply pipe was closed
 
 
-class _Worker:
-    """One worker process: its pipes, its captured output, and how to stop it for good."""
+class Output:
+    """The student's output of the current call: the first OUTPUT_KEPT bytes, the rest counted."""
 
-    def __init__(self, folder: Path, reference_for: tuple[str, ...]):
-        self.token = secrets.token_hex(8)
-        self.home = tempfile.mkdtemp(prefix="grader-worker-")
-        request_r, self.request_w = os.pipe()
-        self.reply_r, reply_w = os.pipe()
-        self.output_r, output_w = os.pipe()
-        env = {**isolated_env(self.home), TOKEN_VAR: self.token}
-        if RUN_VAR in os.environ:
-            env[RUN_VAR] = os.environ[RUN_VAR]
-        boot = "import sys; sys.path.insert(0, sys.argv[1]); from grader.sandbox.worker import main; main(*sys.argv[1:])"
-        try:
-            self.process = subprocess.Popen(
-                [sys.executable, "-I", "-c", boot, str(KIT_ROOT), str(request_r), str(reply_w), str(os.getpid())],
-                stdin=subprocess.DEVNULL,
-                stdout=output_w,
-                stderr=output_w,
-                pass_fds=(request_r, reply_w),
-                start_new_session=True,
-                cwd=self.home,
-                env=env,
-            )
-        finally:
-            for fd in (request_r, reply_w, output_w):
-                os.close(fd)
-        for fd in (self.request_w, self.reply_r, self.output_r):
-            os.set_blocking(fd, False)
-        self.pidfd = os.pidfd_open(self.process.pid)
-        self._stop = weakref.finalize(
-            self, _shut_down, os.getpid(), self.process, self.token, self.home,
-            (self.request_w, self.reply_r, self.output_r, self.pidfd),
+    def __init__(self):
+        self.kept, self.dropped, self.tail, self.marks = bytearray(), 0, b"", 0
+        self.changed = threading.Condition()
+
+    def feed(self, chunk: bytes):
+        """Take a chunk from the pipe, counting each end-of-call mark."""
+        with self.changed:
+            data = self.tail + chunk
+            while (at := data.find(END_OF_CALL)) >= 0:
+                self._keep(data[:at])
+                data, self.marks = data[at + len(END_OF_CALL) :], self.marks + 1
+            cut = max(0, len(data) - len(END_OF_CALL) + 1)
+            self._keep(data[:cut])
+            self.tail = data[cut:]
+            self.changed.notify_all()
+
+    def _keep(self, data: bytes):
+        room = max(OUTPUT_KEPT - len(self.kept), 0)
+        self.kept += data[:room]
+        self.dropped += max(len(data) - room, 0)
+
+    def wait_for_mark(self, count: int, seconds: float) -> bool:
+        """Wait until `count` end-of-call marks have arrived; False after `seconds`."""
+        with self.changed:
+            return self.changed.wait_for(lambda: self.marks >= count, seconds)
+
+    def take(self) -> str:
+        """The output captured since the last take, capped, and start afresh."""
+        with self.changed:
+            text = (bytes(self.kept) + self.tail).decode("utf-8", errors="replace")
+            if self.dropped:
+                text += f"\n... ({self.dropped} more bytes of output not shown)"
+            self.kept, self.dropped, self.tail = bytearray(), 0, b""
+            return text
+
+
+class Worker:
+    """One worker process in its confinement: its pipes, its captured output, and how to end it for good."""
+
+    def __init__(self, confinement, folder):
+        self.confinement = confinement
+        self.launch = confinement.prepare(Room(folder, confinement.owner()))
+        self.started = time.time()
+        self.frames: queue.Queue = queue.Queue()
+        self.output = Output()
+        self.cap = STARTUP_CAP
+        self.outbox: queue.Queue = queue.Queue()
+        self.watch_memory = False
+        self.mark_lost = False  # the student closed the output pipe: stop waiting for marks
+        self.process = subprocess.Popen(
+            self.launch.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
+            env=self.launch.env, cwd=self.launch.cwd, **self.launch.popen,
         )
-        self._kept, self._dropped = bytearray(), 0
+        for target in (self._read_frames, self._read_output, self._write_frames):
+            threading.Thread(target=target, daemon=True, name=f"worker-{self.process.pid}-{target.__name__}").start()
+
+    def start(self, reference_for=()) -> None:
+        """The first exchange: the worker loads the submission and says which limits it could not set.
+
+        A worker that does not start is the grader's fault: StudentError of kind "grader".
+        """
+        init = {"op": "init", "folder": self.launch.folder, "reference_for": list(reference_for),
+                "limits": {"processes": self.launch.processes}, "parent": self.launch.parent}
+        replies = []
         try:
-            init = {"op": "init", "folder": str(folder), "reference": str(SOLUTIONS_DIR), "reference_for": list(reference_for)}
-            reply = decode(self.exchange(encode(init), STARTUP_SECONDS))
+            self.exchange(encode(init), STARTUP_SECONDS, STARTUP_CAP, lambda frame: replies.append(decode(frame)))
+            ready = replies[0]
+            if type(ready) is not dict or ready.get("ready") is not True:
+                raise ValueError(f"it answered {ready!r:.200}")
         except (_Failed, ValueError) as failure:
-            output = self.output()
+            output = self.output.take()
             self.stop()
-            raise StudentError("crashed", f"the grader could not start its worker process: {output or failure}") from None
-        if reply != "ready":
-            self.stop()
-            raise StudentError("crashed", f"the grader's worker process did not start: {reply!r}")
+            why = output.strip() or (failure.kind if isinstance(failure, _Failed) else str(failure))
+            raise StudentError("grader", f"The grader could not start its worker process ({why[-500:]}). {GRADER_FAULT}") from None
+        self.watch_memory = "RLIMIT_AS" in ready.get("unlimited", ())
 
-    def stop(self):
-        """Kill the worker, everything it started, and remove its home folder."""
-        self._stop()
+    def exchange(self, request: bytes, limit: float, cap: int, on_frame) -> None:
+        """Send a request; hand every frame to on_frame, which returns the answer to send or None when done.
 
-    def output(self) -> str:
-        """The output captured since the last request, capped."""
-        self._drain()
-        text = self._kept.decode("utf-8", errors="replace")
-        if self._dropped:
-            text += f"\n... ({self._dropped} more bytes of output not shown)"
-        return text
+        Raises _Failed on a timeout, a death, a frame over `cap` bytes, or too much memory.
+        """
+        deadline, self.cap = time.monotonic() + limit, cap
+        marks = self.output.marks
+        self.outbox.put(request)
+        while True:
+            item = self._next(deadline)
+            if isinstance(item, TooBig):
+                raise _Failed("bad_output", detail=f"a reply of {item.size} bytes, far more than this call should return")
+            answer = on_frame(item)
+            if answer is None:
+                break
+            self.outbox.put(answer)
+        if not self.mark_lost and not self.output.wait_for_mark(marks + 1, OUTPUT_GRACE):
+            self.mark_lost = True
 
-    def exchange(self, request: bytes, limit: float) -> bytes:
-        """Send a request frame, return the reply frame's body; raises _Failed."""
-        self._drain()
-        self._kept, self._dropped = bytearray(), 0
-        pending = memoryview(struct.pack("<Q", len(request)) + request)
-        reply, needed = bytearray(), None
-        poller = select.poll()
-        poller.register(self.reply_r, select.POLLIN)
-        poller.register(self.output_r, select.POLLIN)
-        poller.register(self.pidfd, select.POLLIN)
-        poller.register(self.request_w, select.POLLOUT)
-        deadline = time.monotonic() + limit
+    def _next(self, deadline):
+        """The next frame from the worker, watching the clock, the process and its memory."""
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise _Failed("timeout")
-            for fd, _ in poller.poll(math.ceil(left * 1000)):
-                if fd == self.request_w:
-                    try:
-                        pending = pending[os.write(fd, pending[: 1 << 20]) :]
-                    except BlockingIOError:
-                        continue
-                    except BrokenPipeError:
-                        pending = pending[:0]
-                    if not pending:
-                        poller.unregister(fd)
-                elif fd == self.output_r:
-                    if not self._read_output():
-                        poller.unregister(fd)
-                elif fd == self.reply_r:
-                    chunk = _read(fd, 1 << 20)
-                    if chunk == b"":
-                        poller.unregister(fd)  # closed: the worker is gone, pidfd says so
-                    reply += chunk or b""
-                elif fd == self.pidfd:
-                    reply += self._rest_of_reply()
-                    if not _complete(reply):
-                        raise _Failed("crashed", self.process.wait())
-            if needed is None and len(reply) >= 8:
-                (needed,) = struct.unpack_from("<Q", reply)
-                if needed > MAX_FRAME:
-                    raise _Failed("bad_output", detail=f"a reply of {needed} bytes is over the grader's limit of {MAX_FRAME >> 20} MiB")
-            if needed is not None and len(reply) >= 8 + needed:
-                return bytes(reply[8 : 8 + needed])
+            try:
+                item = self.frames.get(timeout=min(left, POLL))
+            except queue.Empty:
+                self._check_alive()
+                continue
+            if item is GONE:
+                self._check_alive(wait=1.0)
+                continue
+            return item
 
-    def _rest_of_reply(self) -> bytes:
-        """Whatever the dead worker left in the reply pipe."""
-        rest = bytearray()
-        while chunk := _read(self.reply_r, 1 << 20):
-            rest += chunk
-        return bytes(rest)
+    def _check_alive(self, wait: float = 0.0):
+        """Raise _Failed when the worker has ended or uses more memory than allowed."""
+        try:
+            code = self.process.wait(timeout=wait) if wait else self.process.poll()
+        except subprocess.TimeoutExpired:
+            code = None
+        if code is not None:
+            time.sleep(0.2)  # the reader may still be taking a last frame from the pipe
+            if self.frames.empty():
+                raise _Failed("crashed", self.launch.status(code))
+        if self.watch_memory and self.memory() > MEMORY_BYTES:
+            raise _Failed("memory", detail=f"{MEMORY_BYTES >> 30} GiB")
 
-    def _read_output(self) -> bool:
-        """Read what is waiting on the output pipe into the capped capture; False at end of file."""
-        chunk = _read(self.output_r, 1 << 20)
-        if chunk is None:
-            return True
-        room = OUTPUT_KEPT - len(self._kept)
-        self._kept += chunk[: max(room, 0)]
-        self._dropped += max(len(chunk) - max(room, 0), 0)
-        return chunk != b""
+    def memory(self) -> int:
+        """Bytes the worker and its children hold, by the measure this OS offers."""
+        total = 0
+        try:
+            root = psutil.Process(self.process.pid)
+            for process in [root, *root.children(recursive=True)]:
+                info = process.memory_info()
+                total += getattr(info, "private", 0) or (info.vms if sys.platform.startswith("linux") else info.rss)
+        except psutil.Error:
+            pass
+        return total
 
-    def _drain(self):
-        """Read output already waiting, a bounded amount so a chatty process cannot hold us here."""
-        for _ in range(64):
-            if not self._read_output() or not select.select([self.output_r], [], [], 0)[0]:
+    def _read_frames(self):
+        """Thread: split the reply pipe into frames, refusing one over the cap before reading it."""
+        pipe = self.process.stdout
+        while (head := _read_exactly(pipe, 8)) is not None:
+            (size,) = struct.unpack("<Q", head)
+            if size > self.cap:
+                self.frames.put(TooBig(size))
+                return
+            body = _read_exactly(pipe, size)
+            if body is None:
+                break
+            self.frames.put(body)
+        self.frames.put(GONE)
+
+    def _read_output(self):
+        """Thread: everything the student prints, kept up to a cap."""
+        try:
+            while chunk := self.process.stderr.read(1 << 16):
+                self.output.feed(chunk)
+        except (OSError, ValueError):  # closed while stopping
+            pass
+
+    def _write_frames(self):
+        """Thread: send each queued frame, so a worker that stops reading cannot hold the grader."""
+        while (data := self.outbox.get()) is not None:
+            try:
+                self.process.stdin.write(struct.pack("<Q", len(data)) + data)
+                self.process.stdin.flush()
+            except (OSError, ValueError):  # the worker is gone; its death is noticed by the reader
                 return
 
-
-def _read(fd, size) -> bytes | None:
-    """Up to size bytes from a non-blocking fd; None when nothing is waiting, b"" at end of file."""
-    try:
-        return os.read(fd, size)
-    except BlockingIOError:
-        return None
-    except OSError:
-        return b""
-
-
-def _complete(reply) -> bool:
-    """Whether a whole frame has arrived."""
-    return len(reply) >= 8 and len(reply) >= 8 + struct.unpack_from("<Q", reply)[0]
-
-
-def _shut_down(owner, process, token, home, fds):
-    """Kill the worker's process group and any process still carrying its token; close and clean up."""
-    if os.getpid() != owner:
-        return  # a forked copy of the grader exiting: the worker is not its to stop
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
-    kill_strays(token, process.pid)
-    for fd in fds:
+    def stop(self):
+        """End the worker and everything it started, then close its pipes and remove its room."""
+        self.outbox.put(None)
         try:
-            os.close(fd)
-        except OSError:
+            self.confinement.end(self)
+        finally:
+            for pipe in (self.process.stdin, self.process.stdout, self.process.stderr):
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
+            self.launch.room.remove()
+
+
+def _read_exactly(pipe, size) -> bytes | None:
+    """Exactly size bytes from a pipe, or None at end of file."""
+    data = bytearray()
+    try:
+        while len(data) < size:
+            chunk = pipe.read(min(size - len(data), 1 << 20))
+            if not chunk:
+                return None
+            data += chunk
+    except (OSError, ValueError):
+        return None
+    return bytes(data)
+
+
+def end_processes(processes: list, seconds: float = 5.0) -> None:
+    """Kill these psutil processes and wait for them to be gone."""
+    for process in processes:
+        try:
+            process.kill()
+        except psutil.Error:
             pass
-    shutil.rmtree(home, ignore_errors=True)
+    psutil.wait_procs(processes, timeout=seconds)
 
 
-def kill_strays(token: str, session: int) -> list[int]:
-    """Kill every process in the worker's session or with its token in its environment; their pids."""
-    return kill_marked(f"{TOKEN_VAR}={token}".encode(), session)
+def end_tree(process: subprocess.Popen) -> None:
+    """Kill a process we started and every process below it, then reap it (any OS)."""
+    if process.poll() is None:
+        try:
+            root = psutil.Process(process.pid)
+            end_processes([root, *root.children(recursive=True)])
+        except psutil.Error:
+            pass
+    process.wait()
 
 
-def kill_marked(marker: bytes, session: int | None = None) -> list[int]:
-    """Kill every process with this VAR=value in its environment (or in this session); their pids."""
+def marked(marker: str, since: float = 0.0) -> list:
+    """Every process started since `since` (epoch seconds) whose environment holds VAR=value."""
+    name, _, value = marker.partition("=")
+    found = []
+    for process in psutil.process_iter(["create_time"]):
+        try:
+            if process.info["create_time"] + 1 >= since and process.pid != os.getpid() and process.environ().get(name) == value:
+                found.append(process)
+        except psutil.Error:
+            pass
+    return found
+
+
+def kill_marked(marker: str, since: float = 0.0) -> list[int]:
+    """Kill every process carrying VAR=value in its environment, until none is left; their pids."""
     killed: list[int] = []
-    for _ in range(5):  # a process may fork while we look
-        found = [pid for pid in _pids() if pid != os.getpid() and _belongs(pid, marker, session)]
+    for _ in range(5):  # a process may start another while we look
+        found = marked(marker, since)
         if not found:
             break
-        for pid in found:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
-            except (ProcessLookupError, PermissionError):
-                pass
+        end_processes(found)
+        killed += [process.pid for process in found]
     return killed
 
 
-def _pids():
-    """The ids of the processes now running."""
-    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+def isolated_env(home: str) -> dict[str, str]:
+    """The whole environment of a process that runs student code: PATH, a home of its own, one BLAS thread."""
+    env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": home, "TMPDIR": home, "TEMP": home, "TMP": home, "LANG": "C.UTF-8", **ONE_THREAD}
+    if sys.platform == "win32":  # Python cannot start without these on Windows
+        env.update({name: os.environ[name] for name in ("SYSTEMROOT", "WINDIR", "USERPROFILE") if name in os.environ})
+    return env
 
 
-def _belongs(pid, marker, session) -> bool:
-    """Whether a process is in the worker's session or carries its token."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-        fields = stat[stat.rindex(b")") + 2 :].split()
-        if fields[0] == b"Z":
-            return False  # already dead, waiting for its parent
-        if int(fields[3]) == session:
-            return True
-        return marker in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-    except (OSError, ValueError, IndexError):
-        return False
+def new_session() -> dict:
+    """Popen arguments that keep the terminal's Ctrl-C away from a worker, on each OS."""
+    if sys.platform == "win32":
+        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
+    return {"start_new_session": True}

@@ -1,16 +1,13 @@
-"""In the worker: the student's folder as a package, the reference beside it, and the substitutions between them."""
+"""In the worker: the student's folder as a package, and stand-ins for the functions graded by the reference."""
 
 import importlib
 import importlib.abc
 import importlib.machinery
-import importlib.util
 import sys
 import types
 from pathlib import Path
 
 from grader.sandbox.codec import PACKAGE
-
-REFERENCE = "_reference"  # the private name of the reference solutions in the worker
 
 
 class Refused(ImportError):
@@ -27,10 +24,10 @@ class BlockSolutions(importlib.abc.MetaPathFinder):
 
 
 class Fallback(importlib.abc.Loader):
-    """Runs a student module; if it fails, the module becomes a copy of the reference one."""
+    """Runs a student module; if it fails, the stand-ins of its graded-by-reference functions take its place."""
 
-    def __init__(self, loader, reference):
-        self.loader, self.reference = loader, reference
+    def __init__(self, loader, stand_ins):
+        self.loader, self.stand_ins = loader, stand_ins
 
     def create_module(self, spec):
         return None
@@ -38,15 +35,15 @@ class Fallback(importlib.abc.Loader):
     def exec_module(self, module):
         try:
             self.loader.exec_module(module)
-        except BaseException:  # the student's module cannot be used; the reference stands in
-            module.__dict__.update({k: v for k, v in vars(self.reference).items() if not k.startswith("__")})
+        except BaseException:  # the student's module cannot be used; the stand-ins serve its functions
+            module.__dict__.update(self.stand_ins)
 
 
 class FallbackFinder(importlib.abc.MetaPathFinder):
-    """Wraps the loader of the student modules whose functions are graded by the reference."""
+    """Wraps the loader of the student modules whose functions are served by stand-ins."""
 
     def __init__(self, fallbacks):
-        self.fallbacks = fallbacks  # {qualified module name: reference module}
+        self.fallbacks = fallbacks  # {qualified module name: {function name: stand-in}}
 
     def find_spec(self, name, path=None, target=None):
         if name not in self.fallbacks:
@@ -59,24 +56,26 @@ class FallbackFinder(importlib.abc.MetaPathFinder):
 
 
 class Session:
-    """The student's package, the reference package, and the substitutions between them."""
+    """The student's package, and the stand-ins that replace the functions graded by the reference.
 
-    def __init__(self, folder, reference, reference_for):
+    A stand-in holds no reference code: it asks the grader, which runs the reference in its own
+    process and sends back the value (see grader.sandbox.channel.Channel.ask).
+    """
+
+    def __init__(self, folder, reference_for, ask):
         self.folder = Path(folder)
-        self.reference = load_package(REFERENCE, Path(reference))
-        self.reference_for = [name.split(".", 1) for name in reference_for]
-        self.originals: dict[tuple[str, str], list] = {}
-        fallbacks = {f"{PACKAGE}.{module}": self.reference_module(module) for module, _ in self.reference_for}
+        self.stand_ins = {name: stand_in(name, ask) for name in reference_for}
+        self.originals: dict[str, list] = {}
+        fallbacks: dict[str, dict] = {}
+        for name, function in self.stand_ins.items():
+            module, _, short = name.partition(".")
+            fallbacks.setdefault(f"{PACKAGE}.{module}", {})[short] = function
         sys.meta_path.insert(0, FallbackFinder(fallbacks))
         sys.meta_path.insert(0, BlockSolutions())
-        load_package(PACKAGE, self.folder, run_init=False)
-
-    def reference_module(self, module):
-        """The reference version of a module."""
-        return importlib.import_module(f"{REFERENCE}.{module}")
+        load_package(PACKAGE, self.folder)
 
     def import_module(self, module):
-        """Import a student module, then put the reference functions in place."""
+        """Import a student module, then put the stand-ins in place."""
         name = f"{PACKAGE}.{module}"
         if name in sys.modules:
             return sys.modules[name]
@@ -85,14 +84,14 @@ class Session:
         return loaded
 
     def substitute(self):
-        """Replace each reference_for function wherever the student package binds it."""
+        """Replace each graded-by-reference function wherever the student package binds it."""
         modules = [m for name, m in list(sys.modules.items()) if name.startswith(PACKAGE + ".")]
-        for module, function in self.reference_for:
+        for qualified, new in self.stand_ins.items():
+            module, _, function = qualified.partition(".")
             owner = sys.modules.get(f"{PACKAGE}.{module}")
             if owner is None:
                 continue
-            new = getattr(self.reference_module(module), function)
-            olds = self.originals.setdefault((module, function), [])
+            olds = self.originals.setdefault(qualified, [])
             current = owner.__dict__.get(function)
             if current is not None and current is not new and not any(current is old for old in olds):
                 olds.append(current)
@@ -103,22 +102,26 @@ class Session:
                         vars(other)[key] = new
 
 
-def load_package(name, folder, run_init=True):
-    """Import a folder as a package under a private name, so relative imports work."""
-    init = folder / "__init__.py"
-    if run_init and init.is_file():
-        spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[str(folder)])
-        package = importlib.util.module_from_spec(spec)
-        sys.modules[name] = package
-        spec.loader.exec_module(package)
-        return package
+def stand_in(qualified: str, ask):
+    """A function named like the reference one that asks the grader for its value."""
+    function = qualified.partition(".")[2]
+
+    def asking(*args):
+        return ask(qualified, args)
+
+    asking.__name__ = asking.__qualname__ = function
+    asking.__doc__ = f"Stands for the reference {qualified}: the grader computes it, outside this process."
+    return asking
+
+
+def load_package(name, folder):
+    """A folder as a package under a private name, so relative imports work; no __init__.py is run."""
     package = types.ModuleType(name)
     package.__path__ = [str(folder)]
     package.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=True)
     package.__spec__.submodule_search_locations = [str(folder)]
     sys.modules[name] = package
     return package
-
 
 
 def refused(error) -> bool:

@@ -1,15 +1,28 @@
-"""The parent's side: a submission folder, graded call by call in a worker process that the parent can kill."""
+"""The parent's side: a submission folder, graded call by call in a worker process that the parent can kill.
 
-from collections.abc import Collection
+The worker never holds reference code. Where an exercise is graded with the reference versions of
+earlier ones, the worker's stand-ins ask, and this side answers with the functions it was given.
+"""
+
+import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from grader.paths import MODULES
-from grader.sandbox import process
+from grader.sandbox import isolation
 from grader.sandbox.codec import MAX_WARNINGS, WARNING_CHARS, decode, encode
 from grader.sandbox.errors import StudentError, _Failed
 from grader.sandbox.guard import refusals
+from grader.sandbox.process import GRADER_FAULT, Worker
+
+WORKER_KINDS = ("not_started", "raised", "import", "bad_output", "refused")  # what a worker may say went wrong
+REPLY_BASE = 4 << 20  # bytes a reply may have beyond REPLY_FACTOR times its request
+REPLY_FACTOR = 16
+ASK_ELEMENTS = 10**6  # entries a stand-in may send to the reference, and scores it may ask for
 
 
 @dataclass
@@ -27,28 +40,27 @@ class Outcome:
     warnings: tuple[str, ...] = ()
 
 
-
 class Student:
-    """A submission folder, graded call by call in a worker process that the parent can kill.
+    """A submission folder, graded call by call in a confined worker process.
 
-    reference_for names functions ("softmax.softmax") that the worker replaces by the reference
-    wherever the student's package binds them; a module holding such a function that cannot be
-    imported is replaced by the reference module. The worker dies with the thread that started
-    it (PR_SET_PDEATHSIG), so use a Student from the thread that created it, or one that outlives it.
+    reference maps qualified names ("softmax.softmax") to the functions that stand for them: the
+    worker binds a stand-in wherever the student's package binds the name, and this side runs the
+    function. Only the five modules are copied for the worker, as they are when it starts.
     """
 
-    def __init__(self, folder: Path, *, reference_for: Collection[str] = (), timeout: float = 10.0):
+    def __init__(self, folder: Path, *, reference: Mapping[str, Callable] | None = None, timeout: float = 10.0):
         self.folder = Path(folder).resolve()
-        self.reference_for = tuple(reference_for)
-        for qualified in self.reference_for:
+        self.reference = dict(reference or {})
+        for qualified in self.reference:
             module, _, function = qualified.partition(".")
             if module not in MODULES or not function:
-                raise ValueError(f"reference_for names module.function, got {qualified!r}")
+                raise ValueError(f"reference names module.function, got {qualified!r}")
         self.timeout = timeout
+        self.isolation = None  # the tier of the last worker started
         self._refused = refusals(self.folder)
         self._broken: dict[str, StudentError] = {}  # modules that cannot be imported
         self._imported: set[str] = set()
-        self._worker: process._Worker | None = None
+        self._worker: Worker | None = None
 
     def __enter__(self):
         return self
@@ -84,37 +96,77 @@ class Student:
         except StudentError as error:
             if error.kind == "timeout":
                 error = StudentError("import", f"importing your {module}.py did not finish within {limit:g} s: look for a loop at module level.", error.output)
-            elif error.kind == "crashed":
+            elif error.kind in ("crashed", "memory"):
                 error = StudentError("import", f"your {module}.py ended the Python process while being imported ({error.message}): remove the module-level code that does it.", error.output)
-            self._broken[module] = error
+            if error.kind != "grader":
+                self._broken[module] = error
             raise error from None
         if "error" in reply:
             self._broken[module] = StudentError(reply["error"], reply["message"], reply["output"])
             raise self._broken[module]
         self._imported.add(module)
 
+    def _start(self) -> Worker:
+        """A fresh worker, confined as well as this machine allows."""
+        try:
+            confinement = isolation.choose()
+        except isolation.IsolationError as error:
+            raise StudentError("grader", f"The grader cannot run your code: {error} {GRADER_FAULT}") from None
+        try:
+            worker = Worker(confinement, self.folder)
+        except OSError as error:
+            raise StudentError("grader", f"The grader could not start its worker process ({error}). {GRADER_FAULT}") from None
+        worker.start(self.reference)
+        self.isolation = confinement.name
+        self._imported.clear()
+        return worker
+
     def _exchange(self, message, limit, what):
-        """Send one request and wait for its reply, enforcing the limit; a dead worker becomes a StudentError."""
+        """Send one request and wait for its reply, answering stand-ins on the way; a dead worker becomes a StudentError."""
         if self._worker is None:
-            self._worker = process._Worker(self.folder, self.reference_for)
-            self._imported.clear()
-        worker = self._worker
+            self._worker = self._start()
+        worker, replies = self._worker, []
+        request = encode({**message, "cap": (cap := REPLY_BASE + REPLY_FACTOR * len(encode(message)))})
         try:
-            reply = worker.exchange(encode(message), limit)
-        except _Failed as failure:
-            output = worker.output()
+            worker.exchange(request, limit, cap, lambda frame: self._answer(frame, replies))
+            reply = _checked(replies[0], message["op"])
+        except (_Failed, ValueError) as failure:
+            output = worker.output.take()
             worker.stop()
             self._worker = None
-            raise StudentError(failure.kind, failure.describe(what, limit), output) from None
-        try:
-            reply = _checked(decode(reply), message["op"])
-        except Exception as error:
-            output = worker.output()
-            worker.stop()
-            self._worker = None
-            raise StudentError("bad_output", f"what {what} returned could not be read back ({error}).", output) from None
-        reply["output"] = worker.output()
+            if isinstance(failure, _Failed):
+                raise StudentError(failure.kind, failure.describe(what, limit), output) from None
+            raise StudentError("bad_output", f"what {what} returned could not be read back ({failure}).", output) from None
+        reply["output"] = worker.output.take()
         return reply
+
+    def _answer(self, frame: bytes, replies: list):
+        """A stand-in's question answered with the reference (bytes to send), or the final reply kept (None)."""
+        message = decode(frame)
+        if type(message) is not dict or "ask" not in message:
+            replies.append(message)
+            return None
+        name, args = message.get("ask"), message.get("args")
+        if name not in self.reference or type(args) is not tuple:
+            raise ValueError(f"the worker asked for {str(name)[:80]!r}, which it has no stand-in for")
+        return encode(ask_reference(self.reference[name], name, args))
+
+
+def ask_reference(function: Callable, name: str, args: tuple) -> dict:
+    """The reference's value and arguments afterwards, or the error it raised, as the stand-in expects."""
+    arrays = [a for a in args if isinstance(a, np.ndarray)] + [v for a in args if type(a) is dict for v in a.values() if isinstance(v, np.ndarray)]
+    size = sum(a.size for a in arrays)
+    if name == "scores.attention_scores" and len(arrays) == 2 and min(a.ndim for a in arrays) >= 2:
+        size = max(size, arrays[0].size // max(arrays[0].shape[-1], 1) * arrays[1].shape[-2])
+    if size > ASK_ELEMENTS:
+        return {"error": "ValueError", "message": f"{name} is given or would return {size} numbers; the grader computes it for at most {ASK_ELEMENTS}"}
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            value = function(*args)
+    except Exception as error:  # the student passed something the reference cannot take
+        return {"error": type(error).__name__, "message": f"{name}: {str(error)[:300]}"}
+    return {"value": value, "args": args}
 
 
 def _checked(reply, op):
@@ -122,7 +174,7 @@ def _checked(reply, op):
     if type(reply) is not dict:
         raise ValueError("the reply is not a dict")
     if "error" in reply:
-        if reply["error"] not in StudentError.KINDS or type(reply.get("message")) is not str:
+        if reply["error"] not in WORKER_KINDS or type(reply.get("message")) is not str:
             raise ValueError("an error reply without a known kind and a message")
     elif "value" not in reply or op == "call" and not (type(reply.get("args")) is tuple and type(reply.get("seconds")) is float):
         raise ValueError("a reply without value, args and seconds")
@@ -132,4 +184,3 @@ def _checked(reply, op):
             raise ValueError("a reply whose warnings are not a tuple of str")
         reply["warnings"] = tuple(line[:WARNING_CHARS] for line in caught[:MAX_WARNINGS])
     return reply
-

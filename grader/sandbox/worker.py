@@ -1,44 +1,45 @@
 """The worker process: imports the student's folder and runs one requested call at a time.
 
-Started by grader.sandbox.process with `python -I`; requests arrive on one pipe and replies
-leave on another, so whatever the student prints goes to the captured output only.
+Started by grader/sandbox/boot.py; requests arrive on stdin and replies leave on stdout
+(see grader.sandbox.channel), so whatever the student prints goes to the captured output only.
 """
 
 import builtins
-import os
-import struct
 import sys
 import time
 import warnings
 
 import numpy as np
 
-from grader.sandbox.codec import MAX_FRAME, MAX_WARNINGS, WARNING_CHARS, Foreign, decode, describe, encode
-from grader.sandbox.limits import die_with, limit_resources
+from grader.sandbox.channel import Channel
+from grader.sandbox.codec import MAX_FRAME, MAX_WARNINGS, WARNING_CHARS, Foreign, describe, encode
+from grader.sandbox.limits import limit_resources, watch_parent
 from grader.sandbox.messages import call_failure, import_failure, text
 from grader.sandbox.session import Session, refused
 
 NUMPY_ERRORS = np.geterr()  # numpy's defaults, before any student code: warn on overflow, 0/0 and x/0
 
 
-def main(kit, request_fd, reply_fd, parent):
-    """Serve requests until the parent closes the pipe."""
-    request_fd, reply_fd = int(request_fd), int(reply_fd)
-    limit_resources()
-    die_with(int(parent))
-    sys.path.remove(kit)
+def main():
+    """Serve requests until the grader closes the pipe."""
+    channel = Channel()
     session = None
     pristine = dict(vars(builtins))  # restored after each request, so the worker's own code keeps working
-    while (request := read_frame(request_fd)) is not None:
-        message = decode(request, live=True)
+    while (message := channel.read()) is not None:
         if message["op"] == "init":
-            session = Session(message["folder"], message["reference"], message["reference_for"])
-            write_frame(reply_fd, encode("ready"))
+            unlimited = limit_resources(message["limits"])
+            watch_parent(message["parent"])
+            session = Session(message["folder"], message["reference_for"], channel.ask)
+            channel.end_of_call()
+            channel.write(encode({"ready": True, "unlimited": unlimited}))
             continue
+        channel.calling = True
         reply = handle(session, message)
+        channel.calling = False
         flush()
         restore(pristine)
-        write_frame(reply_fd, encoded(reply))
+        channel.end_of_call()
+        channel.write(encoded(reply, message.get("cap", MAX_FRAME)))
 
 
 def handle(session, message):
@@ -96,7 +97,7 @@ def summary(caught) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def encoded(reply) -> bytes:
+def encoded(reply, cap: int) -> bytes:
     """The reply as a message; a value or argument that cannot be sent goes as a Foreign."""
     try:
         data = encode(reply)
@@ -106,8 +107,10 @@ def encoded(reply) -> bytes:
             data = encode(shielded)
         except BaseException as error:
             return encode({"error": "bad_output", "message": f"the value returned could not be sent to the grader ({type(error).__name__})."})
-    if len(data) > MAX_FRAME:
-        return encode({"error": "bad_output", "message": f"the value returned is {len(data) >> 20} MiB, over the grader's limit of {MAX_FRAME >> 20} MiB."})
+    if len(data) > cap:
+        size = f"{len(data) >> 20} MiB" if len(data) >= 1 << 20 else f"{len(data)} bytes"
+        return encode({"error": "bad_output", "message": f"the value returned is {size}, far more than this call should return "
+                       f"(the grader takes up to {cap >> 20} MiB here): return only what the docstring asks for."})
     return data
 
 
@@ -135,30 +138,3 @@ def flush():
             stream.flush()
         except BaseException:  # a replaced stream may do anything
             pass
-
-
-def read_frame(fd) -> bytes | None:
-    """One length-prefixed message, or None when the parent has gone."""
-    head = read_exactly(fd, 8)
-    if head is None:
-        return None
-    (size,) = struct.unpack("<Q", head)
-    return read_exactly(fd, size)
-
-
-def read_exactly(fd, size) -> bytes | None:
-    """Exactly size bytes from a blocking fd, or None at end of file."""
-    data = bytearray()
-    while len(data) < size:
-        chunk = os.read(fd, min(size - len(data), 1 << 20))
-        if not chunk:
-            return None
-        data += chunk
-    return bytes(data)
-
-
-def write_frame(fd, data: bytes):
-    """One length-prefixed message."""
-    view = memoryview(struct.pack("<Q", len(data)) + data)
-    while view:
-        view = view[os.write(fd, view) :]

@@ -1,7 +1,7 @@
 """`grader watch`: recheck an exercise every time one of the five files is saved."""
 
 import os
-import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import click
 
-from grader.check.cache import checked_report, files_fingerprint, last_known, unchanged
+from grader.check.cache import files_fingerprint, last_known, unchanged
 from grader.exercises import BY_NAME, NAMES
 from grader.paths import MODULES
-from grader.sandbox.process import ONE_THREAD
+from grader.sandbox.process import ONE_THREAD, end_tree, new_session
 from grader.student.status import first_problem, next_step, points, resolve, shown
 from grader.style import colour_on, mark, paint, shown_command
 
@@ -59,10 +59,6 @@ class Watcher:
 
     def run(self) -> None:
         """Check, show, wait for a save; forever."""
-        for variable, value in ONE_THREAD.items():
-            os.environ.setdefault(variable, value)  # no BLAS threads: a forked copy must have no other thread
-        import grader.check.runner  # noqa: F401  every check forks from a process with the checks loaded
-
         self.show()
         while True:
             todo = self.to_check()
@@ -196,49 +192,33 @@ def verdict(name: str, result) -> str:
     return "\n".join(lines)
 
 
+def recheck_command(folder: Path, names: list[str]) -> list[str]:
+    """The command that checks these exercises and saves their verdict."""
+    return [sys.executable, "-X", "utf8", "-m", "grader.student.recheck", str(folder), *names]
+
+
 class Job:
-    """One run of the checks in a forked copy of this process: fresh state, no start-up cost."""
+    """One run of the checks in a fresh Python process, which saves the verdict (no fork: it works on every OS)."""
 
     def __init__(self, folder: Path, names: list[str]):
-        fd, self.log = tempfile.mkstemp(prefix="grader-watch-", suffix=".txt")
-        os.close(fd)
         self.failure = ""
-        sys.stdout.flush()  # or the child would print the parent's buffered output again
-        sys.stderr.flush()
-        self.pid = os.fork()
-        if self.pid == 0:
-            run_in_child(folder, names, self.log)
+        self.errors = tempfile.TemporaryFile()
+        env = {**os.environ, **ONE_THREAD}
+        command = recheck_command(folder, names)
+        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.errors,
+                                        env=env, **new_session())
 
     def running(self) -> bool:
         """True until the run has ended; then its failure, if any, is in .failure."""
-        if self.pid is None:
-            return False
-        pid, code = os.waitpid(self.pid, os.WNOHANG)
-        if pid == 0:
+        if self.process.poll() is None:
             return True
-        self.pid = None
-        if code != 0:
-            said = Path(self.log).read_text(errors="replace").strip()
-            self.failure = said or f"its process ended with status {os.waitstatus_to_exitcode(code)}"
+        if self.process.returncode != 0 and not self.failure:
+            self.errors.seek(0)
+            said = self.errors.read().decode("utf-8", errors="replace").strip()
+            self.failure = said.splitlines()[-1] if said else f"its process ended with status {self.process.returncode}"
         return False
 
     def stop(self) -> None:
-        """Kill the run if it is still going (its workers die with it) and remove its log."""
-        if self.pid is not None:
-            os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
-            self.pid = None
-        Path(self.log).unlink(missing_ok=True)
-
-
-def run_in_child(folder: Path, names: list[str], log: str) -> None:
-    """In the forked process: check, save the verdict, and leave without running the parent's exit code."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C must not save a cut-short run
-    code = 0
-    try:
-        checked_report(folder, names)
-    except BaseException as error:  # the parent shows it; nothing may escape into the parent's loop
-        Path(log).write_text(f"{type(error).__name__}: {error}")
-        code = 1
-    finally:
-        os._exit(code)
+        """End the run if it is still going, with the workers it started."""
+        end_tree(self.process)
+        self.errors.close()

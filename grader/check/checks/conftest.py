@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
 
-from grader.check.checks.harness import SEED, Submission, Workers
+from grader.check.checks.harness import BUDGET, SEED, Submission, Workers
 
 COMMON = dict(
     derandomize=True,
@@ -27,6 +27,7 @@ def pytest_addoption(parser):
     parser.addoption("--submission", type=Path, default=None, help="the folder holding the five modules")
     parser.addoption("--check-seed", type=int, default=SEED, help="the Hypothesis seed of every check")
     parser.addoption("--call-timeout", type=float, default=10.0, help="seconds per call of student code")
+    parser.addoption("--budget", type=float, default=BUDGET, help="seconds for all the calls of the run")
     parser.addoption("--check-profile", default="default", help="the Hypothesis profile: default, quick or thorough")
 
 
@@ -48,7 +49,7 @@ def workers(request):
     folder = request.config.getoption("submission")
     if folder is None:
         pytest.fail("give the submission folder with --submission DIR")
-    pool = Workers(folder, timeout=request.config.getoption("call_timeout"))
+    pool = Workers(folder, timeout=request.config.getoption("call_timeout"), budget=request.config.getoption("budget"))
     yield pool
     pool.close()
 

