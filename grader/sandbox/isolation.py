@@ -46,6 +46,7 @@ class Launch:
     folder: str  # the five files, as the worker sees them
     parent: int | None  # the pid the worker watches, None where it cannot see the grader
     processes: bool  # whether the worker's processes are counted and limited (a user of its own)
+    sweep: bool = False  # whether the worker may kill every process it can signal after each call (all its own)
     popen: dict = field(default_factory=dict)
     uid: int | None = None
     token: str = ""
@@ -92,7 +93,7 @@ class OwnUser(Portable):
     def prepare(self, room: Room) -> Launch:
         launch = super().prepare(room)
         launch.popen.update(user=self.uid, group=self.uid, extra_groups=[])
-        launch.uid, launch.processes = self.uid, True
+        launch.uid, launch.processes, launch.sweep = self.uid, True, True
         return launch
 
     def end(self, worker) -> None:
@@ -123,7 +124,7 @@ class Namespaces(Portable):
         launch.argv = [self.bwrap, *inside.arguments(user_namespace=self.uid is None), "--", *command]
         launch.env.update(HOME="/tmp", TMPDIR="/tmp", TEMP="/tmp", TMP="/tmp")
         launch.folder, launch.parent, launch.cwd = inside.submission, None, str(room.root)
-        launch.uid, launch.processes = self.uid, self.uid is not None
+        launch.uid, launch.processes, launch.sweep = self.uid, self.uid is not None, True
         launch.status = linux.bwrap_status
         return launch
 

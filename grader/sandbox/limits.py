@@ -68,3 +68,22 @@ def _wait_for(parent: int) -> None:
     while os.getppid() == parent:
         time.sleep(PARENT_POLL)
     os._exit(1)
+
+
+def end_leftovers() -> None:
+    """Kill every other process this worker may signal, and reap them: what the last call left running.
+
+    Only where that is exactly the worker's own (a user of its own, or a PID namespace): the
+    grader asks for it then, so every call starts alone, whatever the one before it started.
+    """
+    import signal
+
+    try:
+        os.kill(-1, signal.SIGKILL)
+    except OSError:  # nothing else to signal
+        pass
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass

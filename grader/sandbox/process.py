@@ -107,7 +107,7 @@ class Worker:
         A worker that does not start is the grader's fault: StudentError of kind "grader".
         """
         init = {"op": "init", "folder": self.launch.folder, "reference_for": list(reference_for),
-                "limits": {"processes": self.launch.processes}, "parent": self.launch.parent}
+                "limits": {"processes": self.launch.processes, "sweep": self.launch.sweep}, "parent": self.launch.parent}
         replies = []
         try:
             self.exchange(encode(init), STARTUP_SECONDS, STARTUP_CAP, lambda frame: replies.append(decode(frame)))

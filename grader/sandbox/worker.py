@@ -13,7 +13,7 @@ import numpy as np
 
 from grader.sandbox.channel import Channel
 from grader.sandbox.codec import MAX_FRAME, MAX_WARNINGS, WARNING_CHARS, Foreign, describe, encode
-from grader.sandbox.limits import limit_resources, watch_parent
+from grader.sandbox.limits import end_leftovers, limit_resources, watch_parent
 from grader.sandbox.messages import call_failure, import_failure, text
 from grader.sandbox.session import Session, refused
 
@@ -23,11 +23,11 @@ NUMPY_ERRORS = np.geterr()  # numpy's defaults, before any student code: warn on
 def main():
     """Serve requests until the grader closes the pipe."""
     channel = Channel()
-    session = None
+    session, sweep = None, False
     pristine = dict(vars(builtins))  # restored after each request, so the worker's own code keeps working
     while (message := channel.read()) is not None:
         if message["op"] == "init":
-            unlimited = limit_resources(message["limits"])
+            unlimited, sweep = limit_resources(message["limits"]), message["limits"].get("sweep", False)
             watch_parent(message["parent"])
             session = Session(message["folder"], message["reference_for"], channel.ask)
             channel.end_of_call()
@@ -36,8 +36,10 @@ def main():
         channel.calling = True
         reply = handle(session, message)
         channel.calling = False
-        flush()
         restore(pristine)
+        if sweep:
+            end_leftovers()
+        flush()
         channel.end_of_call()
         channel.write(encoded(reply, message.get("cap", MAX_FRAME)))
 
