@@ -1,10 +1,16 @@
-"""Fixtures shared by the kit's tests."""
+"""Fixtures shared by the kit's tests, and the skipping of tests that need an OS this one is not."""
 
+import os
 import shutil
+import sys
 
 import pytest
 
 from grader.paths import EXERCISES_DIR
+
+ONLY = {"linux": "Linux", "posix": "POSIX"}  # marker: what a test so marked needs
+
+pytest_plugins = ["pytester"]  # tests/test_workflow.py runs this file's hook on a small suite of its own
 
 
 @pytest.fixture
@@ -13,3 +19,17 @@ def submission(tmp_path):
     folder = tmp_path / "exercises"
     shutil.copytree(EXERCISES_DIR, folder, ignore=shutil.ignore_patterns("__pycache__", ".grader"))
     return folder
+
+
+def pytest_collection_modifyitems(items):
+    """Skip each test marked linux or posix on an OS without it, giving the marker's reason, which it must have."""
+    here = {"linux": sys.platform == "linux", "posix": os.name == "posix"}
+    for item in items:
+        for name, needs in ONLY.items():
+            marker = item.get_closest_marker(name)
+            if marker is None:
+                continue
+            if len(marker.args) != 1 or not isinstance(marker.args[0], str):
+                raise pytest.UsageError(f'{item.nodeid}: say what it needs {needs} for: @pytest.mark.{name}("what it uses")')
+            if not here[name]:
+                item.add_marker(pytest.mark.skip(reason=f"needs {needs}: {marker.args[0]}"))

@@ -38,6 +38,7 @@ def rows_of(csv_file: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+@pytest.mark.posix("its hostile folders fork and run /bin/sleep")
 def test_a_batch_of_eight_with_two_hostile_folders_gives_eight_rows(tmp_path):
     root = tmp_path / "submissions"
     root.mkdir()
@@ -83,6 +84,7 @@ def test_a_rerun_skips_the_folders_already_in_the_csv(tmp_path, capsys):
     assert [Path(r["folder"]).name for r in rows_of(csv_file)] == ["first", "second"]
 
 
+@pytest.mark.posix("kills the batch with SIGKILL, in a session of its own")
 def test_a_killed_batch_leaves_a_whole_csv_and_the_rerun_completes(tmp_path):
     folders = [make(tmp_path, f"s{i}", base=EXERCISES_DIR) for i in range(4)]
     csv_file = tmp_path / "grades.csv"

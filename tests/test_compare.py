@@ -129,6 +129,7 @@ def test_what_the_students_code_prints_is_shown_when_it_fails(ungated, reference
     assert "exited with status 3" in err and "hello from train" in err
 
 
+@pytest.mark.posix("probes the worker with os.kill(pid, 0), which on Windows sends Ctrl-C instead")
 def test_ctrl_c_kills_the_worker_and_exits_130(monkeypatch, capsys):
     started = []
     original = comparison.Worker.__init__

@@ -102,6 +102,7 @@ def test_every_hostile_case_has_a_verdict():
     assert sorted([*VERDICTS, "kills_grader"]) == sorted(path.name for path in HOSTILE.iterdir() if path.is_dir())
 
 
+@pytest.mark.linux("the hostile cases use /proc, fork and POSIX signals, and survivors are found by PID namespace")
 @pytest.mark.parametrize("case", sorted(VERDICTS))
 def test_hostile_call_gets_its_verdict(case, tmp_path, workers):
     expected, bound = VERDICTS[case]
@@ -182,6 +183,7 @@ CHECKED = {
 }
 
 
+@pytest.mark.linux("the hostile cases use /proc, fork and POSIX signals, and survivors are found by PID namespace")
 @pytest.mark.parametrize("case", sorted(CHECKED))
 def test_hidden_checks_give_the_verdict(case, tmp_path, workers):
     folder = submission(tmp_path, case)
@@ -194,6 +196,7 @@ def test_hidden_checks_give_the_verdict(case, tmp_path, workers):
     assert_nothing_survives(folder, workers)
 
 
+@pytest.mark.linux("the hostile cases use /proc, fork and POSIX signals, and survivors are found by PID namespace")
 def test_the_other_exercises_keep_their_true_verdict(tmp_path, workers):
     folder = submission(tmp_path, "patches_allclose")
     report = run_checks(folder, profile="quick", timeout=LIMIT)

