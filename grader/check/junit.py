@@ -4,7 +4,7 @@ import re
 import socket
 import xml.etree.ElementTree as ET
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from grader.check.results import CheckResult, Report
 
@@ -28,7 +28,7 @@ def junit_xml(report: Report) -> str:
         errors=str(counts["error"]),
         skipped=str(counts["not_started"]),
         time=f"{sum(check.seconds for check in checks):.3f}",
-        timestamp=datetime.now(timezone.utc).isoformat(),
+        timestamp=datetime.now(UTC).isoformat(),
         hostname=socket.gethostname(),
     )
     suite.append(properties(report))
