@@ -163,3 +163,18 @@ def batch(dirs, jobs, csv_file, timeout):
     from grader.course.batch import batch as run
 
     sys.exit(run(dirs, jobs=jobs, csv_file=csv_file, timeout=timeout))
+
+
+@main.command()
+@click.argument("out_zip", type=click.Path(path_type=Path))
+@click.option("--force", is_flag=True, help="Replace OUT_ZIP if it exists.")
+def gradescope(out_zip, force):
+    """Write a Gradescope autograder zip: setup.sh, run_autograder and the full kit.
+
+    Upload it as the "Zip file upload" autograder of a Gradescope programming assignment.
+
+    Example: grader gradescope autograder.zip
+    """
+    from grader.course.gradescope import export
+
+    sys.exit(export(out_zip, force=force))
