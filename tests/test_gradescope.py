@@ -253,3 +253,32 @@ def test_run_autograder_writes_results_even_when_python_cannot_start(root):
     submit(root)
     data = run_autograder(root, python=str(root / "no-such-python"))
     assert data["score"] == 0.0 and "fault of the autograder" in data["output"]
+
+
+def test_what_the_check_json_says_about_the_run_goes_to_extra_data():
+    exercises = [
+        {"name": e.name, "status": "passed", "points": e.points, "max_points": e.points, "sha256": {f"{e.name}.py": "ab" * 32},
+         "checks": [{"id": f"{e.name}.a", "status": "passed", "message": ""}]}
+        for e in EXERCISES
+    ]
+    check = {"total": {"points": 100.0, "max_points": 100.0}, "exercises": exercises, "checks": "all", "isolation": "namespaces"}
+    data = gradescope.gs.graded(check, "exercises/", {"graded_folder": "exercises/"}, seconds=2.4)
+    jsonschema.validate(data, SCHEMA, cls=jsonschema.Draft202012Validator)
+    assert data["extra_data"]["isolation"] == "namespaces" and data["extra_data"]["checks"] == "all"
+    assert data["extra_data"]["sha256"]["softmax"] == {"softmax.py": "ab" * 32} and data["execution_time"] == 2
+
+
+@pytest.mark.parametrize(
+    "document, valid",
+    [
+        ({"score": 1.0}, True),
+        ({"tests": [{"score": 1.0, "max_score": 2.0, "name": "a"}]}, True),
+        ({"output": "a score is missing"}, False),
+        ({"tests": [{"name": "and here too"}]}, False),
+        ({"score": 1.0, "tests": [{"score": 1.0, "visibility": "sometimes"}]}, False),
+        ({"score": 1.0, "output_format": "latex"}, False),
+        ({"score": 1.0, "scores": 2.0}, False),
+    ],
+)
+def test_the_schema_follows_gradescopes_specification(document, valid):
+    assert jsonschema.Draft202012Validator(SCHEMA).is_valid(document) == valid
