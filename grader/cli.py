@@ -33,6 +33,9 @@ SOLUTIONS = click.option("--solutions", is_flag=True, help="Use the reference so
 JSON_FILE = click.option(
     "--json", "json_file", type=click.Path(path_type=Path), default=None, help="Also write the result as JSON."
 )
+JUNIT_FILE = click.option(
+    "--junit", "junit_file", type=click.Path(path_type=Path), default=None, help="Also write the verdicts as JUnit XML (pytest's format)."
+)
 
 
 @click.group(invoke_without_command=True)
@@ -56,17 +59,19 @@ def main(ctx):
 @SUBMISSION
 @SOLUTIONS
 @JSON_FILE
-def check(exercises, submission, solutions, json_file):
+@JUNIT_FILE
+def check(exercises, submission, solutions, json_file, junit_file):
     """Run the hidden checks on your exercises (all five by default).
 
     Exit status 0 when every selected exercise passes, 1 when any does not,
-    2 for a usage error or a submission that cannot be read.
+    2 for a usage error, a submission that cannot be read or a result file
+    that cannot be written.
 
-    Example: grader check softmax heads --json report.json
+    Example: grader check softmax heads --json report.json --junit report.xml
     """
     from grader.check.command import check as run
 
-    sys.exit(run(exercises, submission=submission, solutions=solutions, json_file=json_file))
+    sys.exit(run(exercises, submission=submission, solutions=solutions, json_file=json_file, junit_file=junit_file))
 
 
 @main.command()
@@ -158,3 +163,18 @@ def batch(dirs, jobs, csv_file, timeout):
     from grader.course.batch import batch as run
 
     sys.exit(run(dirs, jobs=jobs, csv_file=csv_file, timeout=timeout))
+
+
+@main.command()
+@click.argument("out_zip", type=click.Path(path_type=Path))
+@click.option("--force", is_flag=True, help="Replace OUT_ZIP if it exists.")
+def gradescope(out_zip, force):
+    """Write a Gradescope autograder zip: setup.sh, run_autograder and the full kit.
+
+    Upload it as the "Zip file upload" autograder of a Gradescope programming assignment.
+
+    Example: grader gradescope autograder.zip
+    """
+    from grader.course.gradescope import export
+
+    sys.exit(export(out_zip, force=force))

@@ -1,4 +1,4 @@
-"""`grader check`: run the checks on a submission, print the report, write --json, remember the verdict."""
+"""`grader check`: run the checks on a submission, print the report, write --json and --junit, remember the verdict."""
 
 import json
 from pathlib import Path
@@ -11,10 +11,12 @@ def check(
     submission: Path | None = None,
     solutions: bool = False,
     json_file: Path | None = None,
+    junit_file: Path | None = None,
 ) -> int:
-    """`grader check`: run the checks, print the report, write --json; exit 0, 1, or 2 if unreadable."""
+    """`grader check`: run the checks, print the report, write --json and --junit; exit 0, 1, or 2 if unreadable."""
     import click
 
+    from grader.check.junit import junit_xml
     from grader.check.report import render
     from grader.sandbox.submission import SubmissionError, find_submission
 
@@ -28,12 +30,22 @@ def check(
     fingerprint = files_fingerprint(folder)
     report = run_checks(folder, exercises or None)
     click.echo(render(report, folder, solutions=solutions))
-    if json_file is not None:
-        try:
-            Path(json_file).write_text(json.dumps(report.to_json(), indent=1) + "\n", encoding="utf-8")
-        except OSError as error:
-            click.echo(f"Cannot write {json_file}: {error.strerror}.", err=True)
-            return 2
+    if json_file is not None and not write(json_file, json.dumps(report.to_json(), indent=1) + "\n"):
+        return 2
+    if junit_file is not None and not write(junit_file, junit_xml(report)):
+        return 2
     if not solutions:
         save_report(folder, report, fingerprint)
     return 0 if report.passed else 1
+
+
+def write(path: Path, text: str) -> bool:
+    """Write a result file; False, having said why and what to do, when it cannot be written."""
+    import click
+
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as error:
+        click.echo(f"Cannot write {path}: {error.strerror}. Choose a file in a folder that exists and that you may write to.", err=True)
+        return False
+    return True

@@ -13,6 +13,7 @@ class CheckResult:
     id: str
     status: str
     message: str = ""
+    seconds: float = 0.0  # pytest's duration of the check (setup, call, teardown); not in the JSON
 
     def to_json(self) -> dict:
         """This check as SPEC §2 writes it."""

@@ -30,6 +30,7 @@ class Collector:
     def __init__(self):
         self.expected: dict[str, list[str]] = {}  # exercise -> check ids, in file order
         self.results: dict[str, CheckResult] = {}
+        self.seconds: dict[str, float] = {}  # check id -> time spent in its setup, call and teardown
         self.broken: list[str] = []  # files that could not be collected
 
     def pytest_collectreport(self, report):
@@ -47,6 +48,7 @@ class Collector:
         """Turn the outcome of a check's setup or call into its verdict."""
         report = (yield).get_result()
         check = _check_id(item)
+        self.seconds[check] = self.seconds.get(check, 0.0) + report.duration
         if call.when == "call" and report.passed:
             self.results[check] = CheckResult(check, "passed")
         elif report.failed or report.skipped:
@@ -154,6 +156,8 @@ def exercise_result(name: str, collector: Collector) -> ExerciseResult:
         collector.results.get(check, CheckResult(check, "error", "This check did not report a result."))
         for check in collector.expected[name]
     ]
+    for check in checks:
+        check.seconds = collector.seconds.get(check.id, 0.0)
     return ExerciseResult(name, exercise_status(checks), partial_points(max_points, checks), max_points, checks)
 
 

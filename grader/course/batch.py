@@ -17,7 +17,7 @@ import click
 
 from grader.exercises import NAMES
 from grader.paths import KIT_ROOT
-from grader.sandbox.process import RUN_VAR, end_tree, kill_marked
+from grader.sandbox.process import RUN_VAR, end_tree, kill_marked, new_session
 
 COLUMNS = ("folder", "status", *NAMES, "total", "seconds", "reason")
 SUBMISSION_SECONDS = 300.0  # the most one submission may take, whatever it does
@@ -80,32 +80,42 @@ class Running:
 
 def grade(folder: Path, timeout: float, running: Running | None = None) -> dict:
     """One submission's row, from `grader check` run in its own process with a time bound."""
-    marker = secrets.token_hex(8)
-    env = {**os.environ, RUN_VAR: marker, "NO_COLOR": "1", "PYTHONPATH": str(KIT_ROOT)}
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as scratch:
         result = Path(scratch) / "result.json"
-        command = [sys.executable, "-m", "grader", "check", "--submission", str(folder), "--json", str(result)]
-        start, start_time = time.monotonic(), time.time()
-        process = subprocess.Popen(
-            command, cwd=scratch, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        if running:
-            running.add(process)
-        timed_out = False
-        try:
-            output, _ = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill_group(process)
-            output, _ = process.communicate()
-        finally:
-            kill_marked(f"{RUN_VAR}={marker}", start_time)  # whatever the submission left, before reading the result
-            if running:
-                running.remove(process)
+        start = time.monotonic()
+        returncode, output, timed_out = run_check(folder, result, timeout, running)
         seconds = time.monotonic() - start
-        cells = row(str(folder), process.returncode, result, output.decode("utf-8", errors="replace"), timed_out, timeout, seconds)
+        cells = row(str(folder), returncode, result, output, timed_out, timeout, seconds)
         return cells | {"seconds": f"{seconds:.1f}"}
+
+
+def run_check(folder: Path, result: Path, timeout: float, running: Running | None = None) -> tuple[int, str, bool]:
+    """`grader check --json RESULT` on a folder in a process group of its own: (exit status, output, timed out).
+
+    Every process still carrying this run's marker (what the submission left running) is killed before it returns.
+    """
+    marker = secrets.token_hex(8)
+    env = {**os.environ, RUN_VAR: marker, "NO_COLOR": "1", "PYTHONPATH": str(KIT_ROOT)}
+    command = [sys.executable, "-m", "grader", "check", "--submission", str(folder), "--json", str(result)]
+    started = time.time()
+    process = subprocess.Popen(
+        command, cwd=result.parent, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        **new_session(),
+    )
+    if running:
+        running.add(process)
+    timed_out = False
+    try:
+        output, _ = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_group(process)
+        output, _ = process.communicate()
+    finally:
+        kill_marked(f"{RUN_VAR}={marker}", started)  # whatever the submission left, before reading the result
+        if running:
+            running.remove(process)
+    return process.returncode, output.decode("utf-8", errors="replace"), timed_out
 
 
 def row(folder, returncode, result: Path, output: str, timed_out: bool, timeout: float, seconds: float) -> dict:

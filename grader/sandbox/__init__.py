@@ -1,1 +1,1 @@
-"""Everything that touches untrusted code: the parent's API, the worker, the codec, process control, the submission; imports only the kit's basics."""
+"""Everything that touches untrusted code: the parent's API, the worker, the codec, process control, isolation, the submission; imports only the kit's basics."""

@@ -1,0 +1,140 @@
+"""`grader gradescope`: the Gradescope autograder zip, and the grading its run_autograder starts in the container."""
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+import zipfile
+from pathlib import Path
+
+import click
+
+from grader.course import gradescope_results as gs
+from grader.course.batch import SUBMISSION_SECONDS, run_check
+from grader.paths import KIT_ROOT
+
+ROOT_VAR = "ATTENTION_BY_HAND_AUTOGRADER_ROOT"  # tests point it at a folder laid out like /autograder
+DEFAULT_ROOT = "/autograder"
+HERE = Path(__file__).resolve().parent
+SCRIPTS = {"setup.sh": HERE / "gradescope_setup.sh", "run_autograder": HERE / "gradescope_run_autograder"}
+KIT = ("pyproject.toml", "README.md", "grader", "exercises", "solutions", "data")  # what pip install -e and grading need
+LEFT_OUT = {"__pycache__", ".grader", ".hypothesis", ".pytest_cache"}
+STAMP = (1980, 1, 1, 0, 0, 0)  # the same kit gives the same zip, byte for byte
+
+
+def export(out_zip: Path, force: bool = False) -> int:
+    """`grader gradescope OUT_ZIP`: write the autograder zip; 1 when it exists and --force is not given."""
+    out_zip = Path(out_zip)
+    if out_zip.is_dir():
+        click.echo(f"{out_zip} is a folder: name the zip file to write, for example {out_zip / 'autograder.zip'}.", err=True)
+        return 2
+    if not out_zip.parent.is_dir():
+        click.echo(f"{out_zip.parent} does not exist: create it or write the zip elsewhere.", err=True)
+        return 2
+    if out_zip.exists() and not force:
+        click.echo(f"{out_zip} already exists; to replace it, run again with --force.", err=True)
+        return 1
+    count = write_zip(out_zip)
+    click.echo(f"Wrote {out_zip}: setup.sh, run_autograder and the kit ({count} files).")
+    click.echo("On Gradescope: a Programming Assignment, Configure Autograder, Zip file upload, then this zip.")
+    return 0
+
+
+def kit_files() -> list[Path]:
+    """The kit's files that go into the zip, relative to the kit, in a fixed order."""
+    files = []
+    for name in KIT:
+        top = KIT_ROOT / name
+        paths = [top] if top.is_file() else sorted(p for p in top.rglob("*") if p.is_file())
+        files += [p.relative_to(KIT_ROOT) for p in paths if not LEFT_OUT & set(p.relative_to(KIT_ROOT).parts)]
+    return [path for path in files if path.suffix != ".pyc"]
+
+
+def write_zip(out_zip: Path) -> int:
+    """The two scripts at the zip's root, executable, and the kit beside them; how many files in all."""
+    entries = [(name, path, 0o755) for name, path in SCRIPTS.items()]
+    entries += [(path.as_posix(), KIT_ROOT / path, 0o644) for path in kit_files()]
+    temporary = out_zip.with_name(f".{out_zip.name}.{os.getpid()}.tmp")
+    with zipfile.ZipFile(temporary, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, path, mode in entries:
+            info = zipfile.ZipInfo(name, STAMP)
+            info.create_system = 3  # Unix, so unzip applies the mode below
+            info.external_attr = (0o100000 | mode) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, path.read_bytes())
+    os.replace(temporary, out_zip)
+    return len(entries)
+
+
+def autograde(root: Path | None = None, timeout: float = SUBMISSION_SECONDS) -> int:
+    """Grade ROOT/submission into ROOT/results/results.json (ROOT: $ATTENTION_BY_HAND_AUTOGRADER_ROOT or /autograder)."""
+    root = Path(root or os.environ.get(ROOT_VAR, DEFAULT_ROOT))
+    start = time.monotonic()
+    try:
+        with tempfile.TemporaryDirectory(prefix="grader-gradescope-") as scratch:
+            results = grade(root / "submission", Path(scratch), timeout, start)
+    except Exception as error:  # a bug here must still leave results for the student
+        traceback.print_exc(file=sys.stdout)
+        results = gs.not_graded(f"The autograder failed ({type(error).__name__}). {gs.FAULT}", {}, time.monotonic() - start)
+    write_results(root / "results" / "results.json", results)
+    print(f"Wrote {root / 'results' / 'results.json'}: {results['score']:g} points.")
+    return 0
+
+
+def grade(submission: Path, scratch: Path, timeout: float, start: float) -> dict:
+    """The results for a submission: its five modules copied to scratch, checked by `grader check` in its own process."""
+    found = gs.locate(submission) if submission.is_dir() else f"Gradescope gave the autograder no submission folder. {gs.FAULT}"
+    contents = gs.read_modules(found) if isinstance(found, Path) else found
+    if isinstance(contents, str):
+        print(contents)
+        return gs.not_graded(contents, {}, time.monotonic() - start)
+    folder = scratch / "submission"
+    folder.mkdir()
+    for name, data in contents.items():
+        (folder / name).write_bytes(data)
+    extra = {"graded_folder": gs.place(submission, found), "submitted_sha256": gs.sha256(contents)}
+    result = scratch / "check.json"
+    returncode, output, timed_out = run_check(folder, result, timeout)
+    print(output)  # the grader's report: Gradescope shows this stdout to instructors only
+    return outcome(returncode, output, timed_out, result, extra, timeout, time.monotonic() - start)
+
+
+def outcome(returncode, output: str, timed_out: bool, result: Path, extra: dict, timeout: float, seconds: float) -> dict:
+    """The results of a finished `grader check`: graded, stopped by the time limit, refused, or the grader's fault."""
+    if timed_out:
+        reason = f"Grading took longer than {timeout:g} s and was stopped: check that each of your functions returns quickly."
+        print(reason)
+        return gs.not_graded(reason, extra, seconds)
+    try:
+        check = json.loads(result.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        check = None
+    if isinstance(check, dict) and "total" in check:
+        return gs.graded(check, extra["graded_folder"], extra, seconds)
+    last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "")
+    if returncode == 2 and last.startswith("Cannot check:"):
+        return gs.not_graded(last, extra, seconds)
+    print(f"grader check stopped without a result (exit status {returncode}).")
+    return gs.not_graded(f"The autograder stopped without a result (exit status {returncode}). {gs.FAULT}", extra, seconds)
+
+
+def write_results(path: Path, results: dict) -> None:
+    """Write results.json whole, in one step, over whatever is there."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=".results.", delete=False) as f:
+        f.write(json.dumps(results, indent=1) + "\n")  # a new file of a name no one could guess
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    os.replace(f.name, path)
+
+
+def main() -> int:
+    """The entry point of run_autograder; the check's sandbox ends whatever the student's code started."""
+    return autograde()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

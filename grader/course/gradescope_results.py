@@ -1,0 +1,143 @@
+"""What Gradescope gets: the five modules found in a submission, and results.json made from the check JSON."""
+
+import hashlib
+import os
+from pathlib import Path
+
+from grader.exercises import EXERCISES
+from grader.paths import MODULES
+
+FILES = tuple(f"{name}.py" for name in MODULES)
+SKIPPED_FOLDERS = {"__MACOSX", "__pycache__", ".grader", ".git"}  # never a student's modules
+UPLOAD = (
+    "Upload your five files (" + ", ".join(FILES) + ") directly, or your exercises/ folder holding them, "
+    "and nothing else that holds copies of them."
+)
+FAULT = (
+    "This is a fault of the autograder, not something to fix in your code: please report it to your "
+    "instructor, who can see the details. Your submission was not graded."
+)
+
+
+def locate(submission: Path) -> Path | str:
+    """The one folder of the submission that holds the five modules, or what to tell the student."""
+    holders = modules_found(submission)
+    complete = [folder for folder, found in holders.items() if len(found) == len(FILES)]
+    if len(complete) == 1:
+        return complete[0]
+    if complete:
+        places = "; ".join(place(submission, folder) for folder in complete)
+        return f"Your submission holds the five modules in {len(complete)} places: {places}. {UPLOAD}"
+    if not holders:
+        return f"No module of the exercise is in your submission. It holds: {listing(submission)}. {UPLOAD}"
+    lines = ["Your submission does not hold all five modules in one folder."]
+    for folder, found in holders.items():
+        missing = ", ".join(name for name in FILES if name not in found)
+        lines.append(f"In {place(submission, folder)}: {', '.join(sorted(found))}; missing {missing}.")
+    return "\n".join(lines + [UPLOAD])
+
+
+def modules_found(submission: Path) -> dict[Path, set[str]]:
+    """Each folder of the submission that holds any of the five module files, with the ones it holds."""
+    holders = {}
+    for folder, subfolders, files in os.walk(submission):  # symbolic links to folders are not followed
+        subfolders[:] = sorted(name for name in subfolders if name not in SKIPPED_FOLDERS)
+        found = {name for name in files if name in FILES}
+        if found:
+            holders[Path(folder)] = found
+    return holders
+
+
+def place(submission: Path, folder: Path) -> str:
+    """Where a folder is, as the student sees their upload."""
+    relative = folder.relative_to(submission)
+    return "the top of your submission" if relative == Path(".") else f"{relative}/"
+
+
+def listing(submission: Path, most: int = 20) -> str:
+    """The submission's files, as paths inside it, at most this many."""
+    paths = sorted(str(p.relative_to(submission)) for p in submission.rglob("*") if p.is_file() or p.is_symlink())
+    if not paths:
+        return "no files at all"
+    return ", ".join(paths[:most]) + (f" and {len(paths) - most} more" if len(paths) > most else "")
+
+
+def read_modules(folder: Path) -> dict[str, bytes] | str:
+    """The five files' contents, or what to tell the student when one is not a plain file."""
+    contents = {}
+    for name in FILES:
+        path = folder / name
+        if path.is_symlink() or not path.is_file():
+            return f"{name} in your submission is a link or not a plain file: upload the file itself. {UPLOAD}"
+        contents[name] = path.read_bytes()
+    return contents
+
+
+def sha256(contents: dict[str, bytes]) -> dict[str, str]:
+    """Each file's sha256, to tell later which files were graded."""
+    return {name: hashlib.sha256(data).hexdigest() for name, data in contents.items()}
+
+
+def graded(check: dict, where: str, extra: dict, seconds: float) -> dict:
+    """results.json for a finished check: one test per exercise, the total, a summary."""
+    by_name = {exercise["name"]: exercise for exercise in check.get("exercises", [])}
+    tests = [test(number, exercise, by_name.get(exercise.name)) for number, exercise in enumerate(EXERCISES, 1)]
+    total = float(check["total"]["points"])
+    lines = [f"{total:g} of {sum(e.points for e in EXERCISES):g} points. Graded the five modules in {where}."]
+    lines += [f"{t['name']}: {t['score']:g} of {t['max_score']:g} points" for t in tests]
+    if any(t["score"] < t["max_score"] for t in tests):
+        lines.append("Each exercise below lists the checks that did not pass, with the smallest input that shows it.")
+    return document(total, "\n".join(lines), tests, {**check_extra(check), **extra}, seconds)
+
+
+def test(number: int, exercise, result: dict | None) -> dict:
+    """One exercise as a Gradescope test: its points and, unless it passed, what did not pass."""
+    name = f"{number}. {exercise.name}: {exercise.title}"
+    if result is None:
+        return entry(name, 0.0, exercise.points, f"This exercise was not checked. {FAULT}")
+    checks = result.get("checks", [])
+    passed = sum(c["status"] == "passed" for c in checks)
+    if passed == len(checks):
+        return entry(name, result["points"], result["max_points"], f"All {len(checks)} checks pass.")
+    return entry(name, result["points"], result["max_points"], f"{passed} of {len(checks)} checks pass.\n\n" + failures(checks))
+
+
+def failures(checks: list[dict]) -> str:
+    """The checks that did not pass, those with the same message given once."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for check in checks:
+        if check["status"] != "passed":
+            groups.setdefault((check["status"], check.get("message", "")), []).append(check["id"])
+    status = {"failed": "failed", "error": "stopped with an error", "not_started": "not started"}
+    return "\n\n".join(f"{', '.join(ids)}: {status.get(s, s)}\n{message}".rstrip() for (s, message), ids in groups.items())
+
+
+def check_extra(check: dict) -> dict:
+    """What the check JSON says about the run, for the instructor: isolation, which checks, each file's sha256."""
+    extra = {key: check[key] for key in ("isolation", "checks") if key in check}
+    hashes = {e["name"]: e.get("sha256", e.get("files")) for e in check.get("exercises", []) if "sha256" in e or "files" in e}
+    return extra | ({"sha256": hashes} if hashes else {})
+
+
+def not_graded(reason: str, extra: dict, seconds: float) -> dict:
+    """results.json with no points: the reason, for every exercise."""
+    tests = [entry(f"{n}. {e.name}: {e.title}", 0.0, e.points, "Not graded: see the message above.") for n, e in enumerate(EXERCISES, 1)]
+    return document(0.0, reason, tests, extra, seconds)
+
+
+def entry(name: str, score: float, max_score: float, output: str) -> dict:
+    """One test of results.json, always shown to the student."""
+    return {"name": name, "score": float(score), "max_score": float(max_score), "output": output, "visibility": "visible"}
+
+
+def document(score: float, output: str, tests: list[dict], extra: dict, seconds: float) -> dict:
+    """The whole results.json; outputs as plain text, since they quote file names and values the student chose."""
+    return {
+        "score": float(score),
+        "output": output,
+        "output_format": "text",
+        "test_output_format": "text",
+        "execution_time": round(seconds),
+        "tests": tests,
+        "extra_data": extra,
+    }
