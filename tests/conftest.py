@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from grader.paths import EXERCISES_DIR
+from grader.sandbox.portable import simulate_other_os, simulating_other_os
 
 ONLY = {"linux": "Linux", "posix": "POSIX"}  # marker: what a test so marked needs
 
@@ -19,6 +20,12 @@ def submission(tmp_path):
     folder = tmp_path / "exercises"
     shutil.copytree(EXERCISES_DIR, folder, ignore=shutil.ignore_patterns("__pycache__", ".grader"))
     return folder
+
+
+def pytest_configure(config):
+    """Under ATTENTION_BY_HAND_SIMULATE_OTHER_OS=1 (tests/test_portable.py), the APIs Windows lacks raise in this process too."""
+    if simulating_other_os():
+        simulate_other_os()
 
 
 def pytest_collection_modifyitems(items):

@@ -11,6 +11,7 @@ import zipfile
 from pathlib import Path
 
 import jsonschema
+import psutil
 import pytest
 from click.testing import CliRunner
 
@@ -219,14 +220,25 @@ def test_a_module_linked_to_the_reference_is_refused(root):
 
 def test_a_softmax_that_forges_the_results_gets_the_honest_score(root):
     submit(root, base=EXERCISES_DIR, softmax=HOSTILE_SOFTMAX.format(root=str(root)))
-    data = run_autograder(root)
-    assert (root / "witness").exists()  # the forgery ran, with write access to results/
+    started = time.time()
+    run_autograder(root)
     time.sleep(1.0)  # what it left running would put the forged results back within 0.05 s
     data = results(root)
     assert_graded(data)
     assert data["score"] == 0.0 and data["output"] != "forged"
-    pids = [int(pid) for pid in (root / "pids").read_text().split()]
-    assert len(pids) >= 2 and not [pid for pid in pids if alive(pid)]
+    if data["extra_data"]["isolation"] == "none":  # unconfined, the forgery runs, and only the kill sweep stops it
+        pids = [int(pid) for pid in (root / "pids").read_text().split()]
+        assert len(pids) >= 2 and not [pid for pid in pids if alive(pid)]
+    else:  # confined, it cannot even write its witness outside its own sandbox
+        assert not (root / "witness").exists() and not (root / "pids").exists()
+        assert [p.pid for p in psutil.process_iter(["create_time"]) if p.info["create_time"] >= started and "results.json" in " ".join(cmdline(p))] == []
+
+
+def cmdline(process) -> list[str]:
+    try:
+        return process.cmdline()
+    except psutil.Error:
+        return []
 
 
 def alive(pid: int) -> bool:

@@ -70,7 +70,7 @@ VERDICTS = {
     "segfault": (("crashed", "softmax crashed the Python process (segmentation fault)"), 8),
     "infinite_recursion": (("raised", "softmax recursed without end (RecursionError)"), 8),
     "huge_allocation": (("raised", "softmax ran out of memory (softmax.py, line 7"), 8),
-    "memory_growth": (("raised", "softmax ran out of memory"), 8),
+    "memory_growth": (("raised|memory", "memory"), 8),  # MemoryError under RLIMIT_AS; stopped by the memory watch where there is none
     "syntax_error": (("import", "your softmax.py cannot be imported: expected ':' (softmax.py, line 4)"), 8),
     "pytest_skip": (("raised", "softmax raised Skipped: nothing to see here"), 8),
     "pytest_xfail": (("raised", "softmax raised XFailed: known issue"), 8),

@@ -1,8 +1,8 @@
 """The CI workflow runs exactly the README's commands on each OS and actionlint finds nothing in it;
 a test that needs Linux or POSIX is skipped elsewhere, saying why."""
 
-import re
 import platform
+import re
 import shutil
 import subprocess
 import sys

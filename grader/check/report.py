@@ -6,6 +6,11 @@ from grader.check.results import ExerciseResult, Report
 from grader.exercises import BY_NAME
 from grader.style import mark, paint, shown_command
 
+ISOLATION = {
+    "namespaces": "your code ran confined in namespaces of its own",
+    "user": "your code ran as a user of its own",
+    "none": "your code ran unconfined, as you",
+}
 STATUS_WORDS = {"passed": "passed", "failed": "failed", "not_started": "not started", "error": "error"}
 COLOURS = {"passed": "green", "failed": "red", "error": "red", "not_started": "yellow"}
 
@@ -66,6 +71,11 @@ def next_step(report: Report, folder: Path, solutions: bool) -> list[str]:
         return [f"Every check that was run passes. Once all five do, run {shown_command('compare')}."]
     first = todo[0]
     name = first.name
+    if first.grader_fault:
+        return [
+            f"The grader could not run the checks of {name}: that is not about your code, so there is nothing to fix in {name}.py.",
+            f"Report the message above to your instructor; {shown_command('check', '--solutions')} shows whether the grader works on this machine.",
+        ]
     if first.status == "not_started":
         step = f"Next: fill in {', '.join(BY_NAME[name].functions)} in {name}.py, then run {shown_command('check', name, *where)}."
     elif first.status == "error":
@@ -82,7 +92,7 @@ def next_step(report: Report, folder: Path, solutions: bool) -> list[str]:
 
 def render(report: Report, folder: Path, solutions: bool = False) -> str:
     """The whole report as text, styled for a terminal or plain for a pipe."""
-    lines = [f"Checked {folder} (Hypothesis seed {report.seed}).", ""]
+    lines = [f"Checked {folder} (Hypothesis seed {report.seed}; {ISOLATION[report.isolation]}).", ""]
     for result in report.exercises:
         if result.status != "passed":
             lines += details(result) + [""]

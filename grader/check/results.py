@@ -13,11 +13,12 @@ class CheckResult:
     id: str
     status: str
     message: str = ""
+    by_grader: bool = False  # an error that is the grader's fault, not the student's
     seconds: float = 0.0  # pytest's duration of the check (setup, call, teardown); not in the JSON
 
     def to_json(self) -> dict:
-        """This check as SPEC §2 writes it."""
-        return {"id": self.id, "status": self.status, "message": self.message}
+        """This check as SPEC §2 writes it; "fault": "grader" marks an error that is the grader's."""
+        return {"id": self.id, "status": self.status, "message": self.message} | ({"fault": "grader"} if self.by_grader else {})
 
 
 @dataclass
@@ -31,6 +32,12 @@ class ExerciseResult:
     checks: list[CheckResult] = field(default_factory=list)
     note: str = ""  # e.g. the root cause when an earlier exercise fails
     files: dict[str, str] = field(default_factory=dict)  # the sha256 of each file the verdict depends on
+
+    @property
+    def grader_fault(self) -> bool:
+        """True when every check that did not pass failed for a reason of the grader's own."""
+        failing = [check for check in self.checks if check.status != "passed"]
+        return bool(failing) and all(check.by_grader for check in failing)
 
     def to_json(self) -> dict:
         """This exercise as SPEC §2 writes it."""
@@ -87,7 +94,7 @@ class Report:
                 status=e["status"],
                 points=float(e["points"]),
                 max_points=float(e["max_points"]),
-                checks=[CheckResult(c["id"], c["status"], c.get("message", "")) for c in e["checks"]],
+                checks=[CheckResult(c["id"], c["status"], c.get("message", ""), c.get("fault") == "grader") for c in e["checks"]],
                 note=e.get("note", ""),
                 files=dict(e.get("files", {})),
             )

@@ -52,8 +52,8 @@ class Collector:
         if call.when == "call" and report.passed:
             self.results[check] = CheckResult(check, "passed")
         elif report.failed or report.skipped:
-            status, message = verdict(call.excinfo.value if call.excinfo else None)
-            self.results.setdefault(check, CheckResult(check, status, message))
+            status, message, by_grader = verdict(call.excinfo.value if call.excinfo else None)
+            self.results.setdefault(check, CheckResult(check, status, message, by_grader))
 
 
 def _exercise(item) -> str:
@@ -75,21 +75,21 @@ def _leaves(error):
         yield error
 
 
-def verdict(error) -> tuple[str, str]:
-    """A check's status and message from the exception that ended it."""
+def verdict(error) -> tuple[str, str, bool]:
+    """A check's status and message from the exception that ended it, and whether it is the grader's fault."""
     leaves = list(_leaves(error)) if error is not None else []
     for leaf in leaves:
         if isinstance(leaf, CheckFailed):
-            return "failed", str(leaf)
+            return "failed", str(leaf), False
         if isinstance(leaf, Halt):
             status = {"not_started": "not_started", "memory": "failed"}.get(leaf.error.kind, "error")
             inputs = "".join("\n" + labelled(f"{name} = ", value) for name, value in leaf.inputs.items())
-            return status, leaf.error.message + (f"\nIt happened on this input:{inputs}" if inputs else "")
+            return status, leaf.error.message + (f"\nIt happened on this input:{inputs}" if inputs else ""), leaf.error.kind == "grader"
         if isinstance(leaf, StudentError):
             status = "not_started" if leaf.kind == "not_started" else "failed" if leaf.kind in FAILED_KINDS else "error"
-            return status, leaf.message
+            return status, leaf.message, leaf.kind == "grader"
     name = type(leaves[0]).__name__ if leaves else "no result"
-    return "error", f"The grader could not finish this check ({name}). {GRADER_FAULT}"
+    return "error", f"The grader could not finish this check ({name}). {GRADER_FAULT}", True
 
 
 def run_checks(
@@ -150,7 +150,7 @@ def exercise_result(name: str, collector: Collector) -> ExerciseResult:
     """One exercise's verdict from its checks; a check that did not report is an error."""
     max_points = BY_NAME[name].points
     if name in collector.broken or name not in collector.expected:
-        problem = CheckResult(f"{name}.checks_loaded", "error", verdict(None)[1])
+        problem = CheckResult(f"{name}.checks_loaded", "error", verdict(None)[1], True)
         return ExerciseResult(name, "error", 0.0, max_points, [problem])
     checks = [
         collector.results.get(check, CheckResult(check, "error", "This check did not report a result."))

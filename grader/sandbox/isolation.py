@@ -20,10 +20,11 @@ from pathlib import Path
 
 import psutil
 
-from grader.sandbox import linux
-from grader.sandbox.private import Room
 from grader.paths import EXERCISES_DIR
+from grader.sandbox import linux
 from grader.sandbox.errors import StudentError
+from grader.sandbox.portable import simulating_other_os
+from grader.sandbox.private import Room
 from grader.sandbox.process import RUN_VAR, TOKEN_VAR, Worker, end_processes, end_tree, isolated_env, kill_marked, new_session
 
 TIERS = ("namespaces", "user", "none")
@@ -71,7 +72,8 @@ class Portable:
         if RUN_VAR in os.environ:
             env[RUN_VAR] = os.environ[RUN_VAR]
         argv = [sys.executable, *PYTHON_FLAGS, str(room.kit / "grader" / "sandbox" / "boot.py"), str(room.kit), "-", *site_dirs()]
-        return Launch(argv, env, str(room.home), room, str(room.submission), os.getpid(), False, new_session(), token=token)
+        return Launch(argv=argv, env=env, cwd=str(room.home), room=room, folder=str(room.submission), parent=os.getpid(),
+                      processes=False, popen=new_session(), token=token)
 
     def end(self, worker) -> None:
         """Kill the worker's process tree, then any process still carrying its token."""
@@ -157,6 +159,8 @@ def site_dirs() -> list[str]:
 
 def choose(name: str | None = None) -> Portable:
     """A confinement of the named tier, or the strongest this machine offers; IsolationError if it cannot be had."""
+    if sys.platform.startswith("linux") and not simulating_other_os():
+        linux.protect_grader()
     name = name or os.environ.get(TIER_VAR) or None
     if name is not None and name not in TIERS:
         raise IsolationError(f"{TIER_VAR}={name!r}: use one of {', '.join(TIERS)}.")
@@ -174,7 +178,7 @@ def _probe(tier: str) -> str:
     """Why the tier cannot be used here, or "" when a worker started in it answered."""
     if tier == "none":
         return ""
-    if not sys.platform.startswith("linux") or linux.simulating_other_os():
+    if not sys.platform.startswith("linux") or simulating_other_os():
         return "it needs Linux"
     if tier == "user" and os.geteuid() != 0:
         return "it needs the grader to run as root"

@@ -13,7 +13,6 @@ import psutil
 from grader.paths import KIT_ROOT, SOLUTIONS_DIR
 from grader.sandbox.process import end_processes
 
-SIMULATE_VAR = "ATTENTION_BY_HAND_SIMULATE_OTHER_OS"  # the kit's tests: behave as on macOS or Windows
 UIDS = (1 << 30, (1 << 31) - 2)  # users of a worker's own: far above any account's
 INSIDE = "/run/grader"  # where the worker's folders appear inside the namespaces
 TMP_BYTES = 64 << 20  # the worker's /tmp, where bubblewrap can bound it
@@ -21,9 +20,14 @@ SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")
 GRADER_DIR = KIT_ROOT / "grader"
 
 
-def simulating_other_os() -> bool:
-    """True when the kit's tests ask the grader to use only what macOS and Windows have."""
-    return os.environ.get(SIMULATE_VAR) == "1"
+def protect_grader() -> None:
+    """Make this process non-dumpable: no process of the same user may read or write its memory or ptrace it."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+    except (OSError, AttributeError):
+        pass
 
 
 def find_bwrap() -> str | None:

@@ -19,6 +19,7 @@ from grader.sandbox.channel import END_OF_CALL
 from grader.sandbox.codec import decode, encode
 from grader.sandbox.errors import StudentError, _Failed
 from grader.sandbox.limits import MEMORY_BYTES
+from grader.sandbox.portable import simulating_other_os
 from grader.sandbox.private import Room
 
 STARTUP_SECONDS = 60.0  # starting a worker is the grader's cost, not the student's
@@ -107,7 +108,7 @@ class Worker:
         A worker that does not start is the grader's fault: StudentError of kind "grader".
         """
         init = {"op": "init", "folder": self.launch.folder, "reference_for": list(reference_for),
-                "limits": {"processes": self.launch.processes, "sweep": self.launch.sweep}, "parent": self.launch.parent}
+                "limits": {"processes": self.launch.processes, "sweep": self.launch.sweep, "simulate": simulating_other_os()}, "parent": self.launch.parent}
         replies = []
         try:
             self.exchange(encode(init), STARTUP_SECONDS, STARTUP_CAP, lambda frame: replies.append(decode(frame)))

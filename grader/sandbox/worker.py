@@ -28,7 +28,7 @@ def main():
     while (message := channel.read()) is not None:
         if message["op"] == "init":
             unlimited, sweep = limit_resources(message["limits"]), message["limits"].get("sweep", False)
-            watch_parent(message["parent"])
+            watch_parent(message["parent"], death_signal=not message["limits"].get("simulate"))
             session = Session(message["folder"], message["reference_for"], channel.ask)
             channel.end_of_call()
             channel.write(encode({"ready": True, "unlimited": unlimited}))

@@ -107,6 +107,9 @@ def step(exercise, result, folder: Path, watching: bool = False) -> str:
     if result is None or result.status == "not_started":
         then = f",\nthen run {shown_command('watch')}: it rechecks your work every time you save."
         return f"Next: fill in {names} in {file}{' and save.' if watching else then}"
+    if result.grader_fault:
+        return (f"Next: the grader could not check {exercise.name}, which is not about your code.\n"
+                f"{shown_command('check', exercise.name)} shows the message to report to your instructor.")
     reason = first_problem(result)
     verb = "fails" if result.status == "failed" else "cannot be run"
     lines = [f"Next: {exercise.name} {verb}: {reason}"]
