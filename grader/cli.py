@@ -155,14 +155,18 @@ def nbgrader(course_dir, assignment, force):
 @click.option("--jobs", type=int, default=2, show_default=True, help="How many submissions to grade at once.")
 @click.option("--csv", "csv_file", type=click.Path(path_type=Path), required=True, help="Where to write one row per submission.")
 @click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds one submission may take in all.")
-def batch(dirs, jobs, csv_file, timeout):
+@click.option("--allow-unisolated", is_flag=True, help="Grade even where the students' code cannot be confined (not for real grades).")
+def batch(dirs, jobs, csv_file, timeout, allow_unisolated):
     """Grade many submission folders in parallel, one CSV row each; reruns resume.
+
+    Each DIR holds the five modules, or an exercises/ folder with them (nbgrader's
+    submitted/STUDENT/ASSIGNMENT). Refuses to grade where students' code cannot be confined.
 
     Example: grader batch submissions/* --jobs 2 --csv grades.csv
     """
     from grader.course.batch import batch as run
 
-    sys.exit(run(dirs, jobs=jobs, csv_file=csv_file, timeout=timeout))
+    sys.exit(run(dirs, jobs=jobs, csv_file=csv_file, timeout=timeout, allow_unisolated=allow_unisolated))
 
 
 @main.command()

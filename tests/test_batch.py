@@ -1,6 +1,7 @@
 """`grader batch`: one row per submission whatever it does, written atomically, resumable."""
 
 import csv
+import hashlib
 import json
 import shutil
 import signal
@@ -14,7 +15,8 @@ from click.testing import CliRunner
 from survivors import sleepers
 
 from grader.cli import main
-from grader.course.batch import COLUMNS, batch, row, write_rows
+from grader.course.batch import batch, write_rows
+from grader.course.rows import COLUMNS, row
 from grader.exercises import NAMES
 from grader.paths import EXERCISES_DIR, KIT_ROOT, SOLUTIONS_DIR
 
@@ -130,3 +132,30 @@ def test_write_rows_replaces_the_file_in_one_step(tmp_path):
 def test_usage_errors(tmp_path, capsys, jobs, csv_name, message):
     assert batch([tmp_path], jobs=jobs, csv_file=tmp_path / csv_name) == 2
     assert message in capsys.readouterr().err
+
+
+def test_nbgrader_folders_are_rows_keyed_by_student_with_each_files_sha256(tmp_path):
+    course = tmp_path / "course" / "submitted"
+    for student in ("ada", "grace"):
+        shutil.copytree(SOLUTIONS_DIR, course / student / "attention-by-hand" / "exercises", ignore=shutil.ignore_patterns("__pycache__"))
+    csv_file = tmp_path / "grades.csv"
+    result = CliRunner().invoke(main, ["batch", *map(str, course.glob("*/attention-by-hand")), "--csv", str(csv_file)])
+    assert result.exit_code == 0, result.output
+    rows = {r["student"]: r for r in rows_of(csv_file)}
+    assert sorted(rows) == ["ada", "grace"] and "ada: passed" in result.output and "grace: passed" in result.output
+    digest = hashlib.sha256((SOLUTIONS_DIR / "softmax.py").read_bytes()).hexdigest()
+    for found in rows.values():
+        assert found["folder"].endswith("exercises") and found["softmax.py sha256"] == digest
+        assert found["isolation"] in ("namespaces", "user") and "reference solution, byte for byte" in found["reason"]
+
+
+def test_without_isolation_batch_refuses_unless_told(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_BY_HAND_ISOLATION", "none")
+    folder = tmp_path / "alice"
+    shutil.copytree(EXERCISES_DIR, folder, ignore=shutil.ignore_patterns("__pycache__", ".grader"))
+    csv_file = tmp_path / "grades.csv"
+    refused = CliRunner().invoke(main, ["batch", str(folder), "--csv", str(csv_file)])
+    assert refused.exit_code == 2 and "cannot confine the students' code" in refused.output and not csv_file.exists()
+    allowed = CliRunner().invoke(main, ["batch", str(folder), "--csv", str(csv_file), "--allow-unisolated"])
+    assert allowed.exit_code == 0, allowed.output
+    assert [(r["student"], r["isolation"], r["total"]) for r in rows_of(csv_file)] == [("alice", "none", "0.0")]

@@ -39,7 +39,7 @@ def assert_spec_json(data: dict, names: list[str]) -> None:
     assert set(data["total"]) == {"points", "max_points"}
     assert [e["name"] for e in data["exercises"]] == names
     for exercise in data["exercises"]:
-        assert set(exercise) == {"name", "status", "points", "max_points", "checks", "files"}
+        assert set(exercise) == {"name", "status", "points", "max_points", "checks", "files", "same_as_reference"}
         assert f"{exercise['name']}.py" in exercise["files"] and all(len(h) == 64 for h in exercise["files"].values())
         assert exercise["status"] in STATUSES
         assert isinstance(exercise["points"], float) and isinstance(exercise["max_points"], float)

@@ -37,6 +37,8 @@ def read_json(submission: Path, name: str) -> dict | None:
 def write_json(submission: Path, name: str, data: dict) -> bool:
     """Write a state file atomically; False when the folder cannot be written."""
     folder = state_dir(submission)
+    if folder.is_symlink():
+        return False  # never written through a link, which could point anywhere
     try:
         folder.mkdir(exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")

@@ -99,4 +99,7 @@ def render(report: Report, folder: Path, solutions: bool = False) -> str:
         elif result.note:
             lines += [f"{mark('passed')} {result.name}: {result.note}", ""]
     lines += table(report) + [""] + next_step(report, folder, solutions)
+    copied = [f"{e.name}.py" for e in report.exercises if e.same_as_reference]
+    if copied:
+        lines += ["", paint(f"For the instructor: {', '.join(copied)} {'is' if len(copied) == 1 else 'are'} byte for byte the kit's reference solution.", bold=True)]
     return "\n".join(lines)

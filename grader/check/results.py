@@ -32,6 +32,7 @@ class ExerciseResult:
     checks: list[CheckResult] = field(default_factory=list)
     note: str = ""  # e.g. the root cause when an earlier exercise fails
     files: dict[str, str] = field(default_factory=dict)  # the sha256 of each file the verdict depends on
+    same_as_reference: bool = False  # the exercise's own module is the reference's, byte for byte
 
     @property
     def grader_fault(self) -> bool:
@@ -48,6 +49,7 @@ class ExerciseResult:
             "max_points": self.max_points,
             "checks": [check.to_json() for check in self.checks],
             "files": dict(self.files),
+            "same_as_reference": self.same_as_reference,
         }
 
 
@@ -97,6 +99,7 @@ class Report:
                 checks=[CheckResult(c["id"], c["status"], c.get("message", ""), c.get("fault") == "grader") for c in e["checks"]],
                 note=e.get("note", ""),
                 files=dict(e.get("files", {})),
+                same_as_reference=bool(e.get("same_as_reference", False)),
             )
             for e in data["exercises"]
         ]

@@ -1,6 +1,7 @@
 """Running the hidden checks with pytest in the grader's process, and collecting their verdicts."""
 
 import contextlib
+import hashlib
 import io
 import os
 import sys
@@ -9,11 +10,13 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from grader.check.checks.harness import BUDGET, SEED, CheckFailed, Halt, labelled
 from grader.check.files import depends_on
 from grader.check.results import CheckResult, ExerciseResult, Report, exercise_status, partial_points
 from grader.exercises import BY_NAME, NAMES
+from grader.paths import SOLUTIONS_DIR
 from grader.sandbox import isolation
 from grader.sandbox.errors import StudentError
 from grader.sandbox.private import Snapshot
@@ -111,13 +114,27 @@ def run_checks(
     names = [name for name in NAMES if exercises is None or name in exercises]
     tier = isolation.choose().name  # the workers of this run are confined the same way
     with Snapshot(submission) as snapshot:
+        set_hypothesis_home_dir(snapshot.root / ".hypothesis")  # never a .hypothesis/ folder where the grader runs
         collector = collect(names, snapshot.folder, profile, seed, timeout, budget)
         files = {name: {f"{m}.py": snapshot.hashes[f"{m}.py"] for m in depends_on(snapshot.folder, name)} for name in names}
     results = [exercise_result(name, collector) for name in names]
+    reference = reference_hashes()
     for result in results:
         result.files = files[result.name]
+        own = f"{result.name}.py"
+        result.same_as_reference = submission.resolve() != SOLUTIONS_DIR.resolve() and result.files.get(own) == reference.get(own)
     add_root_causes(results)
     return Report(results, seed=seed, isolation=tier)
+
+
+def reference_hashes() -> dict[str, str]:
+    """The sha256 of each reference module, where this kit has the reference."""
+    found = {}
+    for name in NAMES:
+        path = SOLUTIONS_DIR / f"{name}.py"
+        if path.is_file():
+            found[path.name] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
 
 
 def collect(names, folder: Path, profile: str, seed: int, timeout: float, budget: float) -> "Collector":

@@ -198,6 +198,11 @@ def probe(confinement: Portable) -> str:
     return ""
 
 
+def why_not(tier: str) -> str:
+    """Why this tier cannot be had here ("" when it can)."""
+    return _probe(tier)
+
+
 def _try(tier: str):
     """(a confinement of this tier, "") when it works here, else (None, why not)."""
     why = _probe(tier)

@@ -32,7 +32,7 @@ def read_module(folder: Path, name: str) -> bytes:
     try:
         fd = os.open(path, flags)
     except OSError as error:
-        raise NotRegular(f"{path.name} cannot be opened ({error.strerror})") from None
+        raise NotRegular(f"{path.name} cannot be read ({error.strerror}): check that it exists and that you may read it") from None
     with os.fdopen(fd, "rb") as file:
         if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
             raise NotRegular(f"{path.name} is not a regular file")

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from grader.paths import MODULES, SOLUTIONS_DIR, default_submission
+from grader.sandbox.private import NotRegular, read_module
 
 
 class SubmissionError(Exception):
@@ -29,9 +30,11 @@ def find_submission(submission: Path | None = None, solutions: bool = False) -> 
             f"{folder} holds a conftest.py, which pytest would load into the grader itself: "
             "move it out of the folder (keep your own tests elsewhere) and run the check again."
         )
+    if not solutions and folder.resolve() == SOLUTIONS_DIR.resolve():
+        raise SubmissionError(f"{folder} is the kit's own reference folder: to check it, run grader check --solutions.")
     for name in MODULES:
         try:
-            (folder / f"{name}.py").read_bytes()
-        except OSError as error:
-            raise SubmissionError(f"{folder / f'{name}.py'} cannot be read ({error.strerror}): check its permissions.") from None
+            read_module(folder, name)
+        except NotRegular as error:
+            raise SubmissionError(f"In {folder}: {error}.") from None
     return folder.resolve()

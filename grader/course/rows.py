@@ -1,0 +1,77 @@
+"""What `grader batch` grades and writes: each folder's modules and student, and its CSV row from `grader check`."""
+
+import json
+import signal
+from pathlib import Path
+
+from grader.exercises import NAMES
+from grader.paths import MODULES
+
+MODULE_SHA = tuple(f"{name}.py sha256" for name in MODULES)
+COLUMNS = ("student", "folder", "status", *NAMES, "total", "isolation", "seconds", "reason", *MODULE_SHA)
+NBGRADER_FOLDERS = ("submitted", "autograded")  # nbgrader's COURSE/submitted/STUDENT/ASSIGNMENT layout
+
+
+def modules_folder(folder: Path) -> Path:
+    """The folder holding the five modules: the folder itself, or its exercises/ (nbgrader's layout)."""
+    inner = folder / "exercises"
+    if not (folder / "scores.py").exists() and inner.is_dir():
+        return inner
+    return folder
+
+
+def student_of(folder: Path) -> str:
+    """Who a folder belongs to: nbgrader's STUDENT in COURSE/submitted/STUDENT/ASSIGNMENT[/exercises], else its name."""
+    base = folder.parent if folder.name == "exercises" else folder
+    if base.parent.parent.name in NBGRADER_FOLDERS:
+        return base.parent.name
+    return base.name
+
+
+def row(folder: Path, returncode, result: Path, output: str, timed_out: bool, timeout: float, seconds: float) -> dict:
+    """The CSV row for one finished `grader check`."""
+    folder = Path(folder)
+    base = {"student": student_of(folder), "folder": str(folder), **{name: "" for name in NAMES}, "total": "0.0"}
+    last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "")
+    if timed_out:
+        return base | {"status": "timeout", "reason": f"grading took longer than {timeout:g} s and was stopped"}
+    if returncode == 2 and not result.exists():
+        return base | {"status": "unreadable", "reason": last[:300]}
+    try:
+        report = json.loads(result.read_text(encoding="utf-8"))
+        points = {e["name"]: float(e["points"]) for e in report["exercises"]}
+        total = float(report["total"]["points"])
+    except (OSError, ValueError, KeyError, TypeError):
+        how = f"killed by {signal.Signals(-returncode).name}" if returncode and returncode < 0 else f"exit status {returncode}"
+        return base | {"status": "error", "reason": f"the grader stopped without a result ({how}) after {seconds:.0f} s; "
+                       f"this is the grader's fault: run grader check on it alone and report it. {last[:200]}".strip()}
+    return base | graded(report, points, total)
+
+
+def graded(report: dict, points: dict, total: float) -> dict:
+    """The cells of a row whose check finished: points, status, why each exercise did not pass, the files' hashes."""
+    statuses = {e["name"]: e["status"] for e in report["exercises"]}
+    not_passed = [f"{name} {statuses[name]}{why(report, name)}" for name in NAMES if statuses.get(name, "passed") != "passed"]
+    missing = [f"{name} not checked" for name in NAMES if name not in points]
+    copied = [f"{e['name']}.py is the reference solution, byte for byte" for e in report["exercises"] if e.get("same_as_reference")]
+    hashes = {}
+    for exercise in report["exercises"]:
+        hashes.update(exercise.get("files", {}))
+    cells = {name: f"{points[name]:.1f}" if name in points else "" for name in NAMES}
+    return cells | {
+        "status": "passed" if not missing and not not_passed else "graded",
+        "total": f"{total:.1f}",
+        "isolation": str(report.get("isolation", "")),
+        "reason": "; ".join(copied + not_passed + missing),
+        **{f"{name} sha256": hashes.get(name, "") for name in (f"{m}.py" for m in MODULES)},
+    }
+
+
+def why(report: dict, name: str) -> str:
+    """The first line of the exercise's first check that did not pass, to say what went wrong."""
+    for exercise in report["exercises"]:
+        if exercise["name"] == name:
+            for check in exercise.get("checks", []):
+                if check.get("status") != "passed" and check.get("message"):
+                    return ": " + str(check["message"]).splitlines()[0][:120]
+    return ""
