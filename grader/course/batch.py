@@ -14,8 +14,8 @@ from pathlib import Path
 import click
 
 from grader.course.rows import COLUMNS, modules_folder, row
-from grader.sandbox import isolation
 from grader.paths import KIT_ROOT
+from grader.sandbox import isolation
 from grader.sandbox.process import RUN_VAR, end_tree, kill_marked, new_session
 
 SUBMISSION_SECONDS = 300.0  # the most one submission may take, whatever it does
@@ -34,7 +34,7 @@ def batch(dirs, jobs: int = 2, csv_file: Path = Path("grades.csv"), timeout: flo
     if problem:
         click.echo(problem, err=True)
         return 2
-    folders = list(dict.fromkeys(str(modules_folder(Path(d).resolve())) for d in dirs))
+    folders = list(dict.fromkeys(str(modules_folder(Path(d).absolute())) for d in dirs))  # a link keeps its own name
     rows = read_rows(csv_file)
     done = {row["folder"] for row in rows}
     todo = [folder for folder in folders if folder not in done]
