@@ -38,7 +38,18 @@ JUNIT_FILE = click.option(
 )
 
 
-@click.group(invoke_without_command=True)
+class Grader(click.Group):
+    """The command group: Ctrl-C stops any command cleanly, on every OS, with exit status 130."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("\nStopped (Ctrl-C): nothing of this run was saved.", err=True)
+            ctx.exit(130)
+
+
+@click.group(cls=Grader, invoke_without_command=True)
 @click.version_option(package_name="attention-by-hand")
 @click.pass_context
 def main(ctx):

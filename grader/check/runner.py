@@ -153,13 +153,15 @@ def collect(names, folder: Path, profile: str, seed: int, timeout: float, budget
     os.environ[NO_AUTOLOAD] = "1"  # only pytest's own plugins: faster, and no installed plugin changes a verdict
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            pytest.main(args, plugins=[collector])
+            code = pytest.main(args, plugins=[collector])
     finally:
         settings.load_profile(previous)
         if autoload is None:
             del os.environ[NO_AUTOLOAD]
         else:
             os.environ[NO_AUTOLOAD] = autoload
+    if code == pytest.ExitCode.INTERRUPTED:
+        raise KeyboardInterrupt  # Ctrl-C: a run cut short gives no verdict at all
     return collector
 
 
