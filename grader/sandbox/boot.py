@@ -1,10 +1,12 @@
-"""The worker's first lines: become the worker's own user if asked, then find its code and numpy.
+"""The worker's first lines: become the worker's own user, confine its view of the files, then find its code.
 
-Run as `python -I -S -B boot.py KIT UID [SITE ...]`: no site-packages, no .pth file and no
-environment variable is read before the user changes, nothing is written as bytecode, and only
-KIT (a private copy of the worker's modules, no reference code) and the SITE folders are searched.
+Run as `python -I -S -B boot.py KIT CONFIG`: no site-packages, no .pth file and no environment
+variable is read before this, nothing is written as bytecode, and only KIT (a private copy of the
+worker's modules, no reference code) and CONFIG's site folders are searched. CONFIG is JSON:
+{"uid": a user to become or null, "sites": [...], "landlock": {"read": [...], "write": [...]} or null}.
 """
 
+import json
 import os
 import sys
 
@@ -17,14 +19,19 @@ def become(uid: int) -> None:
 
 
 def main() -> None:
-    kit, uid, *sites = sys.argv[1:]
-    if uid != "-":
-        become(int(uid))
+    kit, config = sys.argv[1], json.loads(sys.argv[2])
+    if config["uid"] is not None:
+        become(config["uid"])
     sys.path[:0] = [kit]
-    sys.path += sites
+    sys.path += config["sites"]
+    landlocked = False
+    if config.get("landlock"):
+        from grader.sandbox.landlock import restrict
+
+        landlocked = restrict(config["landlock"]["read"], config["landlock"]["write"])
     from grader.sandbox.worker import main as serve
 
-    serve()
+    serve(landlocked)
 
 
 if __name__ == "__main__":

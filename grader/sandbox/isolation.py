@@ -12,6 +12,7 @@ ATTENTION_BY_HAND_ISOLATION=namespaces|user|none chooses one; it is an error if 
 """
 
 import functools
+import json
 import os
 import subprocess
 import sys
@@ -71,7 +72,8 @@ class Portable:
         env = {**isolated_env(str(room.home)), TOKEN_VAR: token}
         if RUN_VAR in os.environ:
             env[RUN_VAR] = os.environ[RUN_VAR]
-        argv = [sys.executable, *PYTHON_FLAGS, str(room.kit / "grader" / "sandbox" / "boot.py"), str(room.kit), "-", *site_dirs()]
+        config = {"uid": None, "sites": site_dirs(), "landlock": None}
+        argv = [sys.executable, *PYTHON_FLAGS, str(room.kit / "grader" / "sandbox" / "boot.py"), str(room.kit), json.dumps(config)]
         return Launch(argv=argv, env=env, cwd=str(room.home), room=room, folder=str(room.submission), parent=os.getpid(),
                       processes=False, popen=new_session(), token=token)
 
@@ -94,6 +96,8 @@ class OwnUser(Portable):
 
     def prepare(self, room: Room) -> Launch:
         launch = super().prepare(room)
+        view = {"read": linux.readable(room, site_dirs()), "write": [str(room.home), "/dev/null"]}
+        launch.argv[-1] = json.dumps({"uid": None, "sites": site_dirs(), "landlock": view})
         launch.popen.update(user=self.uid, group=self.uid, extra_groups=[])
         launch.uid, launch.processes, launch.sweep = self.uid, True, True
         return launch
@@ -121,8 +125,8 @@ class Namespaces(Portable):
     def prepare(self, room: Room) -> Launch:
         launch = super().prepare(room)
         inside = linux.Mounts(room, site_dirs())
-        uid = "-" if self.uid is None else str(self.uid)
-        command = [inside.python, *PYTHON_FLAGS, inside.boot, inside.kit, uid, *inside.sites]
+        config = {"uid": self.uid, "sites": inside.sites, "landlock": None}
+        command = [inside.python, *PYTHON_FLAGS, inside.boot, inside.kit, json.dumps(config)]
         launch.argv = [self.bwrap, *inside.arguments(user_namespace=self.uid is None), "--", *command]
         launch.env.update(HOME="/tmp", TMPDIR="/tmp", TEMP="/tmp", TMP="/tmp")
         launch.folder, launch.parent, launch.cwd = inside.submission, None, str(room.root)

@@ -106,6 +106,13 @@ def remove_files_of(uid: int) -> None:
                 pass
 
 
+def readable(room, sites: list[str]) -> list[str]:
+    """What a worker with a user of its own may read under Landlock: the system, Python, its code and copy."""
+    system = ["/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/dev/urandom"]
+    python = [str(Path(sys.base_prefix).resolve()), str(Path(sys.executable).resolve().parent), sys.prefix]
+    return system + python + sites + [str(room.kit), str(room.submission)]
+
+
 class Mounts:
     """What the worker sees inside bubblewrap: the system read-only, Python, its code, its copy, a small /tmp."""
 

@@ -94,6 +94,7 @@ class Worker:
         self.cap = STARTUP_CAP
         self.outbox: queue.Queue = queue.Queue()
         self.watch_memory = False
+        self.landlocked = False  # whether Landlock confines the worker's view of the files
         self.mark_lost = False  # the student closed the output pipe: stop waiting for marks
         self.process = subprocess.Popen(
             self.launch.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
@@ -121,6 +122,7 @@ class Worker:
             why = output.strip() or (failure.kind if isinstance(failure, _Failed) else str(failure))
             raise StudentError("grader", f"The grader could not start its worker process ({why[-500:]}). {GRADER_FAULT}") from None
         self.watch_memory = "RLIMIT_AS" in ready.get("unlimited", ())
+        self.landlocked = ready.get("landlocked") is True
 
     def exchange(self, request: bytes, limit: float, cap: int, on_frame) -> None:
         """Send a request; hand every frame to on_frame, which returns the answer to send or None when done.

@@ -20,8 +20,8 @@ from grader.sandbox.session import Session, refused
 NUMPY_ERRORS = np.geterr()  # numpy's defaults, before any student code: warn on overflow, 0/0 and x/0
 
 
-def main():
-    """Serve requests until the grader closes the pipe."""
+def main(landlocked: bool = False):
+    """Serve requests until the grader closes the pipe; landlocked says whether Landlock confines this process."""
     channel = Channel()
     session, sweep = None, False
     pristine = dict(vars(builtins))  # restored after each request, so the worker's own code keeps working
@@ -31,7 +31,7 @@ def main():
             watch_parent(message["parent"], death_signal=not message["limits"].get("simulate"))
             session = Session(message["folder"], message["reference_for"], channel.ask)
             channel.end_of_call()
-            channel.write(encode({"ready": True, "unlimited": unlimited}))
+            channel.write(encode({"ready": True, "unlimited": unlimited, "landlocked": landlocked}))
             continue
         channel.calling = True
         reply = handle(session, message)
