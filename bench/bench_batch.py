@@ -1,11 +1,12 @@
-"""Throughput of `grader batch` on 40 submissions at --jobs 2, next to nbgrader autograde of the same.
+"""Throughput of `grader batch` on 40 submissions at --jobs 2, in each isolation, next to nbgrader autograde.
 
 Usage: python3 bench/bench_batch.py [JOBS]   (default 2)
 
 The 40: 20 correct, 8 untouched stubs, 7 with a known mistake or a syntax error, and 5 hostile
-(a hang, a crash, one that kills its grader, 64 MB of output, children left behind). nbgrader
-is timed only if /work/venv-nbgrader has nbgrader and the kit, else the reason is printed: the 35
-others in one autograde run, then each hostile one alone, stopped after 120 s.
+(a hang, a crash, one that kills its grader, 64 MB of output, children left behind). The batch
+runs once in each isolation this machine offers (none with --allow-unisolated). nbgrader is
+timed with this interpreter when it has nbgrader (else $NBGRADER_PYTHON, else the reason is
+printed): the 35 others in one autograde run, then each hostile one alone, stopped after 120 s.
 """
 
 import csv
@@ -21,8 +22,9 @@ from collections import Counter
 from pathlib import Path
 
 from grader.paths import EXERCISES_DIR, KIT_ROOT, SOLUTIONS_DIR
+from grader.sandbox import isolation
 
-NBGRADER_PYTHON = Path("/work/venv-nbgrader/bin/python")
+NBGRADER_PYTHON = Path(os.environ.get("NBGRADER_PYTHON", sys.executable))
 ASSIGNMENT = "attention-by-hand"
 HOSTILE = KIT_ROOT / "tests" / "hostile"
 MISTAKES = {  # module: (the reference's text, the mistake)
@@ -67,19 +69,20 @@ def submissions(root: Path) -> dict[str, Path]:
     return folders
 
 
-def time_kit(folders: dict[str, Path], jobs: int, work: Path) -> None:
-    """Run grader batch and print its throughput, median time per submission and the statuses."""
-    csv_file = work / "grades.csv"
+def time_kit(folders: dict[str, Path], jobs: int, work: Path, tier: str) -> None:
+    """Run grader batch in one isolation and print its throughput, median time per submission and the statuses."""
+    csv_file = work / f"grades-{tier}.csv"
     start = time.perf_counter()
     run = subprocess.run(
-        [sys.executable, "-m", "grader", "batch", *map(str, folders.values()), "--jobs", str(jobs), "--csv", str(csv_file)],
-        capture_output=True, text=True, cwd=work,
+        [sys.executable, "-m", "grader", "batch", *map(str, folders.values()), "--jobs", str(jobs), "--csv", str(csv_file),
+         "--allow-unisolated"],
+        capture_output=True, text=True, cwd=work, env={**os.environ, isolation.TIER_VAR: tier},
     )
     seconds = time.perf_counter() - start
-    with csv_file.open(newline="") as f:
+    with csv_file.open(newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     median = statistics.median(float(r["seconds"]) for r in rows)
-    print(f"grader batch --jobs {jobs}: {len(rows)} rows for {len(folders)} submissions in {seconds:.1f} s "
+    print(f"grader batch --jobs {jobs}, isolation {tier}: {len(rows)} rows for {len(folders)} submissions in {seconds:.1f} s "
           f"(exit status {run.returncode}): {60 * len(rows) / seconds:.1f} submissions per minute, "
           f"median {median:.1f} s per submission")
     print("  statuses:", dict(Counter(r["status"] for r in rows)))
@@ -160,7 +163,8 @@ def main(jobs: int) -> None:
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as scratch:
         work = Path(scratch)
         folders = submissions(work / "submissions")
-        time_kit(folders, jobs, work)
+        for tier in [tier for tier in isolation.TIERS if not isolation.why_not(tier)]:
+            time_kit(folders, jobs, work, tier)
         time_nbgrader(folders, work)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
