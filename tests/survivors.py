@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import psutil
 
 from grader.sandbox import process
-from grader.sandbox.process import TOKEN_VAR
+from grader.sandbox.tree import TOKEN_VAR
 
 
 @dataclass

@@ -1,5 +1,6 @@
 """`grader status` and `grader` alone, driven as a student would, with the checks stood in for."""
 
+import os
 import re
 import subprocess
 import sys
@@ -97,8 +98,8 @@ def test_grader_alone_is_status(submission, monkeypatch):
     monkeypatch.chdir(submission.parent)
     result = grader()
     assert result.exit_code == 0
-    assert "Your attention, by hand (exercises/)" in result.output
-    assert "Next: fill in causal_mask(), apply_causal_mask() in exercises/masking.py" in result.output
+    assert f"Your attention, by hand (exercises{os.sep})" in result.output
+    assert f"Next: fill in causal_mask(), apply_causal_mask() in exercises{os.sep}masking.py" in result.output
 
 
 def test_a_missing_folder_says_what_to_do(tmp_path):

@@ -111,7 +111,7 @@ def run_checks(
     grader/check/checks/conftest.py; timeout: seconds per call of student code; budget: for the run.
     Raises NotRegular when a module is not a regular file.
     """
-    names = [name for name in NAMES if exercises is None or name in exercises]
+    names, submission = [name for name in NAMES if exercises is None or name in exercises], Path(submission)
     tier = isolation.choose().name  # the workers of this run are confined the same way
     with Snapshot(submission) as snapshot:
         set_hypothesis_home_dir(snapshot.root / ".hypothesis")  # never a .hypothesis/ folder where the grader runs

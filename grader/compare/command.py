@@ -16,7 +16,7 @@ import click
 
 from grader.compare.corpus import check_reply
 from grader.paths import KIT_ROOT
-from grader.sandbox.process import TOKEN_VAR, end_tree, isolated_env, kill_marked, new_session
+from grader.sandbox.tree import TOKEN_VAR, end_tree, isolated_env, kill_marked, new_session
 
 STEPS = {"mlp": 1000, "attention": 400}  # the attention model starts from the trained MLP
 SAMPLES = 100  # replies each model writes

@@ -16,7 +16,7 @@ import click
 from grader.course.rows import COLUMNS, modules_folder, row
 from grader.paths import KIT_ROOT
 from grader.sandbox import isolation
-from grader.sandbox.process import RUN_VAR, end_tree, kill_marked, new_session
+from grader.sandbox.tree import RUN_VAR, end_tree, kill_marked, new_session
 
 SUBMISSION_SECONDS = 300.0  # the most one submission may take, whatever it does
 UNISOLATED = (

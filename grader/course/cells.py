@@ -38,7 +38,7 @@ def grade(exercise: str, submission: Path = Path("exercises")) -> float:
 def try_it(module: str, function: str, *args, limit: float = TRY_LIMIT, submission: Path = Path("exercises")) -> None:
     """Call the student's module.function(*args) on the files as saved now, and print what came of it."""
     from grader.sandbox.codec import encode
-    from grader.sandbox.process import RUN_VAR, kill_marked
+    from grader.sandbox.tree import RUN_VAR, kill_marked
 
     if not (submission / f"{module}.py").is_file():
         print(f"Cannot find {submission / module}.py: keep this notebook next to the folder {submission}/ you were given.")

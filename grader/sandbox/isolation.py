@@ -26,7 +26,8 @@ from grader.sandbox import linux
 from grader.sandbox.errors import StudentError
 from grader.sandbox.portable import simulating_other_os
 from grader.sandbox.private import Room
-from grader.sandbox.process import RUN_VAR, TOKEN_VAR, Worker, end_processes, end_tree, isolated_env, kill_marked, new_session
+from grader.sandbox.process import Worker
+from grader.sandbox.tree import RUN_VAR, TOKEN_VAR, end_processes, end_tree, isolated_env, kill_marked, new_session
 
 TIERS = ("namespaces", "user", "none")
 TIER_VAR = "ATTENTION_BY_HAND_ISOLATION"

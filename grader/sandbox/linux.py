@@ -11,7 +11,7 @@ from pathlib import Path
 import psutil
 
 from grader.paths import KIT_ROOT, SOLUTIONS_DIR
-from grader.sandbox.process import end_processes
+from grader.sandbox.tree import end_processes
 
 UIDS = (1 << 30, (1 << 31) - 2)  # users of a worker's own: far above any account's
 INSIDE = "/run/grader"  # where the worker's folders appear inside the namespaces

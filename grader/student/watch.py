@@ -13,7 +13,7 @@ import click
 from grader.check.cache import files_fingerprint, last_known, unchanged
 from grader.exercises import BY_NAME, NAMES
 from grader.paths import MODULES
-from grader.sandbox.process import ONE_THREAD, end_tree, new_session
+from grader.sandbox.tree import ONE_THREAD, end_tree, new_session
 from grader.student.status import first_problem, next_step, points, resolve, shown
 from grader.style import colour_on, mark, paint, shown_command
 
