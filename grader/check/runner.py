@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from grader import kit
 from grader.check.checks.harness import BUDGET, SEED, CheckFailed, Halt, labelled
 from grader.check.files import depends_on
-from grader import kit
 from grader.check.results import CheckResult, ExerciseResult, Report, exercise_status, partial_points
 from grader.exercises import BY_NAME, NAMES
 from grader.sandbox import isolation

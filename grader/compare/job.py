@@ -161,7 +161,7 @@ class Job:
             self.evaluate(name, model, coach, time.perf_counter() - start, attention=True)
 
 
-def without_mask(function, mask):
+def without_mask(function, mask, package: str = PACKAGE):
     """function with the student's apply_causal_mask replaced by the identity during each call.
 
     The identity takes its place wherever a module of the student's package binds it (as
@@ -173,7 +173,7 @@ def without_mask(function, mask):
         return scores
 
     def call(*args):
-        bound = [(vars(m), key) for name, m in list(sys.modules.items()) if name.startswith(PACKAGE + ".")
+        bound = [(vars(m), key) for name, m in list(sys.modules.items()) if name.startswith(package + ".")
                  for key, value in list(vars(m).items()) if value is mask]
         for namespace, key in bound:
             namespace[key] = identity

@@ -74,7 +74,8 @@ def grader_files() -> list[Path]:
             continue
         if relative.parts[0] == "course" and relative.as_posix().removeprefix("course/") not in COURSE_KEPT:
             continue
-        if relative.parts[0] == "data" or any(relative.as_posix() == gone or relative.as_posix().startswith(gone + "/") for gone in LEFT_OUT):
+        name = relative.as_posix()
+        if relative.parts[0] == "data" or any(name == gone or name.startswith(gone + "/") for gone in LEFT_OUT):
             continue
         kept.append(relative)
     return kept
@@ -102,7 +103,7 @@ def write_kit(out: Path) -> dict:
         shutil.copyfile(EXERCISES_DIR / f"{module}.py", out / "exercises" / f"{module}.py")
     (out / "README.md").write_text(fill(HERE / "release_README.md"), encoding="utf-8")
     (out / "pyproject.toml").write_text(fill(HERE / "release_pyproject.toml"), encoding="utf-8")
-    (out / ".gitignore").write_text(".venv/\n__pycache__/\n*.egg-info/\nbuild/\n.grader/\n", encoding="utf-8")
+    (out / ".gitignore").write_text(".venv/\n__pycache__/\n*.egg-info/\nbuild/\n.grader/\n.hypothesis/\n", encoding="utf-8")
     return {"grader": len(files), "examples": stored, "corpus": len(list((package / "data").iterdir()))}
 
 
@@ -120,7 +121,8 @@ def fill(template: Path) -> str:
     """A template of the release with the kit's version and dependencies in place."""
     project = tomllib.loads((KIT_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     dependencies = "".join(f"    {json.dumps(dependency)},\n" for dependency in project["dependencies"])
-    values = {"version": grader.__version__, "dependencies": dependencies, "first_command": FIRST_COMMAND, "public_checks": str(public_checks())}
+    values = {"version": grader.__version__, "dependencies": dependencies, "first_command": FIRST_COMMAND,
+              "public_checks": str(public_checks())}
     text = template.read_text(encoding="utf-8")
     for name, value in values.items():
         text = text.replace("{" + name + "}", value)

@@ -64,7 +64,8 @@ def table(report, folder: Path) -> str:
     for number, exercise in enumerate(EXERCISES, 1):
         result = by_name.get(exercise.name)
         state = result.status if result else "not_started"
-        lines.append(f"  {mark(state)} {number}. {exercise.name:<9} {exercise.title:<{width}}  {score(exercise, result):>9}  {WORDS[state]}")
+        shown_score = score(exercise, result)
+        lines.append(f"  {mark(state)} {number}. {exercise.name:<9} {exercise.title:<{width}}  {shown_score:>9}  {WORDS[state]}")
     passed = sum(e.status == "passed" for e in report.exercises)
     if kit.is_student_kit():
         lines.append(f"  {public_line(report)}")

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from grader import kit
-from grader.check.checks.harness import FORWARD, GRADIENT, expect_array, fail, reference_for, show
+from grader.check.checks.harness import FORWARD, GRADIENT, expect_array, fail, reference_for
 
 STORED = Path(__file__).resolve().parent / "examples.npz"
 SEED = 20240605

@@ -1,4 +1,4 @@
-"""Hidden checks for exercise 4, attention_head and multi_head_attention: the reference on drawn inputs (earlier exercises: the reference)."""
+"""Hidden checks for exercise 4, attention_head and multi_head_attention: the reference on drawn inputs (earlier ones: the reference)."""
 
 from hypothesis import given
 

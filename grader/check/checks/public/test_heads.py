@@ -70,7 +70,8 @@ def test_out_is_shares_times_values(student, args):
     """out is the head's own shares times the values x @ w_v."""
     out, shares = head_of(student, args)
     x, w_v = args[0], args[3]
-    expect_close(out, np.matmul(shares, np.matmul(x, w_v)), "out, against your own shares times the values x @ w_v,", dict(zip(NAMES, args)))
+    what = "out, against your own shares times the values x @ w_v,"
+    expect_close(out, np.matmul(shares, np.matmul(x, w_v)), what, dict(zip(NAMES, args)))
 
 
 @given(multi_head_inputs())

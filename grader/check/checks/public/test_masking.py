@@ -50,7 +50,8 @@ def test_seen_entries_unchanged(student, scores):
     got = masked(student, scores)
     seen = np.broadcast_to(may_look(scores.shape[-1]), scores.shape)
     if not np.array_equal(got[seen], scores[seen]):
-        fail("apply_causal_mask should keep every entry with j <= i exactly as it was (only j > i becomes -inf).", {"scores": scores}, got=got)
+        rule = "apply_causal_mask should keep every entry with j <= i exactly as it was (only j > i becomes -inf)."
+        fail(rule, {"scores": scores}, got=got)
 
 
 @given(square_scores())

@@ -24,7 +24,10 @@ def test_ones_score_sqrt_d(student, d):
     q = np.ones((1, d))
     got = scores_of(student, q, q.copy())
     if not np.allclose(got, np.sqrt(d), rtol=1e-9):
-        fail(f"A query and a key of {d} ones should score {d}/√{d} = √{d}.", {"q": q, "k": q}, np.sqrt([[d]]), got)
+        named = {"q·k without dividing by √d": d, "q·k divided by d instead of √d": 1.0,
+                 "q·k multiplied by √d instead of divided": d * np.sqrt(d)}
+        mistake = next((name for name, value in named.items() if d > 1 and np.allclose(got, value, rtol=1e-9)), None)
+        fail(f"A query and a key of {d} ones should score {d}/√{d} = √{d}.", {"q": q, "k": q}, np.sqrt([[d]]), got, mistake)
 
 
 @given(queries_and_keys(), SEEDS)

@@ -16,10 +16,17 @@ def shares_of(student, x):
     """The student's softmax of x, checked to be a NaN-free float array shaped like x."""
     got = student.call("softmax", "softmax", x).value
     if type(got) is np.ndarray and got.shape == x.shape and np.isnan(got).any():
-        rows = np.isnan(got).any(axis=-1).sum()
-        fail(f"softmax(x) contains NaN (not a number) in {rows} row(s): look for inf / inf, 0 / 0 or exp overflowing.", {"x": x}, got=got)
+        rows = np.isnan(got).any(axis=-1)
+        what = f"softmax(x) contains NaN (not a number) in {rows.sum()} row(s): look for inf / inf, 0 / 0 or exp overflowing."
+        fail(what, {"x": x}, got=got, mistake=overflow(x, rows))
     expect_array(got, x.shape, "softmax(x)", {"x": x})
     return got
+
+
+def overflow(x: np.ndarray, rows: np.ndarray) -> str | None:
+    """The known mistake behind NaN rows whose largest score is past exp's range, else None."""
+    top = np.max(np.where(np.isneginf(x), -np.inf, x)[rows], axis=-1)
+    return "exp without subtracting each row's maximum first (it overflows past 709)" if (top > 709).any() else None
 
 
 @given(softmax_inputs(bound=1e4))

@@ -113,7 +113,8 @@ def test_head_backward_finite_differences(student, args):
         fail("attention_head_backward should return four arrays (d_x, d_w_q, d_w_k, d_w_v).", inputs, got=got)
     forward = f"{whose()} attention_scores, apply_causal_mask and softmax"
     for name, mine, theirs in zip(GRAD_NAMES, got, expected):
-        expect_close(mine, theirs, f"{name}, against finite differences of sum(d_out · out) for the head made of {forward},", inputs, GRADIENT)
+        what = f"{name}, against finite differences of sum(d_out · out) for the head made of {forward},"
+        expect_close(mine, theirs, what, inputs, GRADIENT)
 
 
 @st.composite
