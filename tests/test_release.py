@@ -113,6 +113,8 @@ def test_the_students_readme_sets_up_first_and_counts_the_public_checks(kit):
     passed, ran = PUBLIC_LINE.search(squeezed(readme)).groups()
     assert passed == ran and int(ran) == sum(examples_count for examples_count in public_check_counts().values())
     assert "hidden checks" in readme and "solutions" not in readme
+    told = PUBLIC_LINE.search(squeezed((KIT_ROOT / "README.md").read_text(encoding="utf-8"))).groups()  # the instructors' section
+    assert told == (ran, ran)
 
 
 def public_check_counts() -> dict[str, int]:
