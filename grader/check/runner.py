@@ -192,10 +192,10 @@ def add_root_causes(results: list[ExerciseResult]) -> None:
             continue
         verb = "fails its" if len(failing) == 1 else "fail their"
         if kit.is_student_kit():
-            own = "passes" if result.status == "passed" else "may fail because of them"
+            own = "and passes" if result.status == "passed" else "so its failures may come from them"
             result.note = (
                 f"{result.name} uses {words([f'your {used}' for used in failing])}, which {verb} public checks; "
-                f"here {result.name} runs with your own {words(list(BY_NAME[result.name].uses))}, so it {own}: fix {failing[0]} first."
+                f"here {result.name} runs with your own {words(list(BY_NAME[result.name].uses))}, {own}: fix {failing[0]} first."
             )
             continue
         own = "passes" if result.status == "passed" else "is checked"

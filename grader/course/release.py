@@ -26,6 +26,7 @@ COURSE_KEPT = {"__init__.py", "cells.py"}  # grader/course/: only what the noteb
 OWNED = ("README.md", "pyproject.toml", ".gitignore", "exercises", "grader")  # what the release writes, and --force replaces
 FORBIDDEN = ("solutions", "grader.check.diagnosis", "grader.check.checks.hidden")  # no module of the release imports these
 KIT_LINES = {'KIND = "full"': 'KIND = "student"', 'DISTRIBUTION = "attention-by-hand"': 'DISTRIBUTION = "attention-by-hand-student"'}
+COURSE_INIT = '"""In the student\'s kit, only what the notebook\'s cells run on the student\'s side (cells.py); imports check and sandbox."""\n'
 FIRST_COMMAND = "python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/grader"
 
 
@@ -96,6 +97,7 @@ def write_kit(out: Path) -> dict:
         (package / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(GRADER_DIR / relative, package / relative)
     (package / "kit.py").write_text(student_kit_module(), encoding="utf-8")
+    (package / "course" / "__init__.py").write_text(COURSE_INIT, encoding="utf-8")
     shutil.copytree(DATA_DIR, package / "data", ignore=shutil.ignore_patterns("__pycache__"))
     stored = examples.write(package / "check" / "checks" / examples.STORED.name, examples.from_reference)
     (out / "exercises").mkdir()
