@@ -66,9 +66,7 @@ def compare(submission=None, solutions=False, seed=0, json_file=None, plot_file=
         return 1
     progress.close()
     result = summary(seed, time.monotonic() - started, models, no_mask)
-    click.echo(compare_view.report(result, models))
-    for notice in notices:
-        click.echo("\n" + notice)
+    click.echo("\n\n".join([compare_view.report(result, models), *notices]))
     if json_file is not None:
         Path(json_file).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     if plot_file is not None:
