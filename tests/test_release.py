@@ -1,13 +1,18 @@
 """grader release: the student's kit holds no reference, installs in a fresh venv, and gives public feedback there."""
 
 import ast
+import contextlib
 import json
 import os
+import queue
 import re
 import shutil
+import signal
 import site
 import subprocess
 import sys
+import threading
+import time
 import zipfile
 from pathlib import Path
 
@@ -310,3 +315,31 @@ def test_a_wheel_of_the_release_installs_for_a_hub_and_carries_the_examples(kit,
     done = run(hub, "grader", "check", "softmax", "--json", "r.json", cwd=folder)
     assert done.returncode == 1 and json.loads((folder / "r.json").read_text())["checks"] == "public"
     assert "site-packages" in run(hub, "python", "-c", "import grader; print(grader.__file__)", cwd=folder).stdout
+
+
+@pytest.mark.posix("stops grader watch with SIGINT, as Ctrl-C does")
+def test_grader_watch_works_in_the_students_venv(student, tmp_path):
+    """watch shows the public verdict of the exercise watched, then stops on Ctrl-C."""
+    folder = work_folder(tmp_path / "watching", "softmax__warns_then_fixes")
+    env = {**os.environ, "NO_COLOR": "1"}
+    env.pop("PYTHONPATH", None)
+    process = subprocess.Popen([str(student / BIN / "grader"), "watch", "softmax"], cwd=folder, env=env, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout], daemon=True).start()
+    seen, deadline = [], time.monotonic() + 90
+    try:
+        while not any(re.search(r"softmax: failing, 5 of 6 public checks pass", line) for line in seen):
+            assert time.monotonic() < deadline, "".join(seen)
+            with contextlib.suppress(queue.Empty):
+                seen.append(lines.get(timeout=0.2))
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=20) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    time.sleep(0.2)
+    while not lines.empty():
+        seen.append(lines.get())
+    assert "public checks pass" in "".join(seen) and "Stopped watching" in "".join(seen)
