@@ -26,7 +26,7 @@ COURSE_KEPT = {"__init__.py", "cells.py"}  # grader/course/: only what the noteb
 OWNED = ("README.md", "pyproject.toml", ".gitignore", "exercises", "grader")  # what the release writes, and --force replaces
 FORBIDDEN = ("solutions", "grader.check.diagnosis", "grader.check.checks.hidden")  # no module of the release imports these
 KIT_LINES = {'KIND = "full"': 'KIND = "student"', 'DISTRIBUTION = "attention-by-hand"': 'DISTRIBUTION = "attention-by-hand-student"'}
-COURSE_INIT = '"""In the student\'s kit, only what the notebook\'s cells run at the student\'s side (cells.py); imports check, sandbox."""\n'
+COURSE_INIT = '"""In the student\'s kit, only what the notebook\'s cells run for the student (cells.py); imports check, sandbox."""\n'
 FIRST_COMMAND = "python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/grader"
 
 
