@@ -26,6 +26,7 @@ from grader.compare import models
 from grader.compare.command import STEPS  # noqa: E402
 from grader.compare.corpus import check_reply, load_replies  # noqa: E402
 from solutions.heads import attention_head  # noqa: E402
+from solutions.softmax import softmax  # noqa: E402
 from solutions.training import attention_head_backward, train  # noqa: E402
 
 
@@ -39,7 +40,7 @@ def run_numpy(seed: int, steps: dict) -> dict:
                                        sum(check_reply(r).correct for r in event["replies"]))
 
     job = training_job.Job({"seed": seed, "steps": steps}, emit)
-    job.run({"attention_head": attention_head, "attention_head_backward": attention_head_backward, "train": train})
+    job.run({"attention_head": attention_head, "attention_head_backward": attention_head_backward, "train": train, "softmax": softmax})
     return figures
 
 
@@ -53,7 +54,7 @@ def run_torch(seed: int, steps: dict) -> dict:
     train_replies, valid_replies = load_replies("train"), load_replies("valid")
 
     def mlp_params(rng):
-        return {k: torch.tensor(v, dtype=f, requires_grad=True) for k, v in models.CharMLP(rng).params.items()}
+        return {k: torch.tensor(v, dtype=f, requires_grad=True) for k, v in models.CharMLP(rng, None).params.items()}
 
     def forward(p, x, attend):
         ctx = torch.as_tensor(models.contexts(x))  # (B, T, 8)
@@ -103,7 +104,7 @@ def run_torch(seed: int, steps: dict) -> dict:
     mlp = mlp_params(rng)
     fit(mlp, steps["mlp"], False, rng)
     figures = {"mlp": evaluate(mlp, False, rng)}
-    extra = models.AttentionMLP(rng, None, None).params
+    extra = models.AttentionMLP(rng, None, None, None).params
     att = {k: torch.tensor(v, dtype=f, requires_grad=True) for k, v in extra.items()}
     att.update({k: v.detach().clone().requires_grad_(True) for k, v in mlp.items()})
     fit(att, steps["attention"], True, rng)

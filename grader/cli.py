@@ -20,8 +20,10 @@ except ModuleNotFoundError:
     )
     sys.exit(2)
 
+from grader import kit
 from grader.exercises import NAMES
 
+STUDENT_KIT = kit.is_student_kit()  # the instructor's commands and --solutions are hidden there
 EXERCISE = click.Choice(NAMES)
 SUBMISSION = click.option(
     "--submission",
@@ -29,7 +31,7 @@ SUBMISSION = click.option(
     default=None,
     help="A folder holding the five modules (default: ./exercises).",
 )
-SOLUTIONS = click.option("--solutions", is_flag=True, help="Use the reference solutions instead.")
+SOLUTIONS = click.option("--solutions", is_flag=True, hidden=STUDENT_KIT, help="Use the reference solutions instead.")
 JSON_FILE = click.option(
     "--json", "json_file", type=click.Path(path_type=Path), default=None, help="Also write the result as JSON."
 )
@@ -50,7 +52,7 @@ class Grader(click.Group):
 
 
 @click.group(cls=Grader, invoke_without_command=True)
-@click.version_option(package_name="attention-by-hand")
+@click.version_option(package_name=kit.DISTRIBUTION)
 @click.pass_context
 def main(ctx):
     """Attention by Hand: build self-attention in numpy, checked as you go.
@@ -72,7 +74,7 @@ def main(ctx):
 @JSON_FILE
 @JUNIT_FILE
 def check(exercises, submission, solutions, json_file, junit_file):
-    """Run the hidden checks on your exercises (all five by default).
+    """Run the checks on your exercises (all five by default): public and hidden in the full kit, public in the student's.
 
     Exit status 0 when every selected exercise passes, 1 when any does not,
     2 for a usage error, a submission that cannot be read or a result file
@@ -82,6 +84,7 @@ def check(exercises, submission, solutions, json_file, junit_file):
     """
     from grader.check.command import check as run
 
+    no_reference(solutions)
     sys.exit(run(exercises, submission=submission, solutions=solutions, json_file=json_file, junit_file=junit_file))
 
 
@@ -99,6 +102,7 @@ def compare(submission, solutions, seed, json_file, plot_file, no_mask):
     """
     from grader.compare.command import compare as run
 
+    no_reference(solutions)
     sys.exit(
         run(submission=submission, solutions=solutions, seed=seed, json_file=json_file, plot_file=plot_file, no_mask=no_mask)
     )
@@ -147,7 +151,25 @@ def hint(exercise, submission):
     sys.exit(run(exercise, submission=submission))
 
 
-@main.command()
+def no_reference(solutions: bool) -> None:
+    """In the student's kit, --solutions is a usage error that says why."""
+    if solutions and STUDENT_KIT:
+        click.echo("This is the student's kit: it has no reference solutions, so --solutions has nothing to use.", err=True)
+        sys.exit(2)
+
+
+def instructor_only(command: str) -> None:
+    """In the student's kit, an instructor's command says where it lives instead of failing to import."""
+    if STUDENT_KIT:
+        click.echo(
+            f"This is the student's kit (written by grader release): `grader {command}` is an instructor's command. "
+            "Run it in the course's full kit, the repository with the reference and the hidden checks.",
+            err=True,
+        )
+        sys.exit(2)
+
+
+@main.command(hidden=STUDENT_KIT)
 @click.argument("course_dir", type=click.Path(path_type=Path))
 @click.option("--assignment", default="attention-by-hand", show_default=True, help="The nbgrader assignment name.")
 @click.option("--force", is_flag=True, help="Replace the source assignment if it exists.")
@@ -156,12 +178,13 @@ def nbgrader(course_dir, assignment, force):
 
     Example: grader nbgrader ~/course --assignment attention-by-hand
     """
+    instructor_only("nbgrader")
     from grader.course.assignment import export
 
     sys.exit(export(course_dir, assignment=assignment, force=force))
 
 
-@main.command()
+@main.command(hidden=STUDENT_KIT)
 @click.argument("dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--jobs", type=int, default=2, show_default=True, help="How many submissions to grade at once.")
 @click.option("--csv", "csv_file", type=click.Path(path_type=Path), required=True, help="Where to write one row per submission.")
@@ -175,12 +198,13 @@ def batch(dirs, jobs, csv_file, timeout, allow_unisolated):
 
     Example: grader batch submissions/* --jobs 2 --csv grades.csv
     """
+    instructor_only("batch")
     from grader.course.batch import batch as run
 
     sys.exit(run(dirs, jobs=jobs, csv_file=csv_file, timeout=timeout, allow_unisolated=allow_unisolated))
 
 
-@main.command()
+@main.command(hidden=STUDENT_KIT)
 @click.argument("out_zip", type=click.Path(path_type=Path))
 @click.option("--force", is_flag=True, help="Replace OUT_ZIP if it exists.")
 def gradescope(out_zip, force):
@@ -190,6 +214,24 @@ def gradescope(out_zip, force):
 
     Example: grader gradescope autograder.zip
     """
+    instructor_only("gradescope")
     from grader.course.gradescope import export
 
     sys.exit(export(out_zip, force=force))
+
+
+@main.command(hidden=STUDENT_KIT)
+@click.argument("out_dir", type=click.Path(path_type=Path))
+@click.option("--force", is_flag=True, help="Write into OUT_DIR although it is not empty (the release's own files there are replaced).")
+def release(out_dir, force):
+    """Write the student's kit for a course: the stubs, the grader with its public checks only, the corpus,
+    a README and a pyproject.toml; no reference code, no hidden check.
+
+    pip install of the folder (or of a wheel built from it, for a JupyterHub image) is all a student needs.
+
+    Example: grader release ../student-kit
+    """
+    instructor_only("release")
+    from grader.course.release import release as run
+
+    sys.exit(run(out_dir, force=force))

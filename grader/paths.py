@@ -2,10 +2,13 @@
 
 from pathlib import Path
 
-KIT_ROOT = Path(__file__).resolve().parent.parent
+GRADER_DIR = Path(__file__).resolve().parent
+KIT_ROOT = GRADER_DIR.parent
 EXERCISES_DIR = KIT_ROOT / "exercises"
-SOLUTIONS_DIR = KIT_ROOT / "solutions"
-DATA_DIR = KIT_ROOT / "data"
+SOLUTIONS_DIR = KIT_ROOT / "solutions"  # the full kit's only: the student's kit has none
+# The corpus: data/ beside grader/ in the repository; inside the package in the student's kit, so that
+# a wheel (or any install that is not editable) carries it along.
+DATA_DIR = GRADER_DIR / "data" if (GRADER_DIR / "data").is_dir() else KIT_ROOT / "data"
 MODULES = ("scores", "masking", "softmax", "heads", "training")
 
 

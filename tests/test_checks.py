@@ -1,4 +1,4 @@
-"""The hidden checks' verdicts: the reference passes, stubs are not started, every known mistake fails."""
+"""The checks' verdicts: the reference passes, stubs are not started, every known mistake fails, publicly too."""
 
 import re
 import shutil
@@ -10,7 +10,7 @@ import pytest
 
 from grader.check.checks.harness import reference_functions
 from grader.check.runner import CHECKS_DIR, run_checks
-from grader.exercises import NAMES
+from grader.exercises import BY_NAME, NAMES
 from grader.paths import EXERCISES_DIR, SOLUTIONS_DIR
 
 MUTANTS = Path(__file__).resolve().parent / "mutants"
@@ -31,6 +31,9 @@ NAMED = {
     "training__head_backward_no_scale": "without the 1/√d",
     "training__sgd_climbs": "a step up the gradient",
 }
+
+# Known mistakes that only the hidden checks catch: the student's kit shows them passing, the instructor's report names them.
+PUBLIC_MISSES = {"heads__fitted_to_worked_examples"}
 
 # In training, each function is checked with the later ones it builds on from the reference.
 OWN_CHECKS = {
@@ -133,11 +136,35 @@ def test_right_values_with_a_warning_fail_only_the_warning_check(verdicts):
 
 
 def test_checks_call_only_their_own_module():
-    """Each check file calls only its exercise's module, so a mutant can fail no other exercise."""
+    """Each check file calls its exercise's module, and a public one also the exercises it builds on.
+
+    Those are the reference in the full kit (so a mutant there fails no other exercise) and the
+    student's own in the student's kit, where the forward pass of a finite difference needs them.
+    """
     for name in NAMES:
-        source = (CHECKS_DIR / f"test_{name}.py").read_text(encoding="utf-8")
-        called = set(re.findall(r'student\.call\(\s*"(\w+)"', source))
-        assert called == {name}, (name, called)
+        for kind, allowed in (("hidden", {name}), ("public", {name, *BY_NAME[name].uses})):
+            source = (CHECKS_DIR / kind / f"test_{name}.py").read_text(encoding="utf-8")
+            called = set(re.findall(r'student\.call\(\s*"(\w+)"', source))
+            assert called <= allowed and (kind == "hidden" or name in called), (kind, name, called)
+    assert {m for m in BY_NAME["training"].uses} == {"scores", "masking", "softmax"}  # training's finite differences
+
+
+@pytest.mark.parametrize("mutant", WRONG, ids=lambda m: m.stem)
+def test_wrong_implementation_fails_publicly(verdicts, mutant):
+    """A known mistake fails a public check too, so the student's kit shows it (PUBLIC_MISSES lists those it does not)."""
+    checks = verdicts[mutant.stem]["checks"]
+    failed_publicly = any(c["public"] and c["status"] != "passed" for c in checks)
+    assert failed_publicly == (mutant.stem not in PUBLIC_MISSES), [c["id"] for c in checks if c["status"] != "passed"]
+    assert verdicts[mutant.stem]["public"]["checks"] > 0 and verdicts[mutant.stem]["hidden"]["checks"] > 0
+
+
+def test_check_ids_are_unique_and_either_public_or_hidden():
+    """No check id is in both folders, so every id names one check and says where it lives."""
+    report = run_checks(SOLUTIONS_DIR, profile="quick")
+    for exercise in report.exercises:
+        ids = [c.id for c in exercise.checks]
+        assert len(ids) == len(set(ids)) and exercise.counts(True)[1] >= 4 and exercise.counts(False)[1] >= 1, ids
+        assert [c.public for c in exercise.checks] == sorted((c.public for c in exercise.checks), reverse=True)  # public first
 
 
 def test_later_exercises_use_the_reference_of_earlier_ones():

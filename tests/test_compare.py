@@ -98,12 +98,23 @@ def test_quick_run_writes_the_json_of_spec_and_is_deterministic(tmp_path, capsys
     assert "8-character MLP" in out and "0.86" in out and "Adam" in out
 
 
-def test_no_mask_trains_the_kits_unmasked_head_too(tmp_path, capsys):
+def test_no_mask_trains_the_students_own_head_without_the_mask_too(tmp_path, capsys):
     path = tmp_path / "r.json"
     assert comparison.compare(solutions=True, no_mask=True, json_file=path, **QUICK) == 0
     data = json.loads(path.read_text())
     assert set(data["models"]) == {"mlp", "attention", "attention_no_mask"} and data["mask"] is False
-    assert "Without the causal mask" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "Without the causal mask (your head with your apply_causal_mask replaced by the identity)" in out
+
+
+def test_no_mask_says_so_when_the_head_masks_without_apply_causal_mask(ungated, reference_copy, tmp_path, capsys):
+    edit(reference_copy, "heads", "    shares = softmax(apply_causal_mask(attention_scores(q, k)))",
+         "    scores = attention_scores(q, k)\n"
+         "    shares = softmax(np.where(np.tril(np.ones(scores.shape[-2:], dtype=bool)), scores, -np.inf))")
+    path = tmp_path / "r.json"
+    assert comparison.compare(submission=reference_copy, no_mask=True, json_file=path, **QUICK) == 0
+    assert set(json.loads(path.read_text())["models"]) == {"mlp", "attention"}
+    assert "your attention_head masks without calling your apply_causal_mask" in capsys.readouterr().out
 
 
 def test_an_exception_in_the_students_train_is_reported(ungated, reference_copy, capsys):

@@ -117,7 +117,8 @@ def test_the_zip_holds_the_two_scripts_and_the_kit_only(kit_zip, tmp_path):
         infos = {info.filename: info for info in archive.infolist()}
         scripts = {name: archive.read(name) for name in ("setup.sh", "run_autograder")}
     names = set(infos)
-    expected = ["grader/cli.py", "grader/check/checks/test_softmax.py", "grader/course/gradescope_results.schema.json"]
+    expected = ["grader/cli.py", "grader/check/checks/hidden/test_softmax.py", "grader/check/checks/public/test_softmax.py",
+                "grader/course/gradescope_results.schema.json"]
     assert set(expected + ["exercises/softmax.py", "solutions/softmax.py", "data/train.txt"]) <= names
     top = {"setup.sh", "run_autograder", "pyproject.toml", "README.md", "grader", "exercises", "solutions", "data"}
     assert {name.split("/")[0] for name in names} == top

@@ -5,7 +5,10 @@ import pytest
 
 from grader.compare import models
 from grader.compare.corpus import ALPHABET
+from grader.compare.job import still_masked, without_mask
 from solutions.heads import attention_head
+from solutions.masking import apply_causal_mask
+from solutions.softmax import softmax
 from solutions.training import attention_head_backward
 
 REPLIES = ["hi anna, the box is past the 7-day window, so sadly we cannot take it back. take care.", "dear leo, ok."]
@@ -18,15 +21,20 @@ def float64(model):
 
 
 def mlp():
-    return float64(models.CharMLP(np.random.default_rng(0)))
+    return float64(models.CharMLP(np.random.default_rng(0), softmax))
 
 
 def masked():
-    return float64(models.AttentionMLP(np.random.default_rng(1), attention_head, attention_head_backward))
+    return float64(models.AttentionMLP(np.random.default_rng(1), attention_head, attention_head_backward, softmax))
+
+
+def unmasked_pair():
+    """The reference head and its backward pass with their apply_causal_mask replaced by the identity, as --no-mask does."""
+    return tuple(without_mask(f, apply_causal_mask, package="solutions") for f in (attention_head, attention_head_backward))
 
 
 def unmasked():
-    return float64(models.AttentionMLP(np.random.default_rng(2), models.unmasked_head, models.unmasked_head_backward))
+    return float64(models.AttentionMLP(np.random.default_rng(2), *unmasked_pair(), softmax))
 
 
 def tiny_batch():
@@ -67,8 +75,8 @@ def test_contexts_are_the_last_eight_tokens():
 def test_cross_entropy_ignores_padding_and_matches_by_hand():
     logits = np.random.default_rng(3).standard_normal((2, 3, models.VOCAB))
     y = np.array([[1, 2, 3], [4, models.IGNORE, models.IGNORE]])
-    loss, grad = models.cross_entropy(logits.copy(), y)
-    p = models.softmax(logits)
+    loss, grad = models.cross_entropy(logits.copy(), y, softmax)
+    p = softmax(logits)
     by_hand = -np.mean([np.log(p[0, 0, 1]), np.log(p[0, 1, 2]), np.log(p[0, 2, 3]), np.log(p[1, 0, 4])])
     assert loss == pytest.approx(by_hand, rel=1e-12)
     assert (grad[1, 1:] == 0).all()
@@ -130,10 +138,32 @@ def test_sampling_is_deterministic_for_a_seed():
 
 
 def test_mlp_loss_counts_every_position_of_a_shared_context():
-    model = float64(models.CharMLP(np.random.default_rng(5)))
+    model = float64(models.CharMLP(np.random.default_rng(5), softmax))
     x, y = models.batch(["hi anna, hi anna, hi anna.", "hi anna, ok."])  # 8-character contexts repeat
     loss, grads = model.loss_and_grads(x, y)
     logits, _ = model.forward(x)
-    expected, d_logits = models.cross_entropy(logits, y)
+    expected, d_logits = models.cross_entropy(logits, y, softmax)
     assert loss == pytest.approx(expected, rel=1e-12)
     assert np.allclose(grads["b2"], d_logits.sum(axis=(0, 1)), rtol=1e-10, atol=1e-14)
+
+
+def test_no_mask_takes_the_mask_out_of_the_students_own_head_and_puts_it_back():
+    """--no-mask's head is the student's with apply_causal_mask the identity during its calls only."""
+    import solutions.heads
+
+    head, head_backward = unmasked_pair()
+    assert still_masked(head, head_backward) is None
+    assert still_masked(attention_head, attention_head_backward) is not None  # masked: the probe says so
+    assert solutions.heads.apply_causal_mask is apply_causal_mask  # put back after the calls
+
+
+def test_a_head_that_masks_without_apply_causal_mask_is_named():
+    """A head that masks by hand cannot be unmasked by replacing apply_causal_mask; the probe says which function."""
+    def by_hand(x, w_q, w_k, w_v):
+        scores = (x @ w_q) @ np.swapaxes(x @ w_k, -1, -2)
+        shares = softmax(np.where(np.tril(np.ones(scores.shape[-2:], dtype=bool)), scores, -np.inf))
+        return shares @ (x @ w_v), shares
+
+    head, head_backward = unmasked_pair()
+    masked_by_hand = without_mask(by_hand, apply_causal_mask, package="solutions")
+    assert "attention_head masks without calling" in still_masked(masked_by_hand, head_backward)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from grader.check.report import render
 from grader.check.results import CheckResult, ExerciseResult, Report, exercise_status, partial_points
 from grader.check.runner import run_checks
 from grader.cli import main
@@ -39,15 +40,20 @@ def assert_spec_json(data: dict, names: list[str]) -> None:
     assert set(data["total"]) == {"points", "max_points"}
     assert [e["name"] for e in data["exercises"]] == names
     for exercise in data["exercises"]:
-        assert set(exercise) == {"name", "status", "points", "max_points", "checks", "files", "same_as_reference"}
+        assert set(exercise) == {"name", "status", "points", "max_points", "checks", "public", "hidden", "files", "same_as_reference"}
         assert f"{exercise['name']}.py" in exercise["files"] and all(len(h) == 64 for h in exercise["files"].values())
         assert exercise["status"] in STATUSES
         assert isinstance(exercise["points"], float) and isinstance(exercise["max_points"], float)
         assert exercise["max_points"] == BY_NAME[exercise["name"]].points
         for check in exercise["checks"]:
-            assert set(check) == {"id", "status", "message"}
+            assert set(check) == {"id", "status", "message", "public"} and isinstance(check["public"], bool)
             assert check["id"].startswith(exercise["name"] + ".") and check["status"] in STATUSES
             assert isinstance(check["message"], str)
+        for kind, public in (("public", True), ("hidden", False)):
+            chosen = [c for c in exercise["checks"] if c["public"] is public]
+            assert exercise[kind] == {"passed": sum(c["status"] == "passed" for c in chosen), "checks": len(chosen)}
+        if exercise["status"] != "error":
+            assert exercise["public"]["checks"] > 0 and (exercise["hidden"]["checks"] > 0) == (data["checks"] == "all")
     assert data["total"]["points"] == sum(e["points"] for e in data["exercises"])
     assert data["total"]["max_points"] == sum(e["max_points"] for e in data["exercises"])
 
@@ -156,3 +162,25 @@ def test_unreadable_submission_exits_2(tmp_path):
     (tmp_path / "half" / "scores.py").write_text("")
     half = runner.invoke(main, ["check", "--submission", str(tmp_path / "half")])
     assert half.exit_code == 2 and "masking.py" in half.output
+
+
+def test_a_hidden_failure_behind_every_public_pass_is_named():
+    """The full report says when an exercise passes every public check and fails a hidden one."""
+    checks = [CheckResult("softmax.rows_sum_to_one", "passed", public=True), CheckResult("softmax.shift_invariant", "passed", public=True),
+              CheckResult("softmax.matches_reference", "failed", "softmax(x) is not what it should be", public=False)]
+    report = Report([ExerciseResult("softmax", "failed", 13.0, 20.0, checks)], seed=1, checks="all")
+    text = render(report, Path("exercises"))
+    assert "passes every public check (2 of 2) and fails 1 of 1 hidden" in text
+    assert "softmax.matches_reference (failed, hidden)" in text
+    assert report.to_json()["exercises"][0]["public"] == {"passed": 2, "checks": 2}
+    assert report.to_json()["exercises"][0]["hidden"] == {"passed": 0, "checks": 1}
+
+
+def test_the_student_kits_report_says_what_ran_and_claims_no_grade():
+    """Public checks only: counts, never points out of 100, never "all passed", and the hidden checks named."""
+    checks = [CheckResult("scores.ones_score_sqrt_d", "passed", public=True), CheckResult("scores.worked_examples", "passed", public=True)]
+    report = Report([ExerciseResult("scores", "passed", 15.0, 15.0, checks)], seed=1, checks="public")
+    text = render(report, Path("exercises"))
+    assert "public checks: 2 of 2 pass · the hidden checks run when your work is graded" in text
+    assert "with the public checks" in text.splitlines()[0]
+    assert "/ 15.0" not in text and "points" not in text and "all passed" not in text.lower() and "every check" not in text.lower()

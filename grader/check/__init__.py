@@ -1,1 +1,1 @@
-"""Running the hidden checks and telling the student: runner, results, report, JUnit XML, diagnosis, verdict cache, the checks; imports sandbox and the basics."""
+"""Running the checks (public; hidden in the full kit), telling the student: runner, results, report, JUnit XML, diagnosis, cache, checks; imports sandbox and the basics."""

@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 import grader
+from grader import kit
 from grader.check.files import depends_on, read
 from grader.exercises import NAMES
 from grader.paths import SOLUTIONS_DIR
@@ -55,8 +56,8 @@ def write_json(submission: Path, name: str, data: dict) -> bool:
 
 
 def _grader_files() -> list[Path]:
-    """The files a verdict depends on besides the student's: the grader and the reference."""
-    files = [p for p in GRADER_DIR.rglob("*.py") if "__pycache__" not in p.parts]
+    """The files a verdict depends on besides the student's: the grader, its stored worked examples and the reference."""
+    files = [p for p in [*GRADER_DIR.rglob("*.py"), *GRADER_DIR.rglob("*.npz")] if "__pycache__" not in p.parts]
     files += list(SOLUTIONS_DIR.glob("*.py"))
     return sorted(files)
 
@@ -121,7 +122,7 @@ def _report(exercises: list[dict], seed: int):
 
     order = {name: i for i, name in enumerate(NAMES)}
     exercises = sorted(exercises, key=lambda e: order.get(e["name"], len(order)))
-    return Report.from_json({"exercises": exercises, "seed": seed})
+    return Report.from_json({"exercises": exercises, "seed": seed, "checks": kit.checks_run()})  # this kit's runs saved them
 
 
 def _entries(report) -> list[dict]:

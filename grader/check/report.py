@@ -1,4 +1,10 @@
-"""The report a student reads after `grader check`: failures in words, a table of points, what next."""
+"""The report after `grader check`: failures in words, a table, what next; it says which checks ran.
+
+In the student's kit only the public checks run, and the report says so on every run, never that
+everything passed ("public checks: 12 of 12 pass · the hidden checks run when your work is graded");
+the full kit's report tells public from hidden, and names an exercise whose public checks all pass
+while a hidden one fails, since the student's own kit shows it passing.
+"""
 
 from pathlib import Path
 
@@ -11,6 +17,7 @@ ISOLATION = {
     "user": "your code ran as a user of its own",
     "none": "your code ran unconfined, as you",
 }
+HIDDEN_LATER = "the hidden checks run when your work is graded"
 STATUS_WORDS = {"passed": "passed", "failed": "failed", "not_started": "not started", "error": "error"}
 COLOURS = {"passed": "green", "failed": "red", "error": "red", "not_started": "yellow"}
 
@@ -37,10 +44,14 @@ def details(result: ExerciseResult) -> list[str]:
         verb = "raises" if len(functions) == 1 else "raise"
         lines.append(f"    not started: {', '.join(functions)} still {verb} NotImplementedError.")
         return lines
+    if result.hidden_only_failure:
+        (seen, public), (passed, hidden) = result.counts(True), result.counts(False)
+        lines.append(f"    passes every public check ({seen} of {public}) and fails {hidden - passed} of {hidden} hidden: "
+                     f"in the student's kit `grader check {result.name}` shows it passing.")
     for check in result.checks:
         if check.status == "passed":
             continue
-        word = STATUS_WORDS[check.status]
+        word = STATUS_WORDS[check.status] + ("" if report_checks(result) == "public" else ", public" if check.public else ", hidden")
         lines.append(f"  {paint(check.id, fg=COLOURS[check.status])} ({word})")
         lines += [f"      {line}" for line in check.message.splitlines()]
     if result.note:
@@ -48,16 +59,40 @@ def details(result: ExerciseResult) -> list[str]:
     return lines
 
 
-def table(report: Report) -> list[str]:
-    """The summary table: one row per exercise and the total."""
-    rows = [f"  {'exercise':<10}{'status':<13}{'checks':>8}{'points':>15}"]
+def report_checks(result: ExerciseResult) -> str:
+    """Whether an exercise's verdict comes from the public checks alone or from all of them."""
+    return "public" if result.checks and all(check.public for check in result.checks) else "all"
+
+
+def public_line(report: Report) -> str:
+    """The student's kit's summary, on every run: what passed of what ran, and what did not run."""
+    passed, ran = report.public_counts()
+    return f"public checks: {passed} of {ran} pass · {HIDDEN_LATER}"
+
+
+def public_table(report: Report) -> list[str]:
+    """The student's kit's table: each exercise's public checks, no points (the grade comes from all checks)."""
+    rows = [f"  {'exercise':<10}{'status':<13}{'public checks':>14}"]
     for result in report.exercises:
-        passed = sum(check.status == "passed" for check in result.checks)
+        passed, ran = result.counts(True)
+        status = paint(f"{STATUS_WORDS[result.status]:<13}", fg=COLOURS[result.status])
+        rows.append(f"{mark(result.status)} {result.name:<10}{status}{f'{passed}/{ran}':>14}")
+    rows.append(paint(f"  {public_line(report)}", bold=True))
+    return rows
+
+
+def table(report: Report) -> list[str]:
+    """The summary table: one row per exercise and the total; public checks only in the student's kit."""
+    if report.checks == "public":
+        return public_table(report)
+    rows = [f"  {'exercise':<10}{'status':<13}{'public':>7}{'hidden':>8}{'points':>15}"]
+    for result in report.exercises:
+        public, hidden = ("{}/{}".format(*result.counts(kind)) for kind in (True, False))
         status = paint(f"{STATUS_WORDS[result.status]:<13}", fg=COLOURS[result.status])
         score = f"{points(result.points)} / {points(result.max_points)}"
-        rows.append(f"{mark(result.status)} {result.name:<10}{status}{f'{passed}/{len(result.checks)}':>8}{score:>15}")
+        rows.append(f"{mark(result.status)} {result.name:<10}{status}{public:>7}{hidden:>8}{score:>15}")
     total = f"{points(report.points)} / {points(report.max_points)}"
-    rows.append(paint(f"  {'total':<31}{total:>15}", bold=True))
+    rows.append(paint(f"  {'total':<38}{total:>15}", bold=True))
     return rows
 
 
@@ -67,8 +102,10 @@ def next_step(report: Report, folder: Path, solutions: bool) -> list[str]:
     todo = [result for result in report.exercises if result.status != "passed"]
     if not todo:
         if solutions:
-            return ["The reference solutions pass every check that was run."]
-        return [f"Every check that was run passes. Once all five do, run {shown_command('compare')}."]
+            return ["The reference solutions pass every check that was run, public and hidden."]
+        if report.checks == "public":
+            return [f"{public_line(report).capitalize()}. Once all five exercises pass, run {shown_command('compare')}."]
+        return [f"Every check that was run passes, public and hidden. Once all five do, run {shown_command('compare')}."]
     first = todo[0]
     name = first.name
     if first.grader_fault:
@@ -92,7 +129,8 @@ def next_step(report: Report, folder: Path, solutions: bool) -> list[str]:
 
 def render(report: Report, folder: Path, solutions: bool = False) -> str:
     """The whole report as text, styled for a terminal or plain for a pipe."""
-    lines = [f"Checked {folder} (Hypothesis seed {report.seed}; {ISOLATION[report.isolation]}).", ""]
+    which = "the public checks" if report.checks == "public" else "the public and the hidden checks"
+    lines = [f"Checked {folder} with {which} (Hypothesis seed {report.seed}; {ISOLATION[report.isolation]}).", ""]
     for result in report.exercises:
         if result.status != "passed":
             lines += details(result) + [""]

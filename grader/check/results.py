@@ -8,17 +8,19 @@ STATUSES = ("passed", "failed", "not_started", "error")
 
 @dataclass
 class CheckResult:
-    """The outcome of one hidden check: id like "softmax.rows_sum_to_one", status, message."""
+    """The outcome of one check: id like "softmax.rows_sum_to_one", status, message, and whether it is public."""
 
     id: str
     status: str
     message: str = ""
     by_grader: bool = False  # an error that is the grader's fault, not the student's
     seconds: float = 0.0  # pytest's duration of the check (setup, call, teardown); not in the JSON
+    public: bool = False  # a public check (in both kits), not a hidden one (the full kit's only)
 
     def to_json(self) -> dict:
         """This check as SPEC §2 writes it; "fault": "grader" marks an error that is the grader's."""
-        return {"id": self.id, "status": self.status, "message": self.message} | ({"fault": "grader"} if self.by_grader else {})
+        told = {"id": self.id, "status": self.status, "message": self.message, "public": self.public}
+        return told | ({"fault": "grader"} if self.by_grader else {})
 
 
 @dataclass
@@ -34,6 +36,17 @@ class ExerciseResult:
     files: dict[str, str] = field(default_factory=dict)  # the sha256 of each file the verdict depends on
     same_as_reference: bool = False  # the exercise's own module is the reference's, byte for byte
 
+    def counts(self, public: bool) -> tuple[int, int]:
+        """How many of the public (or hidden) checks passed, and how many there are."""
+        chosen = [check for check in self.checks if check.public == public]
+        return sum(check.status == "passed" for check in chosen), len(chosen)
+
+    @property
+    def hidden_only_failure(self) -> bool:
+        """True when every public check passes and a hidden one does not: only grading shows this mistake."""
+        public, hidden = self.counts(True), self.counts(False)
+        return public[0] == public[1] > 0 and hidden[0] < hidden[1]
+
     @property
     def grader_fault(self) -> bool:
         """True when every check that did not pass failed for a reason of the grader's own."""
@@ -48,6 +61,8 @@ class ExerciseResult:
             "points": self.points,
             "max_points": self.max_points,
             "checks": [check.to_json() for check in self.checks],
+            "public": dict(zip(("passed", "checks"), self.counts(True))),
+            "hidden": dict(zip(("passed", "checks"), self.counts(False))),
             "files": dict(self.files),
             "same_as_reference": self.same_as_reference,
         }
@@ -61,6 +76,11 @@ class Report:
     seed: int
     isolation: str = "none"  # how the student's code was confined: namespaces, user or none
     checks: str = "all"  # which checks ran: "all" (public and hidden) or "public"
+
+    def public_counts(self) -> tuple[int, int]:
+        """How many public checks passed over the exercises run, and how many ran."""
+        counts = [exercise.counts(True) for exercise in self.exercises]
+        return sum(c[0] for c in counts), sum(c[1] for c in counts)
 
     @property
     def points(self) -> float:
@@ -96,7 +116,10 @@ class Report:
                 status=e["status"],
                 points=float(e["points"]),
                 max_points=float(e["max_points"]),
-                checks=[CheckResult(c["id"], c["status"], c.get("message", ""), c.get("fault") == "grader") for c in e["checks"]],
+                checks=[
+                    CheckResult(c["id"], c["status"], c.get("message", ""), c.get("fault") == "grader", public=c.get("public") is True)
+                    for c in e["checks"]
+                ],
                 note=e.get("note", ""),
                 files=dict(e.get("files", {})),
                 same_as_reference=bool(e.get("same_as_reference", False)),

@@ -1,4 +1,4 @@
-"""Running the hidden checks with pytest in the grader's process, and collecting their verdicts."""
+"""Running the checks (public, and hidden in the full kit) with pytest in the grader's process, and collecting their verdicts."""
 
 import contextlib
 import hashlib
@@ -12,6 +12,7 @@ import pytest
 from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
+from grader import kit
 from grader.check.checks.harness import BUDGET, SEED, CheckFailed, Halt, labelled
 from grader.check.files import depends_on
 from grader.check.results import CheckResult, ExerciseResult, Report, exercise_status, partial_points
@@ -23,6 +24,7 @@ from grader.sandbox.private import Snapshot
 from grader.sandbox.process import GRADER_FAULT
 
 CHECKS_DIR = Path(__file__).resolve().parent / "checks"
+KINDS = {"public": ("public",), "all": ("public", "hidden")}  # which folders of checks/ each kind of run uses
 NO_AUTOLOAD = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
 FAILED_KINDS = {"raised", "bad_output", "memory"}  # the student's code gave a wrong answer by raising
 
@@ -35,6 +37,7 @@ class Collector:
         self.results: dict[str, CheckResult] = {}
         self.seconds: dict[str, float] = {}  # check id -> time spent in its setup, call and teardown
         self.broken: list[str] = []  # files that could not be collected
+        self.public: set[str] = set()  # the ids of the public checks
 
     def pytest_collectreport(self, report):
         """Remember a check file that failed to load."""
@@ -45,6 +48,8 @@ class Collector:
         """Remember which checks should report."""
         for item in items:
             self.expected.setdefault(_exercise(item), []).append(_check_id(item))
+            if _public(item):
+                self.public.add(_check_id(item))
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
@@ -53,7 +58,7 @@ class Collector:
         check = _check_id(item)
         self.seconds[check] = self.seconds.get(check, 0.0) + report.duration
         if call.when == "call" and report.passed:
-            self.results[check] = CheckResult(check, "passed")
+                self.results[check] = CheckResult(check, "passed")
         elif report.failed or report.skipped:
             status, message, by_grader = verdict(call.excinfo.value if call.excinfo else None)
             self.results.setdefault(check, CheckResult(check, status, message, by_grader))
@@ -62,6 +67,11 @@ class Collector:
 def _exercise(item) -> str:
     """The exercise a check belongs to."""
     return item.module.EXERCISE
+
+
+def _public(item) -> bool:
+    """Whether a check is a public one: its file is in checks/public/."""
+    return Path(str(item.fspath)).parent.name == "public"
 
 
 def _check_id(item) -> str:
@@ -103,8 +113,12 @@ def run_checks(
     seed: int = SEED,
     timeout: float = 10.0,
     budget: float = BUDGET,
+    checks: str | None = None,
 ) -> Report:
-    """Run the hidden checks of these exercises (all by default) on a submission folder; never prints.
+    """Run the checks of these exercises (all by default) on a submission folder; never prints.
+
+    checks: "public" or "all" (public and hidden); by default all in the full kit, and the public
+    ones in the student's kit, which has no other.
 
     The five files are copied first, and only that copy is graded: what the student's code does to
     its folder during the run changes nothing. profile: a Hypothesis profile of
@@ -112,10 +126,13 @@ def run_checks(
     Raises NotRegular when a module is not a regular file.
     """
     names, submission = [name for name in NAMES if exercises is None or name in exercises], Path(submission)
+    checks = checks or kit.checks_run()
+    if checks not in KINDS or checks == "all" and kit.is_student_kit():
+        raise ValueError(f"checks is 'public' or, in the full kit, 'all'; not {checks!r}")
     tier = isolation.choose().name  # the workers of this run are confined the same way
     with Snapshot(submission) as snapshot:
         set_hypothesis_home_dir(snapshot.root / ".hypothesis")  # never a .hypothesis/ folder where the grader runs
-        collector = collect(names, snapshot.folder, profile, seed, timeout, budget)
+        collector = collect(names, snapshot.folder, profile, seed, timeout, budget, KINDS[checks])
         files = {name: {f"{m}.py": snapshot.hashes[f"{m}.py"] for m in depends_on(snapshot.folder, name)} for name in names}
     results = [exercise_result(name, collector) for name in names]
     reference = reference_hashes()
@@ -124,7 +141,7 @@ def run_checks(
         own = f"{result.name}.py"
         result.same_as_reference = submission.resolve() != SOLUTIONS_DIR.resolve() and result.files.get(own) == reference.get(own)
     add_root_causes(results)
-    return Report(results, seed=seed, isolation=tier)
+    return Report(results, seed=seed, isolation=tier, checks=checks)
 
 
 def reference_hashes() -> dict[str, str]:
@@ -137,17 +154,17 @@ def reference_hashes() -> dict[str, str]:
     return found
 
 
-def collect(names, folder: Path, profile: str, seed: int, timeout: float, budget: float) -> "Collector":
-    """Run pytest on the check files of these exercises; the collector holds every verdict."""
+def collect(names, folder: Path, profile: str, seed: int, timeout: float, budget: float, kinds=("public", "hidden")) -> "Collector":
+    """Run pytest on the check files of these exercises, public ones first; the collector holds every verdict."""
     collector = Collector()
-    args = [str(CHECKS_DIR / f"test_{name}.py") for name in names]
+    args = [str(CHECKS_DIR / kind / f"test_{name}.py") for name in names for kind in kinds]
     # one word per option: pytest's early parse would take a lone folder for a test path and load its conftest.py
     args += [f"--submission={folder}", f"--check-seed={seed}", f"--call-timeout={timeout}", f"--budget={budget}"]
     args += [f"--check-profile={profile}", f"--confcutdir={CHECKS_DIR}"]
     args += ["-p", "no:cacheprovider", "-p", "no:unraisableexception", "-p", "no:threadexception"]
     args += ["--capture=no", "-q", "-o", "addopts="]
     args += ["--rootdir", str(CHECKS_DIR), "-c", os.devnull]
-    for module in [m for m in sys.modules if m.startswith("grader.check.checks.test_")]:
+    for module in [m for m in sys.modules if m.startswith(("grader.check.checks.public.test_", "grader.check.checks.hidden.test_"))]:
         del sys.modules[module]  # import the checks afresh, under this run's profile
     previous, autoload = settings.get_current_profile_name(), os.environ.get(NO_AUTOLOAD)
     os.environ[NO_AUTOLOAD] = "1"  # only pytest's own plugins: faster, and no installed plugin changes a verdict
@@ -177,17 +194,29 @@ def exercise_result(name: str, collector: Collector) -> ExerciseResult:
     ]
     for check in checks:
         check.seconds = collector.seconds.get(check.id, 0.0)
+        check.public = check.id in collector.public
     return ExerciseResult(name, exercise_status(checks), partial_points(max_points, checks), max_points, checks)
 
 
 def add_root_causes(results: list[ExerciseResult]) -> None:
-    """Note, on an exercise that builds on earlier ones, which of those fail in this run."""
+    """Note, on an exercise that builds on earlier ones, which of those fail in this run.
+
+    In the full kit those are graded with the reference in place; in the student's kit with the
+    student's own, so there a failure may come from an earlier exercise, and the note says so.
+    """
     status = {result.name: result.status for result in results}
     for result in results:
         failing = [used for used in BY_NAME[result.name].uses if status.get(used, "passed") != "passed"]
         if not failing:
             continue
         verb = "fails its" if len(failing) == 1 else "fail their"
+        if kit.is_student_kit():
+            own = "and passes" if result.status == "passed" else "so its failures may come from them"
+            result.note = (
+                f"{result.name} uses {words([f'your {used}' for used in failing])}, which {verb} public checks; "
+                f"here {result.name} runs with your own {words(list(BY_NAME[result.name].uses))}, {own}: fix {failing[0]} first."
+            )
+            continue
         own = "passes" if result.status == "passed" else "is checked"
         result.note = (
             f"{result.name} uses {words([f'your {used}' for used in failing])}, which {verb} checks; "

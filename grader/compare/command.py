@@ -52,10 +52,10 @@ def compare(submission=None, solutions=False, seed=0, json_file=None, plot_file=
             click.echo(compare_view.locked(left))
             return 1
     started = time.monotonic()
-    progress = compare_view.Progress()
+    progress, notices = compare_view.Progress(), []
     try:
         models = run_job(folder, {"seed": seed, "steps": steps or STEPS, "samples": samples, "no_mask": no_mask},
-                         progress.update)
+                         progress.update, notices)
     except KeyboardInterrupt:
         progress.close()
         click.echo("Stopped: the training was interrupted, so there are no figures this time.", err=True)
@@ -66,7 +66,7 @@ def compare(submission=None, solutions=False, seed=0, json_file=None, plot_file=
         return 1
     progress.close()
     result = summary(seed, time.monotonic() - started, models, no_mask)
-    click.echo(compare_view.report(result, models))
+    click.echo("\n\n".join([compare_view.report(result, models), *notices]))
     if json_file is not None:
         Path(json_file).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     if plot_file is not None:
@@ -98,12 +98,12 @@ def summary(seed: int, seconds: float, models: dict, no_mask: bool) -> dict:
             "train_seconds": round(event["train_seconds"], 1),
         }
     out["update"] = "adam direction through the student's sgd_step, cosine schedule"
-    out["mask"] = not no_mask
+    out["mask"] = "attention_no_mask" not in models
     return out
 
 
-def run_job(folder: Path, spec: dict, on_progress) -> dict:
-    """Run the training job of `spec` in a worker process; each model's event, by name."""
+def run_job(folder: Path, spec: dict, on_progress, notices: list | None = None) -> dict:
+    """Run the training job of `spec` in a worker process; each model's event, by name; what it noted, in notices."""
     worker = Worker({**spec, "submission": str(folder)})
     models = {}
     try:
@@ -113,6 +113,8 @@ def run_job(folder: Path, spec: dict, on_progress) -> dict:
             elif event["event"] == "model":
                 on_progress(event)
                 models[event["model"]] = event
+            elif event["event"] == "notice" and notices is not None:
+                notices.append(event["text"])
             elif event["event"] == "error":
                 raise JobFailed(failure_message(event, worker))
             elif event["event"] == "done":

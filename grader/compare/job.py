@@ -78,7 +78,7 @@ def decision_probabilities(model, replies: list[str]) -> list[float]:
         chunk = replies[start : start + 100]
         x, y = models.batch(chunk)
         logits, _ = model.forward(x)
-        p = models.softmax(logits.astype(np.float64))  # (B, T, V)
+        p = models.probabilities(model.softmax, logits.astype(np.float64))  # (B, T, V)
         for row, text in enumerate(chunk):
             at = text.index(DECISION_CUE) + len(DECISION_CUE)  # the target at position `at` is that character
             probs.append(float(p[row, at, y[row, at]]))
@@ -141,31 +141,80 @@ class Job:
     def run(self, fns: dict):
         """The MLP, then the MLP with the student's head started from it (and, if asked, without the mask)."""
         steps = self.spec["steps"]
-        mlp = models.CharMLP(self.rng(0, 0))
+        mlp = models.CharMLP(self.rng(0, 0), fns["softmax"])
         start = time.perf_counter()
         coach = self.fit("mlp", mlp, steps["mlp"], fns["train"])
         self.evaluate("mlp", mlp, coach, time.perf_counter() - start, attention=False)
         heads = [("attention", fns["attention_head"], fns["attention_head_backward"])]
         if self.spec.get("no_mask"):
-            heads.append(("attention_no_mask", models.unmasked_head, models.unmasked_head_backward))
+            unmasked = [without_mask(fns[name], fns["apply_causal_mask"]) for name in ("attention_head", "attention_head_backward")]
+            problem = still_masked(*unmasked)
+            if problem:
+                self.emit({"event": "notice", "text": f"No model without the mask this time: {problem}"})
+            else:
+                heads.append(("attention_no_mask", *unmasked))
         for name, head, head_backward in heads:
-            model = models.AttentionMLP(self.rng(0, 1), head, head_backward)
+            model = models.AttentionMLP(self.rng(0, 1), head, head_backward, fns["softmax"])
             model.params.update({k: v.copy() for k, v in mlp.params.items()})
             start = time.perf_counter()
             coach = self.fit(name, model, steps["attention"], fns["train"])
             self.evaluate(name, model, coach, time.perf_counter() - start, attention=True)
 
 
+def without_mask(function, mask, package: str = PACKAGE):
+    """function with the student's apply_causal_mask replaced by the identity during each call.
+
+    The identity takes its place wherever a module of the student's package binds it (as
+    `from .masking import apply_causal_mask` does, under any name), so the student's own head and
+    backward pass run without the mask; still_masked tells when that is not how they mask.
+    """
+
+    def identity(scores):
+        return scores
+
+    def call(*args):
+        bound = [(vars(m), key) for name, m in list(sys.modules.items()) if name.startswith(package + ".")
+                 for key, value in list(vars(m).items()) if value is mask]
+        for namespace, key in bound:
+            namespace[key] = identity
+        try:
+            return function(*args)
+        finally:
+            for namespace, key in bound:
+                namespace[key] = mask
+
+    call.__name__ = getattr(function, "__name__", "head")
+    return call
+
+
+def still_masked(head, head_backward) -> str | None:
+    """Why the head or its backward pass still masks with apply_causal_mask replaced, or None when neither does."""
+    rng = np.random.default_rng(0)
+    x, w_q, w_k, w_v = rng.standard_normal((1, 4, 3)), rng.standard_normal((3, 2)), rng.standard_normal((3, 2)), rng.standard_normal((3, 2))
+    shares = np.asarray(head(x, w_q, w_k, w_v)[1])
+    if np.allclose(np.triu(shares[0], 1), 0):
+        return ("your attention_head masks without calling your apply_causal_mask (--no-mask replaces that function "
+                "by the identity), so there is no head without the mask to train. Call apply_causal_mask, as the stub's hint says.")
+    d_out = np.zeros((1, 4, 2))
+    d_out[:, 0] = 1.0  # the output at position 0: with the mask it depends on x[0] alone
+    d_x = np.asarray(head_backward(d_out, x, w_q, w_k, w_v)[0])
+    if np.allclose(d_x[:, 1:], 0):
+        return ("your attention_head_backward masks without calling your apply_causal_mask (--no-mask replaces that function "
+                "by the identity), so its gradients would not be those of the head without the mask.")
+    return None
+
+
 def student_functions(folder: Path) -> dict:
     """The student's functions the comparison calls (their train calls their sgd_step), from their folder."""
     sys.meta_path.insert(0, BlockSolutions())
     load_package(PACKAGE, folder)
-    heads = importlib.import_module(f"{PACKAGE}.heads")
-    training = importlib.import_module(f"{PACKAGE}.training")
+    modules = {name: importlib.import_module(f"{PACKAGE}.{name}") for name in ("masking", "softmax", "heads", "training")}
     return {
-        "attention_head": heads.attention_head,
-        "attention_head_backward": training.attention_head_backward,
-        "train": training.train,
+        "apply_causal_mask": modules["masking"].apply_causal_mask,
+        "softmax": modules["softmax"].softmax,
+        "attention_head": modules["heads"].attention_head,
+        "attention_head_backward": modules["training"].attention_head_backward,
+        "train": modules["training"].train,
     }
 
 

@@ -2,7 +2,9 @@
 
 Kit code the student may read. Characters are numbered with 0 as the start/end token, every
 forward pass has a hand-written backward pass, and the attention model's head is whatever pair of
-functions it is given: the student's attention_head and attention_head_backward, normally.
+functions it is given: the student's attention_head and attention_head_backward, normally. The
+softmax of the output layer and of sampling is given too, the student's own: this module holds
+none of the exercises' code, so it ships in the student's kit as it is.
 """
 
 import numpy as np
@@ -61,19 +63,17 @@ def batches(replies: list[str], size: int, rng: np.random.Generator):
             yield batch([coded[i] for i in order[start : start + size]])
 
 
-def softmax(z: np.ndarray) -> np.ndarray:
-    """Softmax along the last axis."""
-    e = z - z.max(axis=-1, keepdims=True)
-    np.exp(e, out=e)
-    e /= e.sum(axis=-1, keepdims=True)
-    return e
+def probabilities(softmax, logits: np.ndarray) -> np.ndarray:
+    """softmax(logits) as a writable array of the logits' dtype (the student's softmax may return float64)."""
+    probs = np.asarray(softmax(logits), dtype=logits.dtype)
+    return probs if probs.flags.writeable and probs is not logits else probs.copy()
 
 
-def cross_entropy(logits: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
+def cross_entropy(logits: np.ndarray, y: np.ndarray, softmax) -> tuple[float, np.ndarray]:
     """Mean cross-entropy over the targets that are not IGNORE, and its gradient for the logits."""
     keep = y != IGNORE
     n = max(int(keep.sum()), 1)
-    probs = softmax(logits)  # (B, T, V)
+    probs = probabilities(softmax, logits)  # (B, T, V)
     picked = np.take_along_axis(probs, np.where(keep, y, 0)[..., None], axis=-1)[..., 0]  # (B, T)
     loss = -np.log(np.maximum(picked[keep], 1e-30)).sum() / n
     d_logits = probs
@@ -82,11 +82,11 @@ def cross_entropy(logits: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]
     return float(loss), d_logits
 
 
-def shared_cross_entropy(logits: np.ndarray, where: np.ndarray, targets: np.ndarray) -> tuple[float, np.ndarray]:
+def shared_cross_entropy(logits: np.ndarray, where: np.ndarray, targets: np.ndarray, softmax) -> tuple[float, np.ndarray]:
     """cross_entropy over N positions whose logits are rows `where` of `logits` (M, V), and its gradient (M, V)."""
     M, V = logits.shape
     n = max(len(targets), 1)
-    probs = softmax(logits)  # (M, V)
+    probs = probabilities(softmax, logits)  # (M, V)
     loss = -np.log(np.maximum(probs[where, targets], 1e-30)).sum() / n
     d_logits = probs * (np.bincount(where, minlength=M) / n).astype(logits.dtype)[:, None]
     d_logits -= (np.bincount(where * V + targets, minlength=M * V) / n).astype(logits.dtype).reshape(M, V)
@@ -120,9 +120,13 @@ def context_grad(x: np.ndarray, d_u: np.ndarray) -> np.ndarray:
 
 
 class CharMLP:
-    """The previous lesson's model: the last 8 characters' embeddings, a tanh layer, next-character logits."""
+    """The previous lesson's model: the last 8 characters' embeddings, a tanh layer, next-character logits.
 
-    def __init__(self, rng: np.random.Generator):
+    softmax: the softmax along the last axis that turns logits into probabilities.
+    """
+
+    def __init__(self, rng: np.random.Generator, softmax):
+        self.softmax = softmax
         fan_in = CONTEXT * EMBED
         self.params = {
             "emb": rng.standard_normal((VOCAB, EMBED)),
@@ -186,7 +190,7 @@ class CharMLP:
         ctx = ctx[first]  # (M, 8) the distinct contexts
         cache = {}
         logits = self.head_forward(np.take(self.params["emb"], ctx, axis=0).reshape(len(ctx), -1), cache)  # (M, V)
-        loss, d_logits = shared_cross_entropy(logits, where, targets)
+        loss, d_logits = shared_cross_entropy(logits, where, targets, self.softmax)
         grads, d_u = self.top_backward(d_logits, cache)  # (M, 128)
         grads["emb"] = scatter_rows(ctx, d_u.reshape(-1, EMBED), VOCAB)
         return loss, grads
@@ -200,8 +204,8 @@ class CharMLP:
 class AttentionMLP(CharMLP):
     """The same MLP with one causal attention head whose output is added to the MLP's input."""
 
-    def __init__(self, rng: np.random.Generator, head, head_backward):
-        super().__init__(rng)
+    def __init__(self, rng: np.random.Generator, head, head_backward, softmax):
+        super().__init__(rng, softmax)
         self.head, self.head_backward = head, head_backward
         scale = 1 / np.sqrt(HEAD_IN)
         extra = {
@@ -253,7 +257,7 @@ class AttentionMLP(CharMLP):
         rows = np.flatnonzero(y.reshape(-1) != IGNORE)  # (N,)
         u, cache = self.inputs(x)  # (B, T, 128)
         logits = self.head_forward(flat(u)[rows], cache)  # (N, V)
-        loss, d_logits = cross_entropy(logits, y.reshape(-1)[rows])
+        loss, d_logits = cross_entropy(logits, y.reshape(-1)[rows], self.softmax)
         grads, d_rows = self.top_backward(d_logits, cache)  # (N, 128)
         d_u = np.zeros_like(u)
         flat(d_u)[rows] = d_rows
@@ -271,33 +275,12 @@ def flat(a: np.ndarray) -> np.ndarray:
     return a.reshape(-1, a.shape[-1])
 
 
-def unmasked_head(x, w_q, w_k, w_v):
-    """An attention head WITHOUT the causal mask: every position sees the whole reply."""
-    q, k, v = x @ w_q, x @ w_k, x @ w_v  # (..., T, d), (..., T, d), (..., T, d_v)
-    shares = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]))  # (..., T, T)
-    return shares @ v, shares
-
-
-def unmasked_head_backward(d_out, x, w_q, w_k, w_v):
-    """The gradients of sum(d_out * out) for out = unmasked_head(x, w_q, w_k, w_v)[0]."""
-    q, k, v = x @ w_q, x @ w_k, x @ w_v
-    scale = 1 / np.sqrt(q.shape[-1])
-    shares = softmax(q @ np.swapaxes(k, -1, -2) * scale)  # (..., T, T)
-    d_v = np.swapaxes(shares, -1, -2) @ d_out  # (..., T, d_v)
-    d_shares = d_out @ np.swapaxes(v, -1, -2)  # (..., T, T)
-    d_scores = shares * (d_shares - (d_shares * shares).sum(-1, keepdims=True)) * scale
-    d_q, d_k = d_scores @ k, np.swapaxes(d_scores, -1, -2) @ q  # (..., T, d)
-    d_x = d_q @ w_q.T + d_k @ w_k.T + d_v @ w_v.T  # (..., T, C)
-    rows = flat(x)
-    return d_x, rows.T @ flat(d_q), rows.T @ flat(d_k), rows.T @ flat(d_v)
-
-
 def sample(model, rng: np.random.Generator, n: int) -> list[str]:
     """`n` replies written by the model from the start token, at temperature 1, all at once."""
     tokens = np.zeros((n, 1), dtype=np.int64)  # (n, t)
     writing = np.ones(n, dtype=bool)
     while writing.any() and tokens.shape[1] < MAX_LEN:
-        probs = softmax(model.next_logits(tokens[writing]).astype(np.float64))  # (writing, V)
+        probs = probabilities(model.softmax, model.next_logits(tokens[writing]).astype(np.float64))  # (writing, V)
         picked = (probs.cumsum(axis=-1) < rng.random((len(probs), 1))).sum(axis=-1)
         step = np.zeros(n, dtype=np.int64)
         step[writing] = np.minimum(picked, VOCAB - 1)

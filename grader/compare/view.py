@@ -3,6 +3,7 @@
 import math
 import sys
 
+from grader import kit
 from grader.compare.corpus import DECISION_CUE, check_reply
 from grader.style import command, mark, paint, shown_command
 
@@ -17,7 +18,8 @@ CURVE_WIDTH = 48
 def locked(left: list) -> str:
     """Why compare will not run yet, and what to do."""
     states = {"failed": "fails", "not_started": "not started", "error": "crashes or cannot be imported"}
-    lines = ["grader compare unlocks once every exercise passes. Still to do:"]
+    which = " its public checks" if kit.is_student_kit() else ""
+    lines = [f"grader compare unlocks once every exercise passes{which}. Still to do:"]
     lines += [f"  {mark(e.status)} {e.name}: {states.get(e.status, e.status)}" for e in left]
     lines.append(f"Next: {shown_command('check', left[0].name)}")
     return "\n".join(lines)
@@ -184,7 +186,7 @@ def no_mask(figures: dict, models: dict) -> str:
     masked, unmasked = figures["attention"], figures["attention_no_mask"]
     broken = [r for r in models["attention_no_mask"]["replies"] if not check_reply(r).correct][:2]
     lines = [
-        f"Without the causal mask (the kit's own head: yours always masks) the training loss fell to "
+        f"Without the causal mask (your head with your apply_causal_mask replaced by the identity) the training loss fell to "
         f"{unmasked['final_loss']:.3f},",
         f"against {masked['final_loss']:.3f} with it. Too good: every position could read the character it had to guess",
         f"(its p_decision of {unmasked['p_decision']:.2f} is too good for the same reason: it reads the held-out reply's next character).",

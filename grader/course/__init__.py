@@ -1,1 +1,1 @@
-"""The instructor's side: nbgrader assignment, notebook, cells, batch, the Gradescope autograder; imports check, sandbox and the basics."""
+"""The instructor's side: nbgrader assignment, notebook, cells, batch, Gradescope, the student's kit; imports check, sandbox, basics."""

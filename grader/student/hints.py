@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from grader import kit
 from grader.check.cache import cached_report, read_json, write_json
 from grader.exercises import BY_NAME
 from grader.style import paint, shown_command
@@ -154,4 +155,5 @@ def passed_note(folder: Path, exercise: str) -> None:
     """Say so when the last verdict of unchanged files already passed this exercise."""
     report = cached_report(folder, [exercise])
     if report is not None and report.exercises[0].status == "passed":
-        click.echo(paint(f"{exercise} already passes every check; here is the next hint all the same.", fg="green"))
+        which = "public check (the hidden ones run when your work is graded)" if kit.is_student_kit() else "check"
+        click.echo(paint(f"{exercise} already passes every {which}; here is the next hint all the same.", fg="green"))

@@ -5,7 +5,9 @@ from pathlib import Path
 
 import click
 
+from grader import kit
 from grader.check.cache import checked_report, unchanged
+from grader.check.report import public_line
 from grader.exercises import BY_NAME, EXERCISES, NAMES
 from grader.student.welcome import first_run, show_welcome
 from grader.style import mark, paint, shown_command
@@ -62,16 +64,23 @@ def table(report, folder: Path) -> str:
     for number, exercise in enumerate(EXERCISES, 1):
         result = by_name.get(exercise.name)
         state = result.status if result else "not_started"
-        got = result.points if result else 0.0
-        score = f"{points(got)}/{points(exercise.points)}"
-        lines.append(
-            f"  {mark(state)} {number}. {exercise.name:<9} {exercise.title:<{width}}  {score:>7}  {WORDS[state]}"
-        )
+        shown_score = score(exercise, result)
+        lines.append(f"  {mark(state)} {number}. {exercise.name:<9} {exercise.title:<{width}}  {shown_score:>9}  {WORDS[state]}")
     passed = sum(e.status == "passed" for e in report.exercises)
-    lines.append(f"  {points(report.points)} of {points(sum(e.points for e in EXERCISES))} points, {passed} of 5 passed")
+    if kit.is_student_kit():
+        lines.append(f"  {public_line(report)}")
+    else:
+        lines.append(f"  {points(report.points)} of {points(sum(e.points for e in EXERCISES))} points, {passed} of 5 passed")
     lines.append("")
     lines.append(unlock_line(report))
     return "\n".join(lines)
+
+
+def score(exercise, result) -> str:
+    """An exercise's points, or in the student's kit its public checks passed (a grade needs the hidden ones too)."""
+    if kit.is_student_kit():
+        return "{}/{} public".format(*result.counts(True)) if result else "public"
+    return f"{points(result.points if result else 0.0)}/{points(exercise.points)}"
 
 
 def unlock_line(report) -> str:

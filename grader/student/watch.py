@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from grader import kit
 from grader.check.cache import files_fingerprint, last_known, unchanged
 from grader.exercises import BY_NAME, NAMES
 from grader.paths import MODULES
@@ -163,6 +164,8 @@ def progress(report, fresh: dict) -> str:
     for name in NAMES:
         sign = mark(by_name[name].status) if name in by_name and name in fresh else mark("unknown")
         marks.append(f"{sign} {name}")
+    if kit.is_student_kit():
+        return "  ".join(marks) + "    {} of {} public checks pass".format(*report.public_counts())
     total = sum(e.points for e in BY_NAME.values())
     return "  ".join(marks) + f"    {points(report.points)} of {points(total)} points"
 
@@ -172,7 +175,8 @@ def verdict(name: str, result) -> str:
     if result is None:
         return f"{name}: checking…"
     if result.status == "passed":
-        return paint(f"{mark('passed')} {name} passes all {len(result.checks)} checks.", fg="green", bold=True)
+        which = " public" if kit.is_student_kit() else ""
+        return paint(f"{mark('passed')} {name} passes all {len(result.checks)}{which} checks.", fg="green", bold=True)
     if result.status == "not_started":
         functions = BY_NAME[name].functions
         verb = "raises" if len(functions) == 1 else "raise"
@@ -180,7 +184,8 @@ def verdict(name: str, result) -> str:
     failing = [c for c in result.checks if c.status in ("failed", "error")]
     passed = sum(c.status == "passed" for c in result.checks)
     word = "failing" if result.status == "failed" else "cannot run"
-    lines = [paint(f"{mark(result.status)} {name}: {word}, {passed} of {len(result.checks)} checks pass", bold=True)]
+    which = " public" if kit.is_student_kit() else ""
+    lines = [paint(f"{mark(result.status)} {name}: {word}, {passed} of {len(result.checks)}{which} checks pass", bold=True)]
     if result.note:
         lines.append(f"  {result.note}")
     if failing:

@@ -1,1 +1,1 @@
-"""The hidden checks: one pytest file per exercise, run by grader.check.runner, never by the kit's own tests."""
+"""The checks, one pytest file per exercise in public/ (both kits) and hidden/ (the full kit only); run by grader.check.runner."""

@@ -5,6 +5,7 @@ import time
 
 import numpy as np
 
+from grader import kit
 from grader.exercises import BY_NAME
 from grader.sandbox.codec import Foreign
 from grader.sandbox.errors import StudentError
@@ -115,21 +116,30 @@ class Workers:
 
 
 class Submission:
-    """One exercise's view of the student's code: the earlier exercises it uses are the reference."""
+    """One exercise's view of the student's code: in the full kit, the earlier exercises it uses are the reference.
+
+    The student's kit has no reference, so there every function is the student's own: a check of
+    heads runs with their scores, masking and softmax, and the report says a failure may come from those.
+    """
 
     def __init__(self, workers: Workers, exercise: str):
         self.workers = workers
-        self.base = reference_functions(exercise)
+        self.with_reference = not kit.is_student_kit()
+        self.base = reference_functions(exercise) if self.with_reference else frozenset()
 
     def call(self, module: str, function: str, *args, reference=()):
-        """Call the student's function; returns the Outcome; fails the check on an exception."""
+        """Call the student's function (with the functions named in reference served by the reference, in the full kit).
+
+        Returns the Outcome; fails the check on an exception.
+        """
         broken = self.workers.broken
         for key in ((module, function), (module, None)):
             if key in broken:
                 raise Halt(broken[key], {})
+        served = self.base | frozenset(reference) if self.with_reference else frozenset()
         try:
             limit = self.workers.limit()
-            return self.workers.get(self.base | frozenset(reference)).call(module, function, *args, timeout=limit)
+            return self.workers.get(served).call(module, function, *args, timeout=limit)
         except StudentError as error:
             if error.kind in FATAL:
                 broken[(module, None if error.kind in MODULE_WIDE else function)] = error

@@ -1,13 +1,15 @@
-"""Hidden checks for exercise 4, attention_head and multi_head_attention (earlier exercises: the reference)."""
+"""Public checks for exercise 4, attention_head and multi_head_attention: properties and worked examples.
+
+In the full kit the earlier exercises are the reference; in the student's kit they are the student's own.
+"""
 
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.check.checks.harness import expect_array, expect_close, expect_unchanged, fail
+from grader.check.checks.examples import examples, expect_example
+from grader.check.checks.harness import FORWARD, expect_array, expect_close, expect_unchanged, fail
 from grader.check.checks.strategies import fill, head_inputs, multi_head_inputs
-from grader.check.diagnosis import diagnose
-from solutions.heads import attention_head, multi_head_attention
 
 EXERCISE = "heads"
 NAMES = ("x", "w_q", "w_k", "w_v")
@@ -25,14 +27,15 @@ def head_of(student, args):
     return got
 
 
-@given(head_inputs())
-def test_head_matches_reference(student, args):
-    """out and shares equal the reference's, for any batch axes."""
-    out, shares = head_of(student, args)
-    expected_out, expected_shares = attention_head(*args)
-    inputs = dict(zip(NAMES, args))
-    expect_close(shares, expected_shares, "shares", inputs, mistake=lambda: diagnose("attention_head", args, shares, part=1))
-    expect_close(out, expected_out, "out", inputs, mistake=lambda: diagnose("attention_head", args, out, part=0))
+def multi_head_of(student, x, heads, w_o):
+    """The student's (out, list of shares) of multi_head_attention."""
+    inputs = {"x": x, "heads": heads, "w_o": w_o}
+    got = student.call("heads", "multi_head_attention", x, heads, w_o).value
+    if not isinstance(got, (tuple, list)) or len(got) != 2 or not isinstance(got[1], (tuple, list)):
+        fail("multi_head_attention should return a pair (out, list of shares).", inputs, got=got)
+    if len(got[1]) != len(heads):
+        fail(f"multi_head_attention should return the shares of all {len(heads)} heads.", inputs, got=len(got[1]))
+    return got
 
 
 @given(head_inputs(), st.data())
@@ -50,7 +53,6 @@ def test_head_is_causal(student, args, data):
             {"x": x, "x changed": changed},
             out[..., : t + 1, :],
             out_changed[..., : t + 1, :],
-            diagnose("attention_head", args, out, part=0),
         )
 
 
@@ -60,28 +62,29 @@ def test_shares_are_causal_weights(student, args):
     _, shares = head_of(student, args)
     above = ~np.tril(np.ones(shares.shape[-2:], dtype=bool))
     if (shares < 0).any() or not np.allclose(shares.sum(-1), 1.0, atol=1e-9) or (shares[..., above] != 0).any():
-        fail(
-            "The shares should be >= 0, sum to 1 along each row and be exactly 0 above the diagonal.",
-            dict(zip(NAMES, args)),
-            attention_head(*args)[1],
-            shares,
-        )
+        fail("The shares should be >= 0, sum to 1 along each row and be exactly 0 above the diagonal.", dict(zip(NAMES, args)), got=shares)
+
+
+@given(head_inputs())
+def test_out_is_shares_times_values(student, args):
+    """out is the head's own shares times the values x @ w_v."""
+    out, shares = head_of(student, args)
+    x, w_v = args[0], args[3]
+    what = "out, against your own shares times the values x @ w_v,"
+    expect_close(out, np.matmul(shares, np.matmul(x, w_v)), what, dict(zip(NAMES, args)))
 
 
 @given(multi_head_inputs())
-def test_multi_head_matches_reference(student, args):
-    """The head outputs joined in order, times w_o, and each head's shares."""
+def test_multi_head_joins_the_heads(student, args):
+    """multi_head_attention's out is the heads' outputs side by side, in order, times w_o; its shares are theirs."""
     x, heads, w_o = args
     inputs = {"x": x, "heads": heads, "w_o": w_o}
-    got = student.call("heads", "multi_head_attention", x, heads, w_o).value
-    if not isinstance(got, (tuple, list)) or len(got) != 2 or not isinstance(got[1], (tuple, list)):
-        fail("multi_head_attention should return a pair (out, list of shares).", inputs, got=got)
-    expected_out, expected_shares = multi_head_attention(x, heads, w_o)
-    expect_close(got[0], expected_out, "out", inputs, mistake=lambda: diagnose("multi_head_attention", args, got[0]))
-    if len(got[1]) != len(heads):
-        fail(f"multi_head_attention should return the shares of all {len(heads)} heads.", inputs, got=len(got[1]))
-    for h, (mine, theirs) in enumerate(zip(got[1], expected_shares)):
-        expect_close(mine, theirs, f"the shares of head {h}", inputs)
+    out, shares = multi_head_of(student, x, heads, w_o)
+    alone = [head_of(student, (x, *head)) for head in heads]
+    joined = np.concatenate([one[0] for one in alone], axis=-1)  # (..., T, H·d_v)
+    expect_close(out, joined @ w_o, "out, against your own attention_head's outputs joined in order times w_o,", inputs, FORWARD)
+    for h, (mine, single) in enumerate(zip(shares, alone)):
+        expect_close(mine, single[1], f"the shares of head {h}, against your own attention_head's,", inputs)
 
 
 @given(multi_head_inputs())
@@ -95,3 +98,15 @@ def test_inputs_unchanged(student, args):
     for h, (before, after) in enumerate(zip(heads, outcome.args[1])):
         names = [f"{name} of head {h}" for name in NAMES[1:]]
         expect_unchanged(dict(zip(names, before)), after, "multi_head_attention")
+
+
+def test_head_worked_examples(student):
+    """attention_head on the worked examples, up to the comparison's own float32 head."""
+    for example in examples("heads.attention_head"):
+        expect_example(student.call("heads", "attention_head", *example.args()).value, example)
+
+
+def test_multi_head_worked_examples(student):
+    """multi_head_attention with two heads on the worked examples."""
+    for example in examples("heads.multi_head_attention"):
+        expect_example(student.call("heads", "multi_head_attention", *example.args()).value, example)

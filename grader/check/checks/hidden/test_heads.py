@@ -1,0 +1,33 @@
+"""Hidden checks for exercise 4, attention_head and multi_head_attention: the reference on drawn inputs (earlier ones: the reference)."""
+
+from hypothesis import given
+
+from grader.check.checks.harness import expect_close
+from grader.check.checks.public.test_heads import NAMES, head_of, multi_head_of
+from grader.check.checks.strategies import head_inputs, multi_head_inputs
+from grader.check.diagnosis import diagnose
+from solutions.heads import attention_head, multi_head_attention
+
+EXERCISE = "heads"
+
+
+@given(head_inputs())
+def test_head_matches_reference(student, args):
+    """out and shares equal the reference's, for any batch axes."""
+    out, shares = head_of(student, args)
+    expected_out, expected_shares = attention_head(*args)
+    inputs = dict(zip(NAMES, args))
+    expect_close(shares, expected_shares, "shares", inputs, mistake=lambda: diagnose("attention_head", args, shares, part=1))
+    expect_close(out, expected_out, "out", inputs, mistake=lambda: diagnose("attention_head", args, out, part=0))
+
+
+@given(multi_head_inputs())
+def test_multi_head_matches_reference(student, args):
+    """The head outputs joined in order, times w_o, and each head's shares."""
+    x, heads, w_o = args
+    inputs = {"x": x, "heads": heads, "w_o": w_o}
+    got = multi_head_of(student, x, heads, w_o)
+    expected_out, expected_shares = multi_head_attention(x, heads, w_o)
+    expect_close(got[0], expected_out, "out", inputs, mistake=lambda: diagnose("multi_head_attention", args, got[0]))
+    for h, (mine, theirs) in enumerate(zip(got[1], expected_shares)):
+        expect_close(mine, theirs, f"the shares of head {h}", inputs)

@@ -1,0 +1,38 @@
+"""Hidden checks for exercise 2, causal_mask(T) and apply_causal_mask(scores): the reference on drawn inputs."""
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grader.check.checks.harness import expect_array, fail
+from grader.check.checks.public.test_masking import masked
+from grader.check.checks.strategies import square_scores
+from grader.check.diagnosis import diagnose
+from solutions.masking import apply_causal_mask, causal_mask
+
+EXERCISE = "masking"
+
+
+@given(st.integers(1, 12))
+def test_causal_mask_matches_reference(student, t):
+    """causal_mask(T) is a (T, T) bool array, True exactly where j <= i."""
+    got = student.call("masking", "causal_mask", t).value
+    expect_array(got, (t, t), f"causal_mask({t})", {"T": t}, dtype_kind="b")
+    expected = causal_mask(t)
+    if not np.array_equal(got, expected):
+        fail(f"causal_mask({t}) should be True exactly where j <= i.", {"T": t}, expected, got, diagnose("causal_mask", (t,), got))
+
+
+@given(square_scores())
+def test_apply_matches_reference(student, scores):
+    """-inf exactly where j > i, every other entry exactly as it was, for any batch axes."""
+    got = masked(student, scores)
+    expected = apply_causal_mask(scores)
+    if not np.array_equal(got, expected):
+        fail(
+            "apply_causal_mask(scores) should put -inf exactly where j > i and keep every other entry as it was.",
+            {"scores": scores},
+            expected,
+            got,
+            diagnose("apply_causal_mask", (scores,), got),
+        )

@@ -1,0 +1,207 @@
+"""Public checks for exercise 5: finite differences for both backward passes, sgd_step and train by their definitions.
+
+The finite differences need no reference: they differentiate the forward pass made of the
+softmax (and the scores and mask) that the exercise builds on, called in the student's worker:
+the student's own in the student's kit, the reference in the full kit.
+"""
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grader import kit
+from grader.check.checks.examples import examples, expect_example
+from grader.check.checks.harness import GRADIENT, expect_array, expect_close, expect_unchanged, fail
+from grader.check.checks.strategies import fill, head_inputs, softmax_inputs
+from grader.sandbox.codec import Batches, ToyModel
+from grader.sandbox.toymodel import LinearModel
+
+EXERCISE = "training"
+HEAD_NAMES = ("d_out", "x", "w_q", "w_k", "w_v")
+GRAD_NAMES = ("d_x", "d_w_q", "d_w_k", "d_w_v")
+RATES = st.sampled_from((0.5, 0.1, 0.01))  # learning rates
+LATER = {"training.softmax_backward", "training.sgd_step"}  # the reference, in the full kit, where a check builds on them
+STEP = 1e-5  # central differences: error about STEP² from the curvature, 1e-16/STEP from rounding
+
+
+def whose() -> str:
+    """Whose forward pass the finite differences differentiate, in words."""
+    return "your own" if kit.is_student_kit() else "the reference"
+
+
+def moved(points: list[np.ndarray]) -> list[np.ndarray]:
+    """All points at once, each entry of each point moved by +STEP and by -STEP in turn, along a new leading axis.
+
+    For points of n_0, n_1, ... entries the leading axis has 2·(n_0 + n_1 + ...) rows: for point i,
+    n_i rows with one of its entries up, then n_i with it down; the other points as they are.
+    """
+    blocks = []
+    for i, point in enumerate(points):
+        n = point.size
+        step = (np.eye(n) * STEP).reshape((n,) + point.shape)  # (n, *shape)
+        shifted = np.concatenate([point + step, point - step])  # (2n, *shape)
+        blocks.append([shifted if j == i else np.broadcast_to(other, (2 * n,) + other.shape) for j, other in enumerate(points)])
+    return [np.concatenate([block[j] for block in blocks]) for j in range(len(points))]
+
+
+def central_differences(losses: np.ndarray, points: list[np.ndarray]) -> list[np.ndarray]:
+    """From the losses at the moved points (in the order of moved), each point's gradient."""
+    grads, start = [], 0
+    for point in points:
+        n = point.size
+        up, down = losses[start : start + n], losses[start + n : start + 2 * n]
+        grads.append(((up - down) / (2 * STEP)).reshape(point.shape))
+        start += 2 * n
+    return grads
+
+
+def values_of(student, module, function, *args, shape):
+    """A forward function's value at many points in one call, checked to be an array of this shape."""
+    got = student.call(module, function, *args).value
+    expect_array(got, shape, f"{function}, called with input of shape {args[0].shape},", {})
+    return got
+
+
+@st.composite
+def softmax_grads(draw):
+    """x, and d_shares shaped like it."""
+    x = draw(softmax_inputs(bound=3.0, masked=False))
+    return x, fill(draw, x.shape, 2.0)
+
+
+@st.composite
+def head_grads(draw):
+    """d_out and the inputs of a head."""
+    x, w_q, w_k, w_v = draw(head_inputs())
+    return fill(draw, x.shape[:-1] + w_v.shape[-1:], 2.0), x, w_q, w_k, w_v
+
+
+@given(softmax_grads())
+def test_softmax_backward_finite_differences(student, drawn):
+    """The gradient agrees with central finite differences of sum(d_shares · softmax(x))."""
+    x, d_shares = drawn
+    shares = values_of(student, "softmax", "softmax", x, shape=x.shape)
+    (points,) = moved([x])
+    losses = np.sum(d_shares * values_of(student, "softmax", "softmax", points, shape=points.shape), axis=tuple(range(1, points.ndim)))
+    (expected,) = central_differences(losses, [x])
+    got = student.call("training", "softmax_backward", shares, d_shares).value
+    what = f"softmax_backward(shares, d_shares), against finite differences of sum(d_shares · softmax(x)) with {whose()} softmax,"
+    expect_close(got, expected, what, {"x": x, "shares": shares, "d_shares": d_shares}, GRADIENT)
+
+
+def head_losses(student, d_out, x, w_q, w_k, w_v) -> np.ndarray:
+    """sum(d_out · out) at many points along the leading axis, out = softmax(mask(scores)) · values."""
+    n = len(x)
+    scores = values_of(student, "scores", "attention_scores", x @ w_q, x @ w_k, shape=x.shape[:-1] + x.shape[-2:-1])
+    masked = values_of(student, "masking", "apply_causal_mask", scores, shape=scores.shape)
+    shares = values_of(student, "softmax", "softmax", masked, shape=scores.shape)
+    out = shares @ (x @ w_v)  # (n, ..., T, d_v)
+    return np.sum(d_out * out, axis=tuple(range(1, out.ndim))).reshape(n)
+
+
+@given(head_grads())
+def test_head_backward_finite_differences(student, args):
+    """All four gradients agree with central finite differences of sum(d_out · out)."""
+    d_out, *point = args
+    batch = point[0].ndim - 2
+    x, w_q, w_k, w_v = moved(point)
+    w_q, w_k, w_v = (w.reshape(w.shape[:1] + (1,) * batch + w.shape[1:]) for w in (w_q, w_k, w_v))  # broadcast over x's batch axes
+    expected = central_differences(head_losses(student, d_out, x, w_q, w_k, w_v), point)
+    got = student.call("training", "attention_head_backward", *args, reference=LATER).value
+    inputs = dict(zip(HEAD_NAMES, args))
+    if not isinstance(got, (tuple, list)) or len(got) != 4:
+        fail("attention_head_backward should return four arrays (d_x, d_w_q, d_w_k, d_w_v).", inputs, got=got)
+    forward = f"{whose()} attention_scores, apply_causal_mask and softmax"
+    for name, mine, theirs in zip(GRAD_NAMES, got, expected):
+        what = f"{name}, against finite differences of sum(d_out · out) for the head made of {forward},"
+        expect_close(mine, theirs, what, inputs, GRADIENT)
+
+
+@st.composite
+def params_and_grads(draw):
+    """A dict of parameters, gradients with the same names and shapes, and a learning rate."""
+    names = draw(st.lists(st.sampled_from(["w", "b", "w_q", "w_k", "w_v"]), min_size=1, max_size=3, unique=True))
+    shapes = {name: draw(st.lists(st.integers(1, 3), min_size=1, max_size=2).map(tuple)) for name in names}
+    params = {name: fill(draw, shape) for name, shape in shapes.items()}
+    grads = {name: fill(draw, shape) for name, shape in shapes.items()}
+    return params, grads, draw(RATES)
+
+
+@given(params_and_grads())
+def test_sgd_step_moves_downhill(student, drawn):
+    """Afterwards params[name] holds p - lr·g for every name, and the step returns None."""
+    params, grads, lr = drawn
+    outcome = student.call("training", "sgd_step", params, grads, lr)
+    inputs = {"params": params, "grads": grads, "lr": lr}
+    if outcome.value is not None:
+        fail("sgd_step should return None and change params itself.", inputs, got=outcome.value)
+    after = outcome.args[0]
+    if not isinstance(after, dict) or set(after) != set(params):
+        fail("After sgd_step, params should hold the same names.", inputs, sorted(params), after)
+    for name in params:
+        expected = params[name] - lr * grads[name]
+        mistake = "a step up the gradient (p + lr·g) instead of down" if np.allclose(after[name], params[name] + lr * grads[name]) else None
+        expect_close(after[name], expected, f"params[{name!r}] after sgd_step", inputs, mistake=mistake)
+
+
+@st.composite
+def training_runs(draw):
+    """Initial weights of the toy model, more (x, y) batches than steps, the steps and lr."""
+    c, o, n, steps = draw(st.integers(1, 3)), draw(st.integers(1, 2)), draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    params = {"w": fill(draw, (c, o), 1.0), "b": fill(draw, (o,), 1.0)}
+    pairs = [(fill(draw, (n, c), 2.0), fill(draw, (n, o), 2.0)) for _ in range(steps + 2)]
+    return params, pairs, steps, draw(RATES)
+
+
+def by_definition(params: dict, pairs: list, steps: int, lr: float) -> tuple[list, dict]:
+    """The toy model's losses and final weights after `steps` steps of p - lr·g, one batch each, in order."""
+    toy, trail = LinearModel(dict(params)), []
+    for x, y in pairs[:steps]:
+        value, gradient = toy.loss_and_grads(x, y)
+        trail.append(value)
+        toy.params = {name: toy.params[name] - lr * gradient[name] for name in toy.params}
+    return trail, toy.params
+
+
+@given(training_runs())
+def test_train_steps_by_its_definition(student, run):
+    """One batch per step, in order; the losses as floats; the weights after steps of p - lr·g."""
+    params, pairs, steps, lr = run
+    outcome = student.call("training", "train", ToyModel(params), Batches(pairs), steps, lr, reference=LATER)
+    expected, weights = by_definition(params, pairs, steps, lr)
+    inputs = {"steps": steps, "lr": lr, "batches": [x for pair in pairs[:steps] for x in pair]}
+    losses = outcome.value
+    if not isinstance(losses, list) or not all(isinstance(v, float) for v in losses):
+        fail("train should return a list of Python floats, one loss per step (float(loss) converts).", inputs, expected, losses)
+    if outcome.args[1].taken != steps:
+        fail(f"train should take exactly one batch per step ({steps}).", inputs, steps, outcome.args[1].taken)
+    expect_close(np.array(losses), np.array(expected), "the list of losses (each the loss before its step)", inputs)
+    for name, value in weights.items():
+        expect_close(outcome.args[0].params[name], value, f"model.params[{name!r}] after {steps} steps of p - lr·g", inputs)
+
+
+@given(head_grads())
+def test_inputs_unchanged(student, args):
+    """softmax_backward, attention_head_backward and sgd_step's grads are the same after the calls."""
+    x = args[1]
+    weights = np.exp(-np.square(x))
+    shares, d_shares = weights / weights.sum(axis=-1, keepdims=True), np.cos(x)  # rows of positive shares summing to 1
+    outcome = student.call("training", "softmax_backward", shares, d_shares)
+    expect_unchanged({"shares": shares, "d_shares": d_shares}, outcome.args, "softmax_backward")
+    outcome = student.call("training", "attention_head_backward", *args, reference=LATER)
+    expect_unchanged(dict(zip(HEAD_NAMES, args)), outcome.args, "attention_head_backward")
+    grads = {"w": x}
+    outcome = student.call("training", "sgd_step", {"w": x.copy()}, grads, 0.1)
+    expect_unchanged({"grads['w']": x}, [outcome.args[1]["w"]], "sgd_step")
+
+
+def test_softmax_backward_worked_examples(student):
+    """softmax_backward on the worked examples, up to the comparison's float32 shares."""
+    for example in examples("training.softmax_backward"):
+        expect_example(student.call("training", "softmax_backward", *example.args()).value, example)
+
+
+def test_head_backward_worked_examples(student):
+    """attention_head_backward on the worked examples, up to the comparison's own float32 head."""
+    for example in examples("training.attention_head_backward"):
+        expect_example(student.call("training", "attention_head_backward", *example.args(), reference=LATER).value, example)

@@ -1,0 +1,185 @@
+"""`grader release OUT_DIR`: the student's kit for a course, a folder that pip installs, with no reference in it.
+
+It holds the five stubs, the grader with its public checks only, the corpus, a README for students
+and a pyproject.toml. solutions/, the hidden checks (grader/check/checks/hidden/), the known
+mistakes (grader/check/diagnosis.py) and the instructor's commands stay behind; of grader/course/
+only cells.py goes, which the notebook's try cells run on the student's side. The worked examples'
+inputs and expected outputs are computed here from the reference and stored in examples.npz, so
+the student's kit checks the same values as the full kit without the code that made them.
+"""
+
+import ast
+import json
+import shutil
+import tomllib
+from pathlib import Path
+
+import click
+
+import grader
+from grader.check.checks import examples
+from grader.paths import DATA_DIR, EXERCISES_DIR, GRADER_DIR, KIT_ROOT, MODULES
+
+HERE = Path(__file__).resolve().parent
+LEFT_OUT = ("check/checks/hidden", "check/diagnosis.py")  # under grader/: built from the reference
+COURSE_KEPT = {"__init__.py", "cells.py"}  # grader/course/: only what the notebook's cells run at the student's side
+OWNED = ("README.md", "pyproject.toml", ".gitignore", "exercises", "grader")  # what the release writes, and --force replaces
+FORBIDDEN = ("solutions", "grader.check.diagnosis", "grader.check.checks.hidden")  # no module of the release imports these
+KIT_LINES = {'KIND = "full"': 'KIND = "student"', 'DISTRIBUTION = "attention-by-hand"': 'DISTRIBUTION = "attention-by-hand-student"'}
+COURSE_INIT = '"""In the student\'s kit, only what the notebook\'s cells run for the student (cells.py); imports check, sandbox."""\n'
+FIRST_COMMAND = "python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/grader"
+
+
+class ReleaseError(Exception):
+    """The release cannot be written as asked; the message says why and what to do."""
+
+
+def release(out_dir: Path, force: bool = False) -> int:
+    """Write the student's kit into out_dir and say what it holds; 0, or 2 when refused, 1 when it would leak."""
+    out = Path(out_dir).expanduser()
+    try:
+        refuse(out, force)
+        counts = write_kit(out)
+    except ReleaseError as error:
+        click.echo(f"Cannot release: {error}", err=True)
+        return 2
+    try:
+        verify(out)
+    except ReleaseError as error:
+        click.echo(f"Released, but do not hand it out: {error}", err=True)
+        return 1
+    click.echo(summary(out, counts))
+    return 0
+
+
+def refuse(out: Path, force: bool) -> None:
+    """Raise ReleaseError for a folder the release must not be written to."""
+    if out.exists() and not out.is_dir():
+        raise ReleaseError(f"{out} is a file: give the folder to write the student's kit to (a new or empty one).")
+    resolved = out.resolve()
+    if resolved == KIT_ROOT or KIT_ROOT in resolved.parents:
+        raise ReleaseError(f"{out} is inside the kit itself ({KIT_ROOT}): write the student's kit outside it, e.g. ../student-kit.")
+    if out.is_dir() and any(out.iterdir()) and not force:
+        raise ReleaseError(
+            f"{out} is not empty. Choose a new or empty folder, or add --force to replace the release's own files "
+            f"there ({', '.join(OWNED)}) and leave anything else as it is."
+        )
+
+
+def grader_files() -> list[Path]:
+    """The grader's files that go into the student's kit, relative to grader/."""
+    kept = []
+    for path in sorted(GRADER_DIR.rglob("*")):
+        relative = path.relative_to(GRADER_DIR)
+        if path.is_dir() or "__pycache__" in relative.parts or path.suffix in (".pyc", ".npz"):
+            continue
+        if relative.parts[0] == "course" and relative.as_posix().removeprefix("course/") not in COURSE_KEPT:
+            continue
+        name = relative.as_posix()
+        if relative.parts[0] == "data" or any(name == gone or name.startswith(gone + "/") for gone in LEFT_OUT):
+            continue
+        kept.append(relative)
+    return kept
+
+
+def write_kit(out: Path) -> dict:
+    """Write every file of the student's kit; how many of each kind."""
+    out.mkdir(parents=True, exist_ok=True)
+    for name in OWNED:
+        target = out / name
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        elif target.exists() or target.is_symlink():
+            target.unlink()
+    package = out / "grader"
+    files = grader_files()
+    for relative in files:
+        (package / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(GRADER_DIR / relative, package / relative)
+    (package / "kit.py").write_text(student_kit_module(), encoding="utf-8")
+    (package / "course" / "__init__.py").write_text(COURSE_INIT, encoding="utf-8")
+    shutil.copytree(DATA_DIR, package / "data", ignore=shutil.ignore_patterns("__pycache__"))
+    stored = examples.write(package / "check" / "checks" / examples.STORED.name, examples.from_reference)
+    (out / "exercises").mkdir()
+    for module in ("__init__", *MODULES):
+        shutil.copyfile(EXERCISES_DIR / f"{module}.py", out / "exercises" / f"{module}.py")
+    (out / "README.md").write_text(fill(HERE / "release_README.md"), encoding="utf-8")
+    (out / "pyproject.toml").write_text(fill(HERE / "release_pyproject.toml"), encoding="utf-8")
+    (out / ".gitignore").write_text(".venv/\n__pycache__/\n*.egg-info/\nbuild/\n.grader/\n.hypothesis/\n", encoding="utf-8")
+    return {"grader": len(files), "examples": stored, "corpus": len(list((package / "data").iterdir()))}
+
+
+def student_kit_module() -> str:
+    """grader/kit.py as the student's kit has it: KIND = "student"."""
+    text = (GRADER_DIR / "kit.py").read_text(encoding="utf-8")
+    for full, student in KIT_LINES.items():
+        if full not in text:
+            raise ReleaseError(f"grader/kit.py has no line {full!r} to turn into {student!r}; the kit's release code needs updating.")
+        text = text.replace(full, student)
+    return text
+
+
+def fill(template: Path) -> str:
+    """A template of the release with the kit's version and dependencies in place."""
+    project = tomllib.loads((KIT_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    dependencies = "".join(f"    {json.dumps(dependency)},\n" for dependency in project["dependencies"])
+    values = {"version": grader.__version__, "dependencies": dependencies, "first_command": FIRST_COMMAND,
+              "public_checks": str(public_checks())}
+    text = template.read_text(encoding="utf-8")
+    for name, value in values.items():
+        text = text.replace("{" + name + "}", value)
+    return text
+
+
+def public_checks() -> int:
+    """How many public checks there are: the test functions of grader/check/checks/public/."""
+    files = (GRADER_DIR / "check" / "checks" / "public").glob("test_*.py")
+    trees = [ast.parse(path.read_text(encoding="utf-8")) for path in files]
+    return sum(isinstance(node, ast.FunctionDef) and node.name.startswith("test_") for tree in trees for node in tree.body)
+
+
+def imported(path: Path, root: Path) -> set[str]:
+    """Every module a Python file under root imports, by absolute name (relative imports resolved)."""
+    names = set()
+    package = ".".join(path.relative_to(root).parent.parts)
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([base] if base else []))
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+    return names
+
+
+def verify(out: Path) -> None:
+    """Raise ReleaseError when a file of the release imports the reference, the known mistakes or a hidden check."""
+    leaks = []
+    for path in sorted(out.rglob("*.py")):
+        found = [name for name in imported(path, out) if any(name == bad or name.startswith(bad + ".") for bad in FORBIDDEN)]
+        leaks += [f"{path.relative_to(out)} imports {name}" for name in sorted(found)]
+    present = [gone for gone in ("solutions", "grader/check/diagnosis.py", "grader/check/checks/hidden") if (out / gone).exists()]
+    if leaks or present:
+        raise ReleaseError(
+            "the student's kit would reach the reference: " + "; ".join(leaks + [f"{p} is in it" for p in present])
+            + f". Nothing in {out} is safe to hand out: remove it, make that module work without the reference, and release again."
+        )
+
+
+def summary(out: Path, counts: dict) -> str:
+    """What was written, how to hand it out, and the student's first command."""
+    return "\n".join([
+        f"Wrote the student's kit to {out}:",
+        f"  exercises/        the {len(MODULES)} stubs",
+        f"  grader/           {counts['grader']} files of the grader: the public checks, no reference, no hidden check",
+        f"  grader/check/checks/examples.npz  {counts['examples']} arrays of worked examples, made now from the reference",
+        f"  grader/data/      the replies corpus ({counts['corpus']} files)",
+        "  README.md, pyproject.toml, .gitignore",
+        "Hand out the folder as it is (a zip, a repository, nbgrader's release), or build a wheel for a JupyterHub image:",
+        f"  pip wheel --no-deps {out} -w dist/",
+        "A student's first command, in the folder:",
+        f"  {FIRST_COMMAND}",
+    ])
