@@ -136,6 +136,23 @@ def watch(exercise, submission):
     sys.exit(run(exercise, submission=submission))
 
 
+@main.command(name="try")
+@click.argument("exercise", type=EXERCISE, metavar="EXERCISE")
+@click.argument("function", required=False)
+@SUBMISSION
+def try_(exercise, function, submission):
+    """Run your function here, in the foreground, on a small example, beside what it should give.
+
+    print() shows and breakpoint() stops in this terminal. FUNCTION defaults to
+    each function of the exercise in turn.
+
+    Example: grader try softmax
+    """
+    from grader.student.trying import try_function
+
+    sys.exit(try_function(exercise, function, submission=submission))
+
+
 @main.command()
 @click.argument("exercise", type=EXERCISE, metavar="EXERCISE")
 @SUBMISSION

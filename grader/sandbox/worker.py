@@ -101,6 +101,8 @@ def summary(caught) -> tuple[str, ...]:
 
 def encoded(reply, cap: int) -> bytes:
     """The reply as a message; a value or argument that cannot be sent goes as a Foreign."""
+    if (size := array_bytes(reply)) > cap:
+        return too_big(size, cap)
     try:
         data = encode(reply)
     except BaseException:  # e.g. a list that contains itself
@@ -109,11 +111,27 @@ def encoded(reply, cap: int) -> bytes:
             data = encode(shielded)
         except BaseException as error:
             return encode({"error": "bad_output", "message": f"the value returned could not be sent to the grader ({type(error).__name__})."})
-    if len(data) > cap:
-        size = f"{len(data) >> 20} MiB" if len(data) >= 1 << 20 else f"{len(data)} bytes"
-        return encode({"error": "bad_output", "message": f"the value returned is {size}, far more than this call should return "
-                       f"(the grader takes up to {cap >> 20} MiB here): return only what the docstring asks for."})
-    return data
+    return too_big(len(data), cap) if len(data) > cap else data
+
+
+def too_big(size: int, cap: int) -> bytes:
+    """The error reply for a value far larger than the call should return."""
+    shown = f"{size >> 20} MiB" if size >= 1 << 20 else f"{size} bytes"
+    return encode({"error": "bad_output", "message": f"the value returned is {shown}, far more than this call should return "
+                   f"(the grader takes up to {cap >> 20} MiB here): return only what the docstring asks for."})
+
+
+def array_bytes(value, depth: int = 0) -> int:
+    """The bytes of the arrays in a value, counted before any is copied (lists, tuples and dicts, a few levels deep)."""
+    if type(value) is np.ndarray:
+        return value.nbytes
+    if depth > 8:
+        return 0
+    if type(value) in (list, tuple):
+        return sum(array_bytes(item, depth + 1) for item in value[:10000])
+    if type(value) is dict:
+        return sum(array_bytes(item, depth + 1) for item in list(value.values())[:10000])
+    return 0
 
 
 def shield(value):
