@@ -13,6 +13,7 @@ and writes into the gradebook and the other submissions. Every score in the grad
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -30,7 +31,7 @@ from grader.course import cells as nbgrader_cell
 from grader.course.assignment import export
 from grader.course.kernel import bwrap_problem
 from grader.exercises import BY_NAME, NAMES
-from grader.paths import EXERCISES_DIR, MODULES, SOLUTIONS_DIR
+from grader.paths import EXERCISES_DIR, KIT_ROOT, MODULES, SOLUTIONS_DIR
 
 try:
     from nbgrader.api import Gradebook
@@ -132,8 +133,12 @@ def environment(home: Path, config_dir: Path | None = None) -> dict[str, str]:
     return env
 
 
+RAN: list[list[str]] = []  # every command the round trip ran, as an instructor or a student types it
+
+
 def nbgrader(cwd: Path, env: dict, *args: str) -> str:
     """Run an nbgrader command; its combined output, failing the test if it fails."""
+    RAN.append(["nbgrader", *args])
     run = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{run.stdout}\n{run.stderr}"
     return run.stdout + run.stderr
@@ -294,6 +299,7 @@ def course(tmp_path_factory):
     course, env = root / "course", environment(root / "instructor")
     course.mkdir()
     exported = grader_cli("nbgrader", ".", cwd=course)
+    RAN.append(["grader", "nbgrader", "."])
     assert exported.returncode == 0, exported.stdout + exported.stderr
     with open(course / "nbgrader_config.py", "a", encoding="utf-8") as config:
         config.write(f"\nc.RunNotebook.timeout = {CELL_TIMEOUT}  # the test's: small, so that a hang costs little\n")
@@ -342,6 +348,26 @@ def outputs(course, student: str, cell_id: str) -> str:
 def confined(course) -> bool:
     """Whether autograde ran the kernels under bubblewrap (the log says so for each notebook)."""
     return "Started the notebook's kernel, confined by bubblewrap" in course["log"]
+
+
+def guide_commands() -> list[list[str]]:
+    """The nbgrader and `grader nbgrader` commands of the README's nbgrader section, as words."""
+    readme = (KIT_ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.partition("### Collecting grades with nbgrader")[2].partition("\n### ")[0]
+    commands = []
+    for block in section.split("```bash\n")[1:]:
+        for line in block.partition("```")[0].replace("\\\n", " ").splitlines():
+            words = shlex.split(line, comments=True)
+            if words[:1] == ["nbgrader"] or words[:2] == ["grader", "nbgrader"]:
+                commands.append(words)
+    return commands
+
+
+@round_trip
+def test_the_round_trip_runs_the_instructor_guides_commands(course):
+    ran = [words[: words.index("--student")] if "--student" in words else words for words in RAN]
+    guide = guide_commands()
+    assert len(guide) >= 10 and [words for words in guide if words not in ran] == []
 
 
 @round_trip

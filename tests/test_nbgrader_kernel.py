@@ -29,23 +29,27 @@ if os.fork() == 0:
     os._exit(0)
 os.kill(os.getpid(), 9)
 """
-HANG = "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass\n"
+ATTACKS = {
+    "kill": KILL,
+    "hang": "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass\n",
+    "builtins": "import builtins\nbuiltins.__import__ = None  # the kernel cannot answer any more\n",
+}
 TIMEOUT = 3
 
 
-def tiers():
-    """The kernel's confinements to try here: bubblewrap where it runs, and none."""
-    return [pytest.param("bwrap", marks=pytest.mark.skipif(bool(bwrap_problem()), reason=bwrap_problem() or "-")), "none"]
+def cases():
+    """Each attack in a kernel confined by bubblewrap (where it runs here), and the kill and the hang unconfined."""
+    confined = pytest.mark.skipif(bool(bwrap_problem()), reason=f"bubblewrap cannot confine a kernel here: {bwrap_problem()}")
+    return [pytest.param("bwrap", attack, marks=confined) for attack in ATTACKS] + [("none", "kill"), ("none", "hang")]
 
 
-@pytest.mark.parametrize("confinement", tiers())
-@pytest.mark.parametrize("attack", ["kill", "hang"])
+@pytest.mark.parametrize("confinement, attack", cases())
 def test_a_cell_that_kills_or_hangs_the_kernel_ends_the_run_there_and_leaves_nothing(tmp_path, monkeypatch, confinement, attack):
     if confinement == "none":  # unconfined, an orphan that left the kernel's session is found as nbgrader's command line finds it
         monkeypatch.setattr(execute, "command_line", lambda: True)
     folder = tmp_path / "submission"
     shutil.copytree(EXERCISES_DIR, folder / "exercises", ignore=shutil.ignore_patterns("__pycache__", ".grader"))
-    cells = ["print('before')", KILL if attack == "kill" else HANG, "print('after')"]
+    cells = ["print('before')", ATTACKS[attack], "print('after')"]
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     config = Config()

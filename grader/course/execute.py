@@ -61,6 +61,8 @@ class RunNotebook(Execute):
                            type(error).__name__, error, tail)
             return nb, resources
         finally:
+            if self.manager is not None:
+                self.manager.end()  # again, for a kernel that failed to start
             sweep(since)
             tidy(Path(self.folder))
 

@@ -4,8 +4,9 @@ Under bubblewrap the kernel sees the system, Python and the kit read-only (witho
 solutions, the hidden checks or the course folder), writes only the submission's autograded folder
 and a /tmp of its own, has no network (it talks to nbgrader over ipc sockets in a private folder)
 and its own PID namespace, so ending bubblewrap ends every process it started. When nbgrader runs
-as root, the kernel also runs as a user of its own. Without bubblewrap ("none"), the kernel runs
-as nbgrader's user with a clean environment, and what it started is found by its marker and session.
+as root, the kernel also runs as a user of its own. Where bubblewrap cannot run, no kernel starts,
+unless the course allows it unconfined ("auto" or "none"): then it runs as nbgrader's user with a
+clean environment, and what it started is found by its marker and session.
 """
 
 import functools
@@ -151,8 +152,8 @@ class ConfinedKernelManager(AsyncKernelManager):
     """A kernel manager that confines its kernel as the module says, and ends all it started."""
 
     confinement = Enum(
-        ["auto", "bwrap", "none"], default_value="auto", config=True,
-        help="auto: bubblewrap where it works here, else unconfined (with a warning); bwrap: fail without it; none: never.",
+        ["bwrap", "auto", "none"], default_value="bwrap", config=True,
+        help="bwrap: no kernel unless bubblewrap confines it; auto: unconfined (with a warning) where it cannot; none: never.",
     )
     writable = Unicode("", help="The folder the kernel runs in and may write: the submission's autograded folder.")
     hidden = List(Unicode(), help="Folders the kernel must not see, such as the course's.")
@@ -171,7 +172,8 @@ class ConfinedKernelManager(AsyncKernelManager):
             return "none"
         problem = bwrap_problem()
         if problem and self.confinement == "bwrap":
-            raise RuntimeError(f"The kernel cannot be confined: {problem}.")
+            raise RuntimeError(f"the kernel cannot be confined here ({problem}), so it is not started; "
+                               "c.ConfinedKernelManager.confinement = 'auto' would run it unconfined")
         if problem:
             self.log.warning("The kernel runs unconfined, as nbgrader's user: %s.", problem)
         return "none" if problem else "bwrap"
