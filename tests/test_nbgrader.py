@@ -273,6 +273,20 @@ def lms_download(course: Path, staging: Path, archive: Path) -> dict[str, Path]:
     return folders
 
 
+def submissions(root: Path, course: Path) -> tuple[dict[str, Path], dict[str, str]]:
+    """Every student's folder as they submitted it, and what validate told two of them."""
+    folders, validated = {}, {}
+    for student in EXCHANGE:
+        folders[student], validated[student] = through_the_exchange(root, course, student)
+    folders |= lms_download(course, root / "lms", course / "downloaded" / ASSIGNMENT / "archive" / "moodle.zip")
+    for student in COPIED:
+        folders[student] = root / "copied" / student / ASSIGNMENT
+        shutil.copytree(course / "release" / ASSIGNMENT, folders[student])
+        change(student, folders[student], course)
+        shutil.copytree(folders[student], course / "submitted" / student / ASSIGNMENT)
+    return folders, validated
+
+
 def expected_scores(folder: Path, json_file: Path) -> dict[str, float]:
     """Points per exercise from `grader check --json` on the student's modules."""
     run = grader_cli("check", "--submission", str(folder / "exercises"), "--json", str(json_file), cwd=json_file.parent)
@@ -306,15 +320,8 @@ def course(tmp_path_factory):
     nbgrader(course, env, "generate_assignment", ASSIGNMENT)
     nbgrader(course, env, "release_assignment", ASSIGNMENT)
 
-    folders, validated, began = {}, {}, time.time()
-    for student in EXCHANGE:
-        folders[student], validated[student] = through_the_exchange(root, course, student)
-    folders |= lms_download(course, root / "lms", course / "downloaded" / ASSIGNMENT / "archive" / "moodle.zip")
-    for student in COPIED:
-        folders[student] = root / "copied" / student / ASSIGNMENT
-        shutil.copytree(course / "release" / ASSIGNMENT, folders[student])
-        change(student, folders[student], course)
-        shutil.copytree(folders[student], course / "submitted" / student / ASSIGNMENT)
+    began = time.time()
+    folders, validated = submissions(root, course)
     submitted = {student: {m: (folder / "exercises" / f"{m}.py").read_bytes() for m in MODULES} for student, folder in folders.items()}
 
     with ThreadPoolExecutor(max_workers=1) as background:  # the second core checks while nbgrader grades

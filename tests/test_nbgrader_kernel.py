@@ -47,6 +47,9 @@ def cases():
 def test_a_cell_that_kills_or_hangs_the_kernel_ends_the_run_there_and_leaves_nothing(tmp_path, monkeypatch, confinement, attack):
     if confinement == "none":  # unconfined, an orphan that left the kernel's session is found as nbgrader's command line finds it
         monkeypatch.setattr(execute, "command_line", lambda: True)
+    for name in ("HOME", "JUPYTER_RUNTIME_DIR", "JUPYTER_DATA_DIR", "IPYTHONDIR"):  # nothing written outside tmp_path
+        (tmp_path / "home" / name.lower()).mkdir(parents=True)
+        monkeypatch.setenv(name, str(tmp_path / "home" / name.lower()))
     folder = tmp_path / "submission"
     shutil.copytree(EXERCISES_DIR, folder / "exercises", ignore=shutil.ignore_patterns("__pycache__", ".grader"))
     cells = ["print('before')", ATTACKS[attack], "print('after')"]

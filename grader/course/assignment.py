@@ -145,12 +145,12 @@ def missing_lines(text: str, course_dir: Path, assignment: str) -> list[str]:
 
 def configured(course_dir: Path) -> tuple[str, str]:
     """The course id and exchange nbgrader reads from the course's config: ours, or the course's own."""
-    from traitlets.config.loader import PyFileConfigLoader
-
     course_id, exchange = defaults(course_dir)
     try:
+        from traitlets.config.loader import PyFileConfigLoader
+
         config = PyFileConfigLoader("nbgrader_config.py", path=str(course_dir)).load_config()
-    except Exception:  # a config nbgrader itself could not load: ours, and nbgrader will say what is wrong with it
+    except Exception:  # no nbgrader here, or a config it could not load: ours, and nbgrader will say what is wrong
         return course_id, exchange
     if "course_id" in config.CourseDirectory:  # the course names its own: then nbgrader's exchange, unless it names one
         course_id, exchange = config.CourseDirectory.course_id, NBGRADER_EXCHANGE

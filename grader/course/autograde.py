@@ -11,6 +11,7 @@ import contextlib
 import glob
 import io
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -38,7 +39,7 @@ class Unreadable(Exception):
 
 
 def read_modules(submission: Path) -> dict[str, bytes]:
-    """The bytes of exercises/NAME.py for the five modules: regular files, no link anywhere on the way."""
+    """The bytes of exercises/NAME.py for the five modules: regular files in a folder exercises/, none of them a link."""
     folder = submission / "exercises"
     try:
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
@@ -71,9 +72,10 @@ def collected(exporter, assignment: str) -> dict:
     if kept is None:
         coursedir = course_directory(exporter)
         pattern = coursedir.format_path(coursedir.submitted_directory, "*", assignment)
+        named = coursedir.format_path(re.escape(coursedir.submitted_directory), "(?P<student>.*)", re.escape(assignment), escape=True)
         kept = {}
         for path in sorted(glob.glob(pattern)):
-            student = Path(path).parent.name
+            student = re.fullmatch(named, path).group("student")
             try:
                 kept[student] = read_modules(Path(path))
             except Unreadable as problem:

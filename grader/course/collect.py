@@ -8,12 +8,11 @@ ARCHIVES = {".zip", ".gz"}  # unpacked by nbgrader's extractor before collecting
 
 
 class KitCollector(FileNameCollectorPlugin):
-    """nbgrader's collector, with file_id taken from exercises/ on (or the notebook's name) wherever the file lies.
+    """nbgrader's collector, with file_id taken from exercises/ on (or the notebook's name) wherever the file lies."""
 
-    A student who uploaded a zip of their folder has their files under folders of the zip's own,
-    `STUDENT_..._/attention-by-hand/attention-by-hand/exercises/scores.py`; nbgrader would file
-    them there, find no notebook, and leave the student out.
-    """
+    # A student who uploaded a zip of their folder has their files under folders of the zip's own,
+    # STUDENT_..._/attention-by-hand/attention-by-hand/exercises/scores.py: nbgrader alone would file
+    # them there, find no notebook, and leave the student out.
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)

@@ -50,6 +50,7 @@ class View:
         return path in self.made
 
     def prepare(self, path: str) -> None:
+        """Make each folder above path that the view lacks, readable by all (bubblewrap would make it 0700)."""
         for parent in reversed(Path(path).parents):
             if not self.exists(str(parent)):
                 self.args += ["--perms", "0755", "--dir", str(parent)]
@@ -95,13 +96,15 @@ def view_arguments(folder: str, room: str, hidden: list[str], user_namespace: bo
         view.mount("--ro-bind", "/etc/ld.so.cache")
     view.empty("/tmp", "1777", TMP_BYTES)
     trees = readable_trees()
-    for tree in trees:
-        view.mount("--ro-bind", tree)
     masks = [str(Path(p).resolve()) for p in (SOLUTIONS_DIR, CHECKS_DIR, *hidden)]
-    masks = [mask for mask in dict.fromkeys(masks) if any(_under(mask, tree) for tree in trees)]
-    for mask in masks:
-        view.empty(mask)
-    view.mount("--bind", folder)  # inside a mask too: the course is hidden, the submission is not
+    masks = [mask for mask in dict.fromkeys(masks) if any(_under(mask, tree) for tree in ["/usr", *trees])]
+    # shallower first, so that a course inside the kit hides it, and the submission inside the course shows again
+    for path, kind in sorted([(t, "tree") for t in trees] + [(m, "mask") for m in masks] + [(folder, "bind")],
+                             key=lambda entry: len(Path(entry[0]).parts)):
+        if kind == "mask":
+            view.empty(path)
+        else:
+            view.mount("--ro-bind" if kind == "tree" else "--bind", path)
     view.mount("--bind", room)
     options = ["--die-with-parent", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
                "--unshare-cgroup-try", "--hostname", "autograde"]
