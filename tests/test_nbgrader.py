@@ -161,6 +161,7 @@ def replace_function(source: str, name: str, new: str) -> str:
 
 
 def code_cell(source: str) -> dict:
+    """A code cell of the student's own, not run yet."""
     return {"cell_type": "code", "execution_count": None, "id": "mine", "metadata": {}, "outputs": [], "source": source}
 
 
@@ -186,7 +187,9 @@ def tamper(folder: Path) -> None:
 
 COPIER = """\
 from pathlib import Path
-reference = {reference!r}
+import grader.paths
+print("reference on disk:", (grader.paths.SOLUTIONS_DIR / "softmax.py").exists())
+reference = {reference!r}  # a copy from a friend, then
 for folder in ["exercises", "../../../submitted/copier/{assignment}/exercises"]:
     for name, text in reference.items():
         try:
@@ -469,7 +472,8 @@ def test_a_cell_that_copies_the_reference_over_exercises_changes_no_grade(course
     said = outputs(course, "copier", "mine")
     assert "copied exercises softmax" in said  # the kernel's copy of the folder is the student's to change...
     assert "[0.09 , 0.245, 0.665]" in outputs(course, "copier", "try-softmax")
-    assert "refused ../../../submitted/copier" in said or not confined(course)  # ...the submitted one is not
+    if confined(course):  # ...the submitted one is not, nor is the kit's reference to be seen
+        assert "refused ../../../submitted/copier" in said and "reference on disk: False" in said, said
 
 
 @round_trip
