@@ -1,4 +1,4 @@
-"""`grader nbgrader`: the kit as an nbgrader source assignment, with the course settings it needs."""
+"""`grader nbgrader`: the kit as an nbgrader source assignment, with the course settings and the students' side it needs."""
 
 import re
 import shutil
@@ -6,20 +6,14 @@ from pathlib import Path
 
 import click
 
-from grader.course import cells as nbgrader_cell
 from grader.course import notebook
 from grader.paths import EXERCISES_DIR, MODULES
 
-CELL_TIMEOUT = nbgrader_cell.LIMIT + 60  # seconds; above the test cell's own limit on the checks
+CELL_TIMEOUT = 60  # seconds a notebook cell may run at autograde: try cells stop at 5 s, graded cells are not run
+NOTEBOOK_TIMEOUT = 300  # seconds for all of a notebook's cells at autograde
 ASSIGNMENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
-
-SETTINGS = """\
-# The student's work is in these modules: at autograde keep them, instead of copying the
-# released stubs over them as nbgrader does with every other file of the assignment.
-c.Autograde.exclude_overwriting.update({{{assignment!r}: {modules!r}}})
-# A graded cell stops the kit's checks after {limit} s; nbgrader must wait a little longer.
-c.ExecutePreprocessor.timeout = {timeout}
-"""
+NBGRADER_EXCHANGE = "/usr/local/share/nbgrader/exchange"  # nbgrader's default Exchange.root
+FOR_STUDENTS = "for-students"  # in the course folder: the students' nbgrader settings and the student's kit
 
 CONFIG = """\
 # nbgrader settings for the course, written by `grader nbgrader`.
@@ -27,9 +21,54 @@ c = get_config()  # noqa: F821 (nbgrader provides get_config)
 
 """
 
+COURSE = """\
+# The course and its exchange, for nbgrader release_assignment, fetch_assignment, submit and collect.
+# On a JupyterHub, name the hub's shared exchange here and in for-students/nbgrader_config.py.
+c.CourseDirectory.course_id = {course_id!r}
+c.Exchange.root = {exchange!r}
+"""
+
+AUTOGRADE = """\
+# Trusted autograde: each submission's exercises/ is graded as collected, with the hidden checks and the
+# student's code confined, before any cell runs (GradeModules); the notebook then runs for the feedback in
+# a confined kernel, without its graded cells (RunNotebook), whose report and points the kit writes (WriteGrades).
+c.Autograde.autograde_preprocessors = [
+    "grader.course.autograde.GradeModules",
+    "grader.course.execute.RunNotebook",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "grader.course.autograde.WriteGrades",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+# A cell that runs longer than this, or kills its kernel, ends the notebook's run there (not the grading).
+c.RunNotebook.timeout = {timeout}
+c.RunNotebook.notebook_timeout = {notebook_timeout}
+# zip_collect: a student's files wherever their upload put them (a zip of their folder too), .py files included.
+c.ZipCollectApp.collector_plugin = "grader.course.collect.KitCollector"
+c.FileNameCollectorPlugin.valid_ext = [".ipynb", ".py"]
+"""
+
+ASSIGNMENT = """\
+# {assignment}: the student's work is in these modules: at autograde keep them, instead of copying the
+# released stubs over them as nbgrader does with every other file of the assignment.
+c.Autograde.exclude_overwriting.update({{{assignment!r}: {modules!r}}})
+"""
+
+STUDENTS = """\
+# nbgrader settings for the students of the course, written by `grader nbgrader`: on a JupyterHub, put this
+# file in the students' image as /etc/jupyter/nbgrader_config.py (for one student: ~/.jupyter/), so that
+# fetch_assignment, submit and the Assignments tab find the course.
+c = get_config()  # noqa: F821 (nbgrader provides get_config)
+c.CourseDirectory.course_id = {course_id!r}
+c.Exchange.root = {exchange!r}
+"""
+
 
 def export(course_dir: Path, assignment: str = "attention-by-hand", force: bool = False) -> int:
-    """Write COURSE_DIR/source/ASSIGNMENT/ and, when the course has none, COURSE_DIR/nbgrader_config.py."""
+    """Write COURSE_DIR/source/ASSIGNMENT/, the course's nbgrader_config.py (or the lines to add) and for-students/."""
     if not ASSIGNMENT_NAME.fullmatch(assignment):
         click.echo(f"Cannot use {assignment!r} as an assignment name: use letters, digits, '-' and '_'.", err=True)
         return 2
@@ -42,7 +81,8 @@ def export(course_dir: Path, assignment: str = "attention-by-hand", force: bool 
         return 1
     write_assignment(target, assignment)
     click.echo(f"Wrote the source assignment {target}/ ({assignment}.ipynb and exercises/).")
-    write_settings(course_dir, assignment)
+    course_id, exchange = write_settings(course_dir, assignment)
+    write_students_side(course_dir / FOR_STUDENTS, course_id, exchange)
     click.echo(f"Next, in {course_dir}: nbgrader generate_assignment {assignment}")
     return 0
 
@@ -56,21 +96,82 @@ def write_assignment(target: Path, assignment: str) -> None:
     (target / f"{assignment}.ipynb").write_text(notebook.dumps(assignment), encoding="utf-8")
 
 
+def defaults(course_dir: Path) -> tuple[str, str]:
+    """The course id (the folder's name) and the exchange (a folder in the course) `grader nbgrader` writes."""
+    root = course_dir.resolve()
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", root.name).strip("-") or "course", str(root / "exchange")
+
+
+def course_settings(course_dir: Path) -> list[str]:
+    """The course-wide blocks of settings: the course and its exchange, then the kit's autograde."""
+    course_id, exchange = defaults(course_dir)
+    return [COURSE.format(course_id=course_id, exchange=exchange),
+            AUTOGRADE.format(timeout=CELL_TIMEOUT, notebook_timeout=NOTEBOOK_TIMEOUT)]
+
+
 def settings(assignment: str) -> str:
-    """The lines of nbgrader_config.py the assignment needs."""
-    modules = [f"exercises/{name}.py" for name in MODULES]
-    return SETTINGS.format(assignment=assignment, modules=modules, limit=nbgrader_cell.LIMIT, timeout=CELL_TIMEOUT)
+    """The lines of nbgrader_config.py one assignment needs."""
+    return ASSIGNMENT.format(assignment=assignment, modules=[f"exercises/{name}.py" for name in MODULES])
 
 
-def write_settings(course_dir: Path, assignment: str) -> None:
-    """Write nbgrader_config.py, or, when the course has one, say what to add to it."""
+def write_settings(course_dir: Path, assignment: str) -> tuple[str, str]:
+    """Write nbgrader_config.py, or, when the course has one, say which lines to add; the course id and exchange."""
     config = course_dir / "nbgrader_config.py"
-    if config.exists() and settings(assignment) in config.read_text(encoding="utf-8"):
-        click.echo(f"{config} already has the settings {assignment} needs.")
-        return
-    if config.exists():
-        click.echo(f"{config} exists and was left as it is. Add these lines to it (keep a larger timeout if it has one):\n")
-        click.echo(settings(assignment))
-        return
-    config.write_text(CONFIG + settings(assignment), encoding="utf-8")
-    click.echo(f"Wrote {config}.")
+    if not config.exists():
+        course_dir.mkdir(parents=True, exist_ok=True)
+        config.write_text(CONFIG + "\n".join(course_settings(course_dir) + [settings(assignment)]), encoding="utf-8")
+        click.echo(f"Wrote {config}.")
+    else:
+        missing = missing_lines(config.read_text(encoding="utf-8"), course_dir, assignment)
+        if missing:
+            click.echo(f"{config} exists and was left as it is. Add these lines to it (keep your own course id, "
+                       "exchange and longer timeouts if it has them):\n")
+            click.echo("\n".join(missing))
+        else:
+            click.echo(f"{config} already has the settings {assignment} needs.")
+    course_id, exchange = configured(course_dir)
+    if exchange == defaults(course_dir)[1] and not Path(exchange).exists():
+        Path(exchange).mkdir(parents=True)
+        Path(exchange).chmod(0o1777)  # nbgrader's exchange: writable by everyone, as nbgrader requires
+    return course_id, exchange
+
+
+def missing_lines(text: str, course_dir: Path, assignment: str) -> list[str]:
+    """The blocks of settings that an existing config lacks, each judged by the line that matters."""
+    blocks = course_settings(course_dir) + [settings(assignment)]
+    needles = ["CourseDirectory.course_id", "grader.course.autograde.GradeModules", f"{{{assignment!r}:"]
+    return [block for block, needle in zip(blocks, needles) if needle not in text]
+
+
+def configured(course_dir: Path) -> tuple[str, str]:
+    """The course id and exchange nbgrader reads from the course's config: ours, or the course's own."""
+    course_id, exchange = defaults(course_dir)
+    try:
+        from traitlets.config.loader import PyFileConfigLoader
+
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(course_dir)).load_config()
+    except Exception:  # no nbgrader here, or a config it could not load: ours, and nbgrader will say what is wrong
+        return course_id, exchange
+    if "course_id" in config.CourseDirectory:  # the course names its own: then nbgrader's exchange, unless it names one
+        course_id, exchange = config.CourseDirectory.course_id, NBGRADER_EXCHANGE
+    return course_id, config.Exchange.get("root", exchange)
+
+
+def write_students_side(folder: Path, course_id: str, exchange: str) -> None:
+    """for-students/: the students' nbgrader_config.py and the student's kit."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "nbgrader_config.py").write_text(STUDENTS.format(course_id=course_id, exchange=exchange), encoding="utf-8")
+    click.echo(f"Wrote {folder / 'nbgrader_config.py'} for the students' Jupyter (course {course_id}, exchange {exchange}).")
+    click.echo(write_student_kit(folder / "kit"))
+
+
+def write_student_kit(target: Path) -> str:
+    """HOOK: the student's kit into target, by `grader release` (grader/course/release.py) where this kit has it."""
+    try:
+        from grader.course.release import release  # on main since the release landed; not yet on this branch
+    except ImportError:
+        return (f"The student's kit is not written to {target}: it comes with `grader release`, which this kit lacks yet. "
+                "Do not give students this kit: it holds the reference solutions.")
+    if release(target, force=True) != 0:
+        return f"The student's kit could not be written to {target} (see above); run `grader release {target}` to retry."
+    return f"Wrote the student's kit {target}/: install it in the students' environment."

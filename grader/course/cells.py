@@ -2,13 +2,13 @@
 
 Both run in a fresh interpreter (`python -I`), so neither what earlier cells did in the kernel nor
 files in the submission folder named like a library can change the verdict, a student's function
-that hangs or kills its parent process cannot take the kernel or nbgrader with it, and everything
-the run writes reaches the notebook on stdout: nbgrader zeroes a graded cell that writes to stderr.
+that hangs or kills its parent process cannot take the kernel with it, and everything the run
+writes reaches the notebook on stdout. These are the student's: at autograde the graded cells are
+not run at all (grader/course/autograde.py writes their output from the files as submitted).
 """
 
 import ast
 import json
-import math
 import os
 import secrets
 import subprocess
@@ -16,23 +16,54 @@ import sys
 import tempfile
 from pathlib import Path
 
-LIMIT = 240  # seconds for one exercise's checks; the course's cell timeout is set above this
+LIMIT = 240  # seconds for one exercise's checks in a graded cell
 TRY_LIMIT = 5  # seconds for the student's function in a try cell
 TRY_STARTUP = 30  # seconds on top of TRY_LIMIT for starting the interpreters around it
+STATUS_WORDS = {"failed": "some checks fail", "not_started": "not started", "error": "error"}
 
 
-def grade(exercise: str, submission: Path = Path("exercises")) -> float:
-    """Run one exercise's hidden checks on the submission, print the report, return the points earned."""
+class NotPassed(Exception):
+    """An exercise that does not pass the checks run here; shown in the notebook as one line, without a traceback."""
+
+    def _render_traceback_(self) -> list[str]:  # IPython shows this instead of the traceback
+        return [f"{type(self).__name__}: {self}"]
+
+
+class NotGraded(NotPassed):
+    """A graded cell run by nbgrader's own kernel at autograde: the course lacks the kit's autograde steps."""
+
+
+def check(exercise: str, submission: Path = Path("exercises")) -> None:
+    """Run the checks this kit has on one exercise as saved now (the public ones in the student's kit); NotPassed unless it passes."""
     with tempfile.TemporaryDirectory() as tmp:
         result_file = Path(tmp) / "result.json"
         command = [sys.executable, "-I", "-m", "grader.course.cells", exercise, str(submission.resolve()), str(result_file)]
         output, finished, _ = run(command)
         print(output, end="", flush=True)
         if not finished:
-            print(f"{exercise}: the checks did not finish within {LIMIT} s, so this exercise gets 0 points.")
-            print(f"Look for a loop that never ends in exercises/{exercise}.py; `grader check {exercise}` shows which check hangs.")
-            return 0.0
-        return points_from(result_file, exercise)
+            where = f"exercises/{exercise}.py"
+            raise NotPassed(f"the checks of {exercise} did not finish within {LIMIT} s: look for a loop that never ends in {where}")
+        verdict = verdict_from(result_file)
+    if verdict is None:
+        raise NotPassed(f"the checks of {exercise} could not run (see above)")
+    status, checks = verdict
+    if status != "passed":
+        # one short line: nbgrader validate cuts longer ones
+        raise NotPassed(f"{exercise}: {STATUS_WORDS.get(status, status)}. Fix exercises/{exercise}.py, save, run again.")
+    if checks == "public":
+        print(f"{exercise} passes its public checks; the hidden checks run when your work is graded.")
+    else:
+        print(f"{exercise} passes every check.")
+
+
+def not_graded_here(exercise: str) -> None:
+    """The hidden part of a graded cell: at autograde the kit writes the cell's output and never runs it."""
+    if os.environ.get("NBGRADER_EXECUTION") == "autograde":
+        raise NotGraded(
+            f"autograde ran the graded cell of {exercise} in the student's kernel, where the student's cells could set its "
+            "points: add the kit's lines to the course's nbgrader_config.py (`grader nbgrader COURSE_DIR` prints them) "
+            "and autograde again"
+        )
 
 
 def try_it(module: str, function: str, *args, limit: float = TRY_LIMIT, submission: Path = Path("exercises")) -> None:
@@ -58,7 +89,8 @@ def try_it(module: str, function: str, *args, limit: float = TRY_LIMIT, submissi
     kill_marked(f"{RUN_VAR}={marker}")  # processes the student's code started and left behind
     print(output, end="", flush=True)
     if not finished:
-        print(f"Trying {function} did not finish within {limit + TRY_STARTUP:g} s: look for a loop that never ends in exercises/{module}.py.")
+        print(f"Trying {function} did not finish within {limit + TRY_STARTUP:g} s: "
+              f"look for a loop that never ends in exercises/{module}.py.")
     elif status:
         how = f"exit status {status}" if status > 0 else f"signal {-status}"
         print(f"{function} ended the process that ran it ({how}) instead of returning: return a value instead.")
@@ -74,14 +106,13 @@ def run(command: list[str], limit: float | None = None, env: dict | None = None)
         return process.communicate()[0], False, None
 
 
-def points_from(result_file: Path, exercise: str) -> float:
-    """The points in the run's result file, or 0 with a message when there is none."""
+def verdict_from(result_file: Path) -> tuple[str, str] | None:
+    """The exercise's status and which checks ran ("public" or "all"), from the run's result file; None when there is none."""
     try:
-        points = float(json.loads(result_file.read_text(encoding="utf-8"))["points"])
+        result = json.loads(result_file.read_text(encoding="utf-8"))
+        return str(result["status"]), str(result["checks"])
     except (OSError, ValueError, KeyError, TypeError):
-        print(f"{exercise}: the grader could not check this exercise, so it gets 0 points (see above).")
-        return 0.0
-    return points if math.isfinite(points) else 0.0
+        return None
 
 
 def main(exercise: str, submission: str, result_file: str) -> int:
@@ -100,8 +131,10 @@ def main(exercise: str, submission: str, result_file: str) -> int:
     except Exception as error:  # a fault of the grader's: no traceback of its code in the student's notebook
         print(f"The grader could not check {exercise} ({type(error).__name__}): a fault in the grader, not in your code.")
         return 1
+    sys.argv[0] = "grader"  # the report names commands as the student types them: grader check ...
     print(render(report, folder))
-    Path(result_file).write_text(json.dumps(report.exercises[0].to_json()), encoding="utf-8")
+    verdict = {"status": report.exercises[0].status, "checks": report.checks}
+    Path(result_file).write_text(json.dumps(verdict), encoding="utf-8")
     return 0
 
 

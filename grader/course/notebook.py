@@ -40,9 +40,10 @@ You build self-attention by hand in numpy, in five small modules in the folder `
 `raise NotImplementedError` with your code. Save the file, then try your function in the cell
 under its exercise: it runs the module as saved, and stops it after {limit:g} s if it does not return.
 
-Each exercise ends with a locked cell that grades it when your work is collected. To check your
-work yourself before you submit, run `grader check` in a terminal in this folder (or
-`grader check softmax` for one exercise). Submit this notebook together with `exercises/`."""
+Each exercise ends with a locked graded cell: run it to check your saved module with the checks
+your kit has (Validate runs them all; `grader check` in a terminal in this folder does the same).
+When your work is graded, the hidden checks grade the modules you submitted, and their report and
+your points replace that cell's output. Submit this notebook together with `exercises/`."""
 
 
 def build(assignment: str) -> dict:
@@ -79,23 +80,18 @@ def lesson(exercise) -> str:
 
 
 def test_cell(number: int, exercise) -> dict:
-    """The locked autograder cell: a visible note, then the hidden call that grades the exercise."""
+    """The locked graded cell: it checks the saved module when run; at autograde the kit writes its output."""
+    name = exercise.name
     source = f"""\
-# Autograder for exercise {number}, {exercise.name} ({exercise.points:g} points): when your work is
-# graded, this cell runs the kit's hidden checks on exercises/{exercise.name}.py and shows what failed.
-# Check it yourself first, in a terminal in this folder:  grader check {exercise.name}
+# Graded: exercise {number}, {name} ({exercise.points:g} points). Run this cell (or Validate)
+# to check exercises/{name}.py as saved; in a terminal: grader check {name}
+# At grading, the hidden checks grade the exercises/ you submitted, and their
+# report and your points replace this cell's output.
+from grader.course.cells import check
+check({name!r})
 ### BEGIN HIDDEN TESTS
-import os, sys
-_here, _path = os.getcwd(), sys.path[:]  # files of the submission folder must not stand in for the kit
-sys.path[:] = [_p for _p in _path if os.path.abspath(_p or ".") != _here]
-for _name, _module in list(sys.modules.items()):  # nor modules that earlier cells imported or changed
-    _file = os.path.abspath(getattr(_module, "__file__", None) or os.sep)
-    if _file.startswith(_here + os.sep) or _name.partition(".")[0] == "grader":
-        del sys.modules[_name]
-from grader.course.cells import grade
-sys.path[:] = _path
-_points = grade({exercise.name!r})
-float(min(max(_points, 0), {exercise.points!r}))
+from grader.course.cells import not_graded_here
+not_graded_here({name!r})  # at autograde the kit grades the modules and writes this cell's output
 ### END HIDDEN TESTS"""
     cell = code(f"test-{exercise.name}", source)
     cell["metadata"]["nbgrader"] = {

@@ -1,0 +1,157 @@
+"""RunNotebook: nbgrader's Execute for the feedback only, in a confined kernel that cannot lose the grades.
+
+The graded cells are never run (WriteGrades writes them). The first cell that hangs past the cell
+timeout, or kills the kernel, ends the run: the cells below it are not run, and the grading goes
+on. Afterwards every process the kernel left is ended, and the autograded folder is tidied: no
+.hypothesis, no __pycache__ and no link or other special file reaches the feedback.
+"""
+
+import ctypes
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import psutil
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbformat.notebooknode import NotebookNode
+from nbgrader.preprocessors import Execute
+from nbgrader.utils import is_grade
+from traitlets import Integer
+
+from grader.course.autograde import LITTER, course_directory
+from grader.course.kernel import ConfinedKernelManager
+from grader.sandbox.process import end_processes
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+class RunNotebook(Execute):
+    """Run the notebook's own cells for the feedback, in the kit's kernel; graded cells are left to WriteGrades."""
+
+    notebook_timeout = Integer(
+        300, help="Seconds for all the notebook's cells together; the cells after that are not run."
+    ).tag(config=True)
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("shutdown_kernel", "immediate")  # a hung kernel is killed at once, not waited for
+        super().__init__(**kwargs)
+        self.stopped, self.began, self.folder, self.manager = "", 0.0, "", None
+
+    def create_kernel_manager(self):
+        """The kit's confined kernel manager, told which folder the kernel may write and which to hide."""
+        if not self.kernel_name:
+            self.kernel_name = self.nb.metadata.get("kernelspec", {}).get("name", "python3")
+        self.km = self.manager = ConfinedKernelManager(
+            parent=self, kernel_name=self.kernel_name, writable=self.folder, hidden=course_root(self)
+        )
+        return self.km
+
+    def preprocess(self, nb: NotebookNode, resources: dict, km=None):
+        self.stopped, self.began = "", time.monotonic()
+        self.folder = str(Path(resources.get("metadata", {}).get("path") or ".").resolve())
+        since = time.time()
+        become_subreaper()
+        try:
+            return super().preprocess(nb, resources, km)
+        except Exception as error:  # the kernel did not start, or failed between cells: the grading goes on
+            tail = self.manager.log_tail() if self.manager is not None else ""
+            self.log.error("The notebook's cells could not all run (%s: %s); its graded cells are graded all the same.\n%s",
+                           type(error).__name__, error, tail)
+            return nb, resources
+        finally:
+            if self.manager is not None:
+                self.manager.end()  # again, for a kernel that failed to start
+            sweep(since)
+            tidy(Path(self.folder))
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type != "code" or is_grade(cell) or self.stopped:
+            return cell, resources
+        if time.monotonic() - self.began > self.notebook_timeout:
+            self.stop(cell, f"the notebook's cells ran for more than {self.notebook_timeout} s in all")
+            return cell, resources
+        try:
+            cell, resources = super().preprocess_cell(cell, resources, index)
+        except DeadKernelError:
+            self.stop(cell, "the kernel died while this cell ran (it ended its own process, or ran out of memory)")
+        except CellTimeoutError:
+            self.stop(cell, f"this cell did not finish within {self.timeout} s and could not be interrupted")
+        else:
+            if any(output.get("ename") == "CellTimeoutError" for output in cell.outputs):
+                self.stop(cell, f"this cell did not finish within {self.timeout} s")
+        return cell, resources
+
+    def stop(self, cell, why: str) -> None:
+        """End the run at this cell, saying so in its output and in nbgrader's log."""
+        self.stopped = why
+        note = (f"Autograde stopped the notebook here: {why}. The cells below were not run. The graded cells "
+                "grade exercises/ as you submitted it, before any cell ran, so their points do not depend on this.\n")
+        cell.outputs.append(NotebookNode(output_type="stream", name="stdout", text=note))
+        self.log.warning("Stopped running the notebook at cell %s: %s", cell.get("id", "?"), why)
+
+
+def course_root(preprocessor) -> list[str]:
+    """The course folder (gradebook, submissions, source), which the kernel must not see; none outside nbgrader."""
+    try:
+        return [str(Path(course_directory(preprocessor).root).resolve())]
+    except RuntimeError:
+        return []
+
+
+def become_subreaper() -> None:
+    """Linux: orphans of the processes this one started become its children, so that sweep finds them."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+
+
+def command_line() -> bool:
+    """Whether this process is nbgrader's command line, whose descendants are all autograde's own."""
+    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else Path()
+    return script.name == "nbgrader" or script.parts[-2:] == ("nbgrader", "__main__.py")
+
+
+def sweep(since: float) -> None:
+    """Kill this process's descendants started since `since`; in nbgrader's command line only (a server has other children)."""
+    if not command_line():
+        return
+    me = psutil.Process()
+    for _ in range(5):
+        left = []
+        for child in me.children(recursive=True):
+            try:
+                if child.create_time() + 1 >= since:
+                    left.append(child)
+            except psutil.Error:
+                pass
+        if not left:
+            return
+        end_processes(left, 2.0)
+
+
+def tidy(folder: Path) -> None:
+    """Remove from the autograded folder what must not reach the feedback: litter, links, fifos, sockets, devices."""
+    for root, dirs, files in os.walk(folder):
+        for name in list(dirs):
+            path = os.path.join(root, name)
+            if name in LITTER or os.path.islink(path):
+                dirs.remove(name)
+                _remove(path)
+        for name in files:
+            path = os.path.join(root, name)
+            if os.path.islink(path) or not os.path.isfile(path):
+                _remove(path)
+
+
+def _remove(path: str) -> None:
+    try:
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            os.unlink(path)
+    except OSError:
+        pass

@@ -1,0 +1,125 @@
+"""The kit's autograde steps one by one, without a course: the kernel that cannot lose the grades, the modules, tidying, collecting."""
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from survivors import sleepers
+from traitlets.config import Config
+
+from grader.course import execute
+from grader.course.autograde import Unreadable, grade, outputs, read_modules
+from grader.course.collect import file_id
+from grader.course.execute import RunNotebook, tidy
+from grader.course.kernel import bwrap_problem
+from grader.paths import EXERCISES_DIR, MODULES
+
+pytestmark = pytest.mark.linux("nbgrader's kernels are confined with Linux namespaces; the checks read /proc and run sleep")
+
+KILL = """\
+import os, subprocess
+subprocess.Popen(["sleep", "691"], start_new_session=True)
+if os.fork() == 0:
+    os.setsid()
+    os.environ.clear()  # not even the kernel's marker: only its session, user or namespace tells
+    subprocess.Popen(["sleep", "693"])
+    os._exit(0)
+os.kill(os.getpid(), 9)
+"""
+ATTACKS = {
+    "kill": KILL,
+    "hang": "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass\n",
+    "builtins": "import builtins\nbuiltins.__import__ = None  # the kernel cannot answer any more\n",
+}
+TIMEOUT = 3
+
+
+def cases():
+    """Each attack in a kernel confined by bubblewrap (where it runs here), and the kill and the hang unconfined."""
+    confined = pytest.mark.skipif(bool(bwrap_problem()), reason=f"bubblewrap cannot confine a kernel here: {bwrap_problem()}")
+    return [pytest.param("bwrap", attack, marks=confined) for attack in ATTACKS] + [("none", "kill"), ("none", "hang")]
+
+
+@pytest.mark.parametrize("confinement, attack", cases())
+def test_a_cell_that_kills_or_hangs_the_kernel_ends_the_run_there_and_leaves_nothing(tmp_path, monkeypatch, confinement, attack):
+    if confinement == "none":  # unconfined, an orphan that left the kernel's session is found as nbgrader's command line finds it
+        monkeypatch.setattr(execute, "command_line", lambda: True)
+    for name in ("HOME", "JUPYTER_RUNTIME_DIR", "JUPYTER_DATA_DIR", "IPYTHONDIR"):  # nothing written outside tmp_path
+        (tmp_path / "home" / name.lower()).mkdir(parents=True)
+        monkeypatch.setenv(name, str(tmp_path / "home" / name.lower()))
+    folder = tmp_path / "submission"
+    shutil.copytree(EXERCISES_DIR, folder / "exercises", ignore=shutil.ignore_patterns("__pycache__", ".grader"))
+    cells = ["print('before')", ATTACKS[attack], "print('after')"]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    config = Config()
+    config.ConfinedKernelManager.confinement = confinement
+    config.RunNotebook.timeout = TIMEOUT
+    started, clock = time.time(), time.monotonic()
+    notebook, _ = RunNotebook(config=config).preprocess(notebook, {"metadata": {"path": str(folder)}})
+    seconds = time.monotonic() - clock
+    said = ["".join(output.get("text", "") for output in cell.outputs) for cell in notebook.cells]
+    assert said[0] == "before\n" and said[2] == "", said
+    assert ("the kernel died" if attack == "kill" else f"did not finish within {TIMEOUT} s") in said[1], said
+    assert seconds < TIMEOUT + 20, seconds
+    assert sleepers(("691", "693"), since=started) == []
+    assert os.stat(folder).st_uid == os.getuid(), "the folder is given back to its owner"
+
+
+def modules(folder: Path) -> Path:
+    shutil.copytree(EXERCISES_DIR, folder / "exercises", ignore=shutil.ignore_patterns("__pycache__", ".grader"))
+    return folder
+
+
+def test_the_modules_are_read_as_regular_files_only(tmp_path):
+    submission = modules(tmp_path / "ok")
+    assert set(read_modules(submission)) == set(MODULES)
+    (submission / "exercises" / "softmax.py").unlink()
+    (submission / "exercises" / "softmax.py").symlink_to(EXERCISES_DIR / "softmax.py")
+    with pytest.raises(Unreadable, match="softmax.py is missing, or is a link"):
+        read_modules(submission)
+    (submission / "exercises" / "softmax.py").unlink()
+    os.mkfifo(submission / "exercises" / "softmax.py")
+    with pytest.raises(Unreadable, match="softmax.py is not a regular file"):
+        read_modules(submission)
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "exercises").symlink_to(modules(tmp_path / "elsewhere") / "exercises")
+    with pytest.raises(Unreadable, match="no folder exercises/"):
+        read_modules(linked)
+
+
+def test_unreadable_modules_give_every_graded_cell_zero_and_say_why():
+    grading = grade(Unreadable("there is no folder exercises/ in the submission"))
+    assert set(grading["points"].values()) == {0.0}
+    assert "Not graded: there is no folder exercises/" in grading["texts"]["softmax"]
+    assert [o["output_type"] for o in outputs("text", 12.5)] == ["stream", "execute_result"]
+    assert outputs("text", 12.5)[1]["data"] == {"text/plain": "12.5"}
+
+
+def test_tidy_leaves_no_litter_and_no_link(tmp_path):
+    folder = modules(tmp_path / "autograded")
+    for litter in (".hypothesis/constants", "exercises/__pycache__"):
+        (folder / litter).mkdir(parents=True)
+        (folder / litter / "x").write_text("x")
+    (folder / "key").symlink_to("/etc/hostname")
+    (folder / "dir").symlink_to(tmp_path)
+    os.mkfifo(folder / "fifo")
+    tidy(folder)
+    assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")) == sorted(
+        ["exercises"] + [f"exercises/{name}.py" for name in ("__init__",) + MODULES]
+    )
+
+
+@pytest.mark.parametrize("found, expected", [
+    ("exercises/scores.py", "exercises/scores.py"),
+    ("attention-by-hand/attention-by-hand/exercises/scores.py", "exercises/scores.py"),
+    ("attention-by-hand/attention-by-hand.ipynb", "attention-by-hand.ipynb"),
+    ("attention-by-hand.ipynb", "attention-by-hand.ipynb"),
+    ("notes/helper.py", "notes/helper.py"),
+])
+def test_zip_collect_files_a_students_files_from_exercises_on(found, expected):
+    assert file_id(found) == expected
