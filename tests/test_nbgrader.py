@@ -26,6 +26,7 @@ import numpy as np
 import psutil
 import pytest
 from survivors import sleepers
+from venvs import BIN, fresh_venv, pip_install
 
 from grader.course import cells as nbgrader_cell
 from grader.course.assignment import export
@@ -124,10 +125,11 @@ print("ATTACK", json.dumps({{"wrote": wrote, "refused": refused}}))
 """
 
 
-def environment(home: Path, config_dir: Path | None = None) -> dict[str, str]:
-    """nbgrader's environment: this venv's scripts first; home, Jupyter's folders and config inside the test's folder."""
-    scripts = str(Path(sys.executable).parent)  # nbgrader runs its own `alembic` from there
+def environment(home: Path, config_dir: Path | None = None, python: Path | None = None) -> dict[str, str]:
+    """nbgrader's environment: the venv's scripts first; home, Jupyter's folders and config inside the test's folder."""
+    scripts = str(Path(python or sys.executable).parent)  # nbgrader runs its own `alembic` from there
     env = dict(os.environ, PATH=scripts + os.pathsep + os.environ.get("PATH", ""), HOME=str(home))
+    env.pop("PYTHONPATH", None)
     env.update(JUPYTER_CONFIG_DIR=str(config_dir or home / ".jupyter"), JUPYTER_DATA_DIR=str(home / "data"),
                JUPYTER_RUNTIME_DIR=str(home / "runtime"), IPYTHONDIR=str(home / ".ipython"))
     return env
@@ -136,10 +138,10 @@ def environment(home: Path, config_dir: Path | None = None) -> dict[str, str]:
 RAN: list[list[str]] = []  # every command the round trip ran, as an instructor or a student types it
 
 
-def nbgrader(cwd: Path, env: dict, *args: str) -> str:
-    """Run an nbgrader command; its combined output, failing the test if it fails."""
+def nbgrader(cwd: Path, env: dict, *args: str, python: Path | None = None) -> str:
+    """Run an nbgrader command (with the students' Python when given); its combined output, failing the test if it fails."""
     RAN.append(["nbgrader", *args])
-    run = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    run = subprocess.run([str(python or sys.executable), "-m", "nbgrader", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{run.stdout}\n{run.stderr}"
     return run.stdout + run.stderr
 
@@ -241,18 +243,27 @@ def change(student: str, folder: Path, course: Path) -> None:
         tamper(folder)
 
 
-def through_the_exchange(root: Path, course: Path, student: str) -> tuple[Path, str]:
-    """A student fetches the assignment, changes it, validates it (correct and blank only) and submits it."""
-    # The student's side: this environment with the whole kit, for now. The student's kit that `grader release`
-    # writes (to course/for-students/kit/) replaces it once it is on main: install that kit in `home`'s Python here.
+def students_python(root: Path, course: Path) -> Path:
+    """The students' environment: the student's kit that `grader nbgrader` wrote (for-students/kit), no reference in it."""
+    venv = fresh_venv(root / "students-venv")
+    pip_install(venv, "-e", str(course / "for-students" / "kit"))
+    python = venv / BIN / ("python.exe" if os.name == "nt" else "python")
+    probe = subprocess.run([str(python), "-c", "import grader.kit, importlib.util as u; print(grader.kit.KIND, u.find_spec('solutions'))"],
+                           capture_output=True, text=True, timeout=60, cwd=root, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert probe.stdout.split() == ["student", "None"], probe.stdout + probe.stderr
+    return python
+
+
+def through_the_exchange(root: Path, course: Path, student: str, python: Path) -> tuple[Path, str]:
+    """A student fetches the assignment, changes it, validates it (correct and blank only) and submits it, in the student's kit."""
     home = root / "students" / student
     (home / ".jupyter").mkdir(parents=True)
     shutil.copy(course / "for-students" / "nbgrader_config.py", home / ".jupyter" / "nbgrader_config.py")
-    env = environment(home)
-    nbgrader(home, env, "fetch_assignment", ASSIGNMENT)
+    env = environment(home, python=python)
+    nbgrader(home, env, "fetch_assignment", ASSIGNMENT, python=python)
     change(student, home / ASSIGNMENT, course)
-    said = nbgrader(home, env, "validate", f"{ASSIGNMENT}/{NOTEBOOK}") if student in ("correct", "blank") else ""
-    nbgrader(home, env, "submit", ASSIGNMENT, "--student", student)  # as root every student is root: say who submits
+    said = nbgrader(home, env, "validate", f"{ASSIGNMENT}/{NOTEBOOK}", python=python) if student in ("correct", "blank") else ""
+    nbgrader(home, env, "submit", ASSIGNMENT, "--student", student, python=python)  # as root every student is root: say who submits
     return home / ASSIGNMENT, said
 
 
@@ -278,9 +289,9 @@ def lms_download(course: Path, staging: Path, archive: Path) -> dict[str, Path]:
 
 def submissions(root: Path, course: Path) -> tuple[dict[str, Path], dict[str, str]]:
     """Every student's folder as they submitted it, and what validate told two of them."""
-    folders, validated = {}, {}
+    folders, validated, python = {}, {}, students_python(root, course)
     for student in EXCHANGE:
-        folders[student], validated[student] = through_the_exchange(root, course, student)
+        folders[student], validated[student] = through_the_exchange(root, course, student, python)
     folders |= lms_download(course, root / "lms", course / "downloaded" / ASSIGNMENT / "archive" / "moodle.zip")
     for student in COPIED:
         folders[student] = root / "copied" / student / ASSIGNMENT

@@ -8,7 +8,6 @@ import queue
 import re
 import shutil
 import signal
-import site
 import subprocess
 import sys
 import threading
@@ -19,13 +18,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from venvs import BIN, fresh_venv, pip_install
 
 from grader.check.checks import examples
 from grader.cli import main
 from grader.paths import EXERCISES_DIR, KIT_ROOT, MODULES, SOLUTIONS_DIR
 
 MUTANTS = Path(__file__).resolve().parent / "mutants" / "wrong"
-BIN = "Scripts" if os.name == "nt" else "bin"
 PUBLIC_LINE = re.compile(r"public checks: (\d+) of (\d+) pass · the hidden checks run when your work is graded")
 # A handful of known mistakes, one or two per exercise, that the student's kit must show failing.
 SOME_MUTANTS = ("scores__no_scale", "masking__fills_zero", "softmax__no_max_shift", "heads__keys_from_wq",
@@ -185,28 +184,6 @@ def run(venv: Path, *args, cwd: Path, check: bool = True) -> subprocess.Complete
     if check:
         assert done.returncode in (0, 1), done.stdout + done.stderr
     return done
-
-
-def fresh_venv(folder: Path) -> Path:
-    """A venv without pip that sees this venv's packages (numpy, click, ...) but not the full kit's editable install.
-
-    A .pth line puts the parent's site-packages on sys.path without running its .pth files, so the
-    full kit's editable finder never loads there. The parent's pip installs into it, offline.
-    """
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, timeout=120)
-    python = folder / BIN / ("python.exe" if os.name == "nt" else "python")
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-    Path(purelib, "parent-packages.pth").write_text("\n".join(site.getsitepackages()) + "\n", encoding="utf-8")
-    return folder
-
-
-def pip_install(venv: Path, *what: str) -> None:
-    """pip install into the venv with the parent's pip: no dependencies, no build isolation, so no download."""
-    python = venv / BIN / ("python.exe" if os.name == "nt" else "python")
-    command = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", "--no-build-isolation", *what]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
-    assert done.returncode == 0, done.stdout + done.stderr
 
 
 @pytest.fixture(scope="module")

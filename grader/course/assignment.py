@@ -166,12 +166,9 @@ def write_students_side(folder: Path, course_id: str, exchange: str) -> None:
 
 
 def write_student_kit(target: Path) -> str:
-    """HOOK: the student's kit into target, by `grader release` (grader/course/release.py) where this kit has it."""
-    try:
-        from grader.course.release import release  # on main since the release landed; not yet on this branch
-    except ImportError:
-        return (f"The student's kit is not written to {target}: it comes with `grader release`, which this kit lacks yet. "
-                "Do not give students this kit: it holds the reference solutions.")
+    """The student's kit into target, by `grader release`; what was done, in one sentence."""
+    from grader.course.release import release
+
     if release(target, force=True) != 0:
         return f"The student's kit could not be written to {target} (see above); run `grader release {target}` to retry."
     return f"Wrote the student's kit {target}/: install it in the students' environment."

@@ -22,7 +22,7 @@ from traitlets import Integer
 
 from grader.course.autograde import LITTER, course_directory
 from grader.course.kernel import ConfinedKernelManager
-from grader.sandbox.process import end_processes
+from grader.sandbox.tree import end_processes
 
 PR_SET_CHILD_SUBREAPER = 36
 

@@ -26,7 +26,7 @@ from traitlets import Enum, List, Unicode
 from grader.paths import KIT_ROOT, SOLUTIONS_DIR
 from grader.sandbox import linux
 from grader.sandbox.isolation import TIER_VAR, site_dirs
-from grader.sandbox.process import ONE_THREAD, RUN_VAR, end_processes, kill_marked
+from grader.sandbox.tree import ONE_THREAD, RUN_VAR, end_processes, kill_marked
 
 CHECKS_DIR = KIT_ROOT / "grader" / "check" / "checks"
 BOOT = Path(__file__).resolve().with_name("kernel_boot.py")
