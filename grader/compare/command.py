@@ -14,6 +14,7 @@ from pathlib import Path
 
 import click
 
+from grader.compare import view as compare_view
 from grader.compare.corpus import check_reply
 from grader.paths import KIT_ROOT
 from grader.sandbox.tree import TOKEN_VAR, end_tree, isolated_env, kill_marked, new_session
@@ -35,36 +36,15 @@ def compare(submission=None, solutions=False, seed=0, json_file=None, plot_file=
     steps ({"mlp": n, "attention": n}) and samples shorten a run, for the kit's own tests.
     """
     from grader.compare import plot
-    from grader.compare import view as compare_view
-    from grader.sandbox.submission import SubmissionError, find_submission
 
-    try:
-        folder = find_submission(submission, solutions)
-    except SubmissionError as error:
-        click.echo(str(error), err=True)
-        return 2
-    if plot_file is not None and not plot.can_plot():
-        click.echo(plot.NO_MATPLOTLIB, err=True)
-        return 2
-    if not solutions:
-        left = unfinished(folder)
-        if left:
-            click.echo(compare_view.locked(left))
-            return 1
+    folder, status = gate(submission, solutions, plot_file is not None and not plot.can_plot())
+    if folder is None:
+        return status
     started = time.monotonic()
-    progress, notices = compare_view.Progress(), []
-    try:
-        models = run_job(folder, {"seed": seed, "steps": steps or STEPS, "samples": samples, "no_mask": no_mask},
-                         progress.update, notices)
-    except KeyboardInterrupt:
-        progress.close()
-        click.echo("Stopped: the training was interrupted, so there are no figures this time.", err=True)
-        return 130
-    except JobFailed as failure:
-        progress.close()
-        click.echo(str(failure), err=True)
-        return 1
-    progress.close()
+    spec = {"seed": seed, "steps": steps or STEPS, "samples": samples, "no_mask": no_mask}
+    models, notices, status = train_both(folder, spec)
+    if models is None:
+        return status
     result = summary(seed, time.monotonic() - started, models, no_mask)
     click.echo("\n\n".join([compare_view.report(result, models), *notices]))
     if json_file is not None:
@@ -73,6 +53,43 @@ def compare(submission=None, solutions=False, seed=0, json_file=None, plot_file=
         plot.draw(plot_file, result, models)
         click.echo(f"Drew the figures to {plot_file}.")
     return 0
+
+
+def gate(submission, solutions: bool, no_plot: bool) -> tuple[Path | None, int]:
+    """(the folder, 0) when the comparison may run, else (None, exit status) after saying why."""
+    from grader.compare import plot
+    from grader.sandbox.submission import SubmissionError, find_submission
+
+    try:
+        folder = find_submission(submission, solutions)
+    except SubmissionError as error:
+        click.echo(str(error), err=True)
+        return None, 2
+    if no_plot:
+        click.echo(plot.NO_MATPLOTLIB, err=True)
+        return None, 2
+    left = [] if solutions else unfinished(folder)
+    if left:
+        click.echo(compare_view.locked(left))
+        return None, 1
+    return folder, 0
+
+
+def train_both(folder: Path, spec: dict) -> tuple[dict | None, list, int]:
+    """(models, notices, 0) from the training job, or (None, [], exit status) after saying why there are none."""
+    progress, notices = compare_view.Progress(), []
+    try:
+        models = run_job(folder, spec, progress.update, notices)
+    except KeyboardInterrupt:
+        progress.close()
+        click.echo("Stopped: the training was interrupted, so there are no figures this time.", err=True)
+        return None, [], 130
+    except JobFailed as failure:
+        progress.close()
+        click.echo(str(failure), err=True)
+        return None, [], 1
+    progress.close()
+    return models, notices, 0
 
 
 def unfinished(folder: Path) -> list:
