@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import signal
 import sys
 
 import pytest
@@ -23,9 +24,15 @@ def submission(tmp_path):
 
 
 def pytest_configure(config):
-    """Under ATTENTION_BY_HAND_SIMULATE_OTHER_OS=1 (tests/test_portable.py), the APIs Windows lacks raise in this process too."""
+    """Under ATTENTION_BY_HAND_SIMULATE_OTHER_OS=1 (tests/test_portable.py), the APIs Windows lacks raise in this process too.
+
+    A run started in the background by a shell inherits SIGINT ignored, and so would every grader the
+    tests start: give it back, so the tests of Ctrl-C see what a terminal's Ctrl-C does.
+    """
     if simulating_other_os():
         simulate_other_os()
+    if hasattr(signal, "SIGINT") and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(items):
