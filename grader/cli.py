@@ -155,17 +155,20 @@ def try_(exercise, function, submission):
 
 @main.command()
 @click.argument("exercise", type=EXERCISE, metavar="EXERCISE")
+@click.argument("function", required=False)
 @SUBMISSION
-def hint(exercise, submission):
-    """The next hint for an exercise: one more each time you ask.
+def hint(exercise, function, submission):
+    """The next hint for a function of an exercise: one more each time you ask.
 
-    EXERCISE is one of scores, masking, softmax, heads, training.
+    EXERCISE is one of scores, masking, softmax, heads, training. Each function has
+    a ladder of its own; FUNCTION defaults to the first function of the exercise
+    that your last check did not pass.
 
-    Example: grader hint masking
+    Example: grader hint training sgd_step
     """
     from grader.student.hints import hint as run
 
-    sys.exit(run(exercise, submission=submission))
+    sys.exit(run(exercise, function, submission=submission))
 
 
 def no_reference(solutions: bool) -> None:

@@ -1,4 +1,4 @@
-"""`grader hint`: one more rung each time, remembered in the student's folder."""
+"""`grader hint`: a ladder per function, one more rung each time, remembered in the student's folder."""
 
 import json
 import re
@@ -8,58 +8,143 @@ from click.testing import CliRunner
 from grader.check.cache import save_report
 from grader.check.results import CheckResult, ExerciseResult, Report
 from grader.cli import main
-from grader.exercises import NAMES
-from grader.student.hints import LADDERS
+from grader.exercises import BY_NAME, NAMES
+from grader.student.hints import LADDERS, blamed, checked_functions, ladder_text
 
 
-def hint(folder, exercise):
+def hint(folder, exercise, *function):
     """Ask for a hint as a student would; the result."""
-    return CliRunner().invoke(main, ["hint", exercise, "--submission", str(folder)])
+    return CliRunner().invoke(main, ["hint", exercise, *function, "--submission", str(folder)])
 
 
-def test_every_exercise_has_a_ladder_of_three_or_four_rungs():
-    assert set(LADDERS) == set(NAMES)
-    assert all(3 <= len(ladder) <= 4 for ladder in LADDERS.values())
+def verdict(folder, exercise, statuses, messages=None):
+    """Save a verdict of these check ids (exercise.name: status) as `grader check` would."""
+    checks = [CheckResult(f"{exercise}.{name}", status, (messages or {}).get(name, "")) for name, status in statuses.items()]
+    status = "passed" if all(c.status == "passed" for c in checks) else "failed"
+    save_report(folder, Report([ExerciseResult(exercise, status, 0.0, BY_NAME[exercise].points, checks)], seed=0))
+
+
+def test_every_function_has_a_ladder_of_three_or_four_rungs():
+    assert tuple(LADDERS) == NAMES
+    assert all(tuple(LADDERS[name]) == BY_NAME[name].functions for name in NAMES)
+    assert all(3 <= len(ladder) <= 4 for functions in LADDERS.values() for ladder in functions.values())
 
 
 def test_no_rung_gives_the_code():
     code = re.compile(r"\w\([\w.]|\bdef \w+\(|\bfor \w+ in\b|=\s?np\.")  # a call with its arguments, a def, a loop
-    for exercise, ladder in LADDERS.items():
-        for rung in ladder:
-            assert not code.search(rung), (exercise, rung)
+    for exercise, functions in LADDERS.items():
+        for function, ladder in functions.items():
+            for rung in ladder:
+                assert not code.search(rung), (exercise, function, rung)
+
+
+def test_nothing_points_outside_the_kit():
+    commands = set(main.commands)
+    for exercise, functions in LADDERS.items():
+        for function in functions:
+            texts = [*functions[function], ladder_text(exercise, function, len(functions[function]), True, f"{exercise}.py")]
+            for text in texts:
+                assert not re.search(r"lesson|notes|slides|lecture", text, re.IGNORECASE), (function, text)
+                assert set(re.findall(r"grader (\w+)", text)) <= commands, (function, text)
+
+
+def test_every_check_is_about_a_function_of_its_exercise():
+    about = checked_functions()
+    assert len(about) >= 30
+    for check, functions in about.items():
+        exercise = check.split(".")[0]
+        assert functions and set(functions) <= set(BY_NAME[exercise].functions), check
+    for exercise in NAMES:
+        last = {functions[-1] for check, functions in about.items() if check.startswith(exercise + ".")}
+        assert last == set(BY_NAME[exercise].functions), exercise  # every function has a check of its own
+
+
+def test_checks_named_otherwise_map_to_the_function_they_call():
+    expected = {
+        "masking.causal_mask_is_the_lower_triangle": "causal_mask",
+        "masking.each_position_sees_itself_and_the_past": "apply_causal_mask",
+        "heads.head_is_causal": "attention_head",
+        "heads.multi_head_joins_the_heads": "multi_head_attention",
+        "training.head_backward_finite_differences": "attention_head_backward",
+        "training.sgd_step_moves_downhill": "sgd_step",
+        "training.train_steps_by_its_definition": "train",
+    }
+    assert {check: blamed({"id": check, "message": "out is off"}) for check in expected} == expected
+
+
+def test_a_check_of_several_functions_is_about_the_one_its_message_names():
+    check = "training.inputs_unchanged"
+    assert checked_functions()[check] == ("softmax_backward", "attention_head_backward", "sgd_step")
+    assert blamed({"id": check, "message": "softmax_backward changed its input shares; it must ..."}) == "softmax_backward"
+    assert blamed({"id": check, "message": "the list of losses"}) == "sgd_step"
+    assert blamed({"id": "training.gone_since", "message": ""}) is None
 
 
 def test_each_request_climbs_one_rung(submission):
     first = hint(submission, "softmax")
     assert first.exit_code == 0
-    assert "Hint 1 of 4 for softmax" in first.output
-    assert LADDERS["softmax"][0][:40] in first.output
+    assert "Hint 1 of 4 for softmax: softmax(x)" in first.output
+    assert LADDERS["softmax"]["softmax"][0][:40] in first.output
     assert "again gives hint 2" in first.output
     second = hint(submission, "softmax")
     assert "Hint 2 of 4 for softmax" in second.output
     assert "Stability" in second.output and "The idea" in second.output  # earlier rungs stay in view
 
 
-def test_the_place_is_remembered_in_the_state_folder(submission):
+def test_a_named_function_gets_its_own_ladder_and_names_the_others(submission):
+    result = hint(submission, "training", "sgd_step")
+    assert result.exit_code == 0
+    assert "Hint 1 of 3 for training: sgd_step(params, grads, lr)" in result.output
+    assert "hint training sgd_step` again gives hint 2" in result.output
+    said = " ".join(result.output.split())
+    assert "hint training FUNCTION` with FUNCTION softmax_backward, attention_head_backward or train." in said
+    assert "Hint 2 of 3 for training: sgd_step" in hint(submission, "training", "sgd_step").output
+    assert "Hint 1 of 3 for training: train(" in hint(submission, "training", "train").output
+
+
+def test_without_a_verdict_it_starts_with_the_first_function(submission):
+    result = hint(submission, "training")
+    assert "Hint 1 of 3 for training: softmax_backward" in result.output
+    assert "your last check" not in result.output
+
+
+def test_it_starts_with_the_first_function_the_last_check_did_not_pass(submission):
+    verdict(submission, "training", {"softmax_backward_finite_differences": "passed", "head_backward_finite_differences": "failed",
+                                     "sgd_step_moves_downhill": "not_started", "train_steps_by_its_definition": "not_started"})
+    result = hint(submission, "training")
+    assert "Hint 1 of 4 for training: attention_head_backward" in result.output
+    assert "attention_head_backward is the first function of training that your last check did not pass" in result.output
+
+
+def test_a_function_whose_checks_all_pass_is_skipped_even_by_checks_named_otherwise(submission):
+    verdict(submission, "masking", {"causal_mask_is_the_lower_triangle": "passed", "causal_mask_worked_examples": "passed",
+                                    "each_position_sees_itself_and_the_past": "not_started"})
+    assert "Hint 1 of 4 for masking: apply_causal_mask" in hint(submission, "masking").output
+
+
+def test_a_passed_exercise_is_mentioned_and_starts_at_its_first_function(submission):
+    verdict(submission, "heads", {"head_is_causal": "passed", "multi_head_joins_the_heads": "passed"})
+    result = hint(submission, "heads")
+    assert "heads already passes every check" in result.output
+    assert "Hint 1 of 4 for heads: attention_head" in result.output
+
+
+def test_the_place_is_remembered_per_function_in_the_state_folder(submission):
     hint(submission, "masking")
     hint(submission, "masking")
+    hint(submission, "masking", "apply_causal_mask")
     hint(submission, "scores")
-    assert json.loads((submission / ".grader" / "hints.json").read_text()) == {"masking": 2, "scores": 1}
+    saved = json.loads((submission / ".grader" / "hints.json").read_text())
+    assert saved == {"masking": {"causal_mask": 2, "apply_causal_mask": 1}, "scores": {"attention_scores": 1}}
 
 
 def test_after_the_last_rung_it_says_so_and_points_on(submission):
-    for _ in range(len(LADDERS["heads"])):
-        result = hint(submission, "heads")
-    assert "That was the last hint for heads" in result.output
-    assert "heads.py" in result.output and "check heads" in result.output
-    again = hint(submission, "heads")
+    for _ in range(len(LADDERS["heads"]["multi_head_attention"])):
+        result = hint(submission, "heads", "multi_head_attention")
+    assert "That was the last hint for multi_head_attention" in result.output
+    assert "heads.py" in result.output and "check heads" in result.output and "try heads multi_head_attention" in result.output
+    again = hint(submission, "heads", "multi_head_attention")
     assert "Hint 4 of 4" in again.output and "That was the last hint" in again.output
-
-
-def test_a_passed_exercise_is_mentioned(submission):
-    check = CheckResult("scores.property", "passed")
-    save_report(submission, Report([ExerciseResult("scores", "passed", 15.0, 15.0, [check])], seed=0))
-    assert "scores already passes every check" in hint(submission, "scores").output
 
 
 def test_an_unknown_exercise_lists_the_choices(submission):
@@ -68,9 +153,16 @@ def test_an_unknown_exercise_lists_the_choices(submission):
     assert "softmax" in result.output and "masking" in result.output
 
 
+def test_an_unknown_function_lists_the_exercise_s_functions(submission):
+    result = hint(submission, "training", "sgd")
+    assert result.exit_code == 2
+    assert "training has no function sgd: choose one of softmax_backward, attention_head_backward, sgd_step, train" in result.output
+    assert not (submission / ".grader" / "hints.json").exists()
+
+
 def test_an_unwritable_folder_still_gives_the_hint(submission):
     (submission / ".grader").write_text("not a folder")
-    result = CliRunner().invoke(main, ["hint", "scores", "--submission", str(submission)])
+    result = hint(submission, "scores")
     assert result.exit_code == 0
     assert "Hint 1 of 4 for scores" in result.output
     assert "could not be saved" in result.output
@@ -78,6 +170,13 @@ def test_an_unwritable_folder_still_gives_the_hint(submission):
 
 def test_a_damaged_place_starts_the_ladder_over(submission):
     (submission / ".grader").mkdir()
-    (submission / ".grader" / "hints.json").write_text('{"scores": -3, "masking": "two"}')
+    (submission / ".grader" / "hints.json").write_text('{"scores": {"attention_scores": -3}, "masking": {"causal_mask": "two"}}')
     assert "Hint 1 of 4 for scores" in hint(submission, "scores").output
-    assert "Hint 1 of 4 for masking" in hint(submission, "masking").output
+    assert "Hint 1 of 3 for masking: causal_mask" in hint(submission, "masking").output
+
+
+def test_an_old_format_place_starts_the_ladder_over(submission):
+    (submission / ".grader").mkdir()
+    (submission / ".grader" / "hints.json").write_text('{"training": 3, "scores": 2}')
+    assert "Hint 1 of 3 for training: softmax_backward" in hint(submission, "training").output
+    assert json.loads((submission / ".grader" / "hints.json").read_text()) == {"training": {"softmax_backward": 1}}

@@ -1,5 +1,8 @@
-"""`grader hint EXERCISE`: a ladder of hints, from the idea to the shape of the numpy call."""
+"""`grader hint EXERCISE [FUNCTION]`: a ladder of hints per function, from the idea to the shape of the numpy call."""
 
+import ast
+import functools
+import re
 import shutil
 import textwrap
 from pathlib import Path
@@ -7,108 +10,154 @@ from pathlib import Path
 import click
 
 from grader import kit
-from grader.check.cache import cached_report, read_json, write_json
+from grader.check.cache import cached_report, last_known, read_json, write_json
+from grader.check.checks.harness import ARG_NAMES
 from grader.exercises import BY_NAME
+from grader.paths import GRADER_DIR
 from grader.style import paint, shown_command
 
-HINTS_FILE = "hints.json"
+HINTS_FILE = "hints.json"  # {exercise: {function: the last rung shown}}
+CHECKS_DIR = GRADER_DIR / "check" / "checks"  # public/ and, in the full kit, hidden/: one test_*.py per exercise
 
 LADDERS = {
-    "scores": (
-        "The idea: a score is a dot product. Query i and key j are both d numbers long; multiply "
-        "them entry by entry and add up, and you have how well i matches j. Do that for every "
-        "query against every key and you get a table with a row per query and a column per key, "
-        "(T, S). Then divide the whole table by the square root of d.",
-        "One matrix product computes every dot product at once: a (T, d) matrix times a (d, S) "
-        "matrix is (T, S), and its entry [i, j] is row i of the first times column j of the second. "
-        "So the keys have to stand on their side: (..., d, S) instead of (..., S, d).",
-        "The shape of the call: the queries, the matrix product operator @, then the keys with "
-        "their last two axes swapped, all divided by np.sqrt of d, where d is the size of the last "
-        "axis of q. np.swapaxes takes the array and the two axes to swap, here -1 and -2; .T would "
-        "reverse every axis, batch axes included.",
-        "If the check says your values are off by a constant factor, look at the scaling: divide by "
-        "the square root of d, not by d, and take d from q's last axis, not from the number of "
-        "positions T.",
-    ),
-    "masking": (
-        "The idea: position i may look at position j only when j <= i. In a (T, T) table with a row "
-        "per position i and a column per position j, those are the diagonal and everything below "
-        "it. causal_mask is that table as True/False; apply_causal_mask puts minus infinity "
-        "wherever the table says False, so the softmax later gives those positions nothing.",
-        "causal_mask: numpy keeps the lower triangle of a matrix with np.tril. Give it a (T, T) "
-        "array of ones and you have the shape; the result must have dtype bool, so ask for bool "
-        "when you build the ones or convert the result with .astype.",
-        "apply_causal_mask: np.where takes three arguments: a condition (your causal_mask, with T "
-        "read from the last axis of the scores), what to take where the condition is True (the "
-        "scores) and what to take elsewhere (minus infinity, -np.inf). It returns a new array, and "
-        "a (T, T) condition broadcasts over any batch axes in front.",
-        "Two things the checks catch: assigning into scores[...] changes the caller's array (the "
-        "input must be left as it was), and a mask of 1.0 and 0.0 floats is not a bool mask.",
-    ),
-    "softmax": (
-        "The idea: make every score positive with exp, then divide each by its row's total, so "
-        "the row adds up to 1. exp of minus infinity is exactly 0, so masked positions get a "
-        "share of 0 without any special case.",
-        "Stability: exp overflows to inf past about 709, and inf / inf is NaN. Subtracting the "
-        "same number c from every entry of a row does not change its softmax (exp(-c) cancels "
-        "above and below the line), so subtract the row's largest entry first: then the largest "
-        "exp is exactly 1 and the row's total is at least 1.",
-        "The shape of the calls: the row's maximum and the row's sum are both taken along "
-        "axis=-1 with keepdims=True, which gives (..., 1) and broadcasts back against the "
-        "(..., S) row. Three steps: shift by the maximum, exponentiate, divide by the sum.",
-        "If the check shows NaN or a warning: take the maximum per row, not over the whole array "
-        "(one large row would push every other row's exp to 0, and 0 / 0 is NaN), and build a new "
-        "array rather than subtracting into x in place.",
-    ),
-    "heads": (
-        "The idea: a head gives each position three vectors, its query, key and value, each the "
-        "input row times a weight matrix. The masked softmax of the scores says how much of each "
-        "earlier position's value to take; a position's output is that weighted sum of values.",
-        "attention_head in order: queries, keys and values are x @ each weight, (..., T, d) and "
-        "(..., T, d_v); then your attention_scores of the queries and keys, your "
-        "apply_causal_mask, your softmax: the shares, (..., T, T). The output is the shares times "
-        "the values, (..., T, d_v). Return the pair (out, shares).",
-        "multi_head_attention: call attention_head once per (w_q, w_k, w_v) in the given order, "
-        "keeping each output and each shares. np.concatenate of the list of outputs with axis=-1 "
-        "puts them side by side, (..., T, H * d_v); that times w_o is (..., T, C_out). Return the "
-        "pair (out, list of the shares).",
-        "If heads fails only because an earlier exercise does, the report says so: heads is "
-        "checked with the reference scores, mask and softmax, so fix the earlier one first. "
-        "Otherwise check the order of the heads and that the shares come back as a list.",
-    ),
-    "training": (
-        "The idea: a backward pass runs the forward pass in reverse. For every intermediate array "
-        "you want the loss's gradient with respect to it, which has that array's shape; each step "
-        "back multiplies by how that step's output changes with its input. sgd_step and train are "
-        "the short part: move each weight against its gradient, and repeat.",
-        "softmax_backward: for one row, the gradient at j is s_j times (d_s_j minus the row's sum "
-        "of d_s times s). That sum is one number per row: a sum along axis=-1 with keepdims=True, "
-        "(..., 1), then elementwise products broadcast it back to (..., S).",
-        "attention_head_backward: redo the forward pass keeping q, k, v and the shares. Going back, "
-        "each gradient has the shape of what it is for: d_v (..., T, d_v) comes from the shares "
-        "with their last two axes swapped times d_out; d_shares (..., T, T) from d_out times v "
-        "swapped; d_scores through your softmax_backward, divided by the square root of d; d_q "
-        "and d_k from d_scores and k, and d_scores swapped and q. d_x adds the three paths back "
-        "through w_q, w_k and w_v (each weight transposed).",
-        "The weight gradients sum over every position of every batch: reshape x to (-1, C) and the "
-        "gradient to (-1, d), and the transposed first times the second is (C, d). sgd_step: for "
-        "every name, the parameter minus lr times its gradient, stored back under that name. train: "
-        "for each step take the next pair from the iterator, ask the model for its loss and "
-        "gradients, step with your sgd_step on the model's params, and keep the loss as a Python float.",
-    ),
+    "scores": {
+        "attention_scores": (
+            "The idea: a score is a dot product. Query i and key j are both d numbers long; multiply them entry "
+            "by entry and add up, and you have how well i matches j. Do that for every query against every key "
+            "and you get a table with a row per query and a column per key, (T, S). Then divide the whole table "
+            "by the square root of d.",
+            "One matrix product computes every dot product at once: a (T, d) matrix times a (d, S) matrix is "
+            "(T, S), and its entry [i, j] is row i of the first times column j of the second. So the keys have "
+            "to stand on their side: (..., d, S) instead of (..., S, d).",
+            "The shape of the call: the queries, the matrix product operator @, then the keys with their last two "
+            "axes swapped, all divided by np.sqrt of d, where d is the size of the last axis of q. np.swapaxes "
+            "takes the array and the two axes to swap, here -1 and -2; .T would reverse every axis, batch axes "
+            "included.",
+            "If the check says your values are off by a constant factor, look at the scaling: divide by the "
+            "square root of d, not by d, and take d from q's last axis, not from the number of positions T.",
+        ),
+    },
+    "masking": {
+        "causal_mask": (
+            "The idea: position i may look at position j only when j <= i. In a (T, T) table with a row per "
+            "position i and a column per position j, those are the diagonal and everything below it. "
+            "causal_mask is that table as True and False.",
+            "numpy keeps the lower triangle of a matrix, the diagonal included, with np.tril, and zeroes the "
+            "rest. Give it a (T, T) array of ones and you have the table's shape.",
+            "The shape of the call: np.tril of np.ones with the shape (T, T). The result must have dtype bool: "
+            "ask for dtype=bool when you build the ones, or convert the result with .astype and bool. A mask of "
+            "1.0 and 0.0 floats is not a bool mask, and the check says so.",
+        ),
+        "apply_causal_mask": (
+            "The idea: wherever position i would look ahead (j > i, where causal_mask says False) the score "
+            "becomes minus infinity, so the softmax later gives that position a share of exactly 0. Every other "
+            "score stays exactly as it was.",
+            "np.where picks from two arrays by a condition, entry by entry, and returns a new array, so the "
+            "caller's scores are left as they were. A (T, T) condition broadcasts over any batch axes in front.",
+            "The shape of the call: np.where with three arguments: the condition (your causal_mask, with T read "
+            "from the last axis of the scores), what to take where it is True (the scores) and what to take "
+            "elsewhere (minus infinity, -np.inf).",
+            "Three things the checks catch: assigning into scores[...] changes the caller's array (copy it "
+            "first, or use np.where); T read from the first axis breaks for batched scores (..., T, T); and a "
+            "large negative number such as -1e9 is not minus infinity.",
+        ),
+    },
+    "softmax": {
+        "softmax": (
+            "The idea: make every score positive with exp, then divide each by its row's total, so the row adds "
+            "up to 1. exp of minus infinity is exactly 0, so masked positions get a share of 0 without any "
+            "special case.",
+            "Stability: exp overflows to inf past about 709, and inf / inf is NaN. Subtracting the same number c "
+            "from every entry of a row does not change its softmax (exp(-c) cancels above and below the line), "
+            "so subtract the row's largest entry first: then the largest exp is exactly 1 and the row's total "
+            "is at least 1.",
+            "The shape of the calls: the row's maximum and the row's sum are both taken along axis=-1 with "
+            "keepdims=True, which gives (..., 1) and broadcasts back against the (..., S) row. Three steps: shift "
+            "by the maximum, exponentiate, divide by the sum.",
+            "If the check shows NaN or a warning: take the maximum per row, not over the whole array (one large "
+            "row would push every other row's exp to 0, and 0 / 0 is NaN), and build a new array rather than "
+            "subtracting into x in place.",
+        ),
+    },
+    "heads": {
+        "attention_head": (
+            "The idea: a head gives each position three vectors, its query, key and value, each the input row "
+            "times a weight matrix. The masked softmax of the scores says how much of each earlier position's "
+            "value to take; a position's output is that weighted sum of values.",
+            "In order: queries, keys and values are x @ each weight, (..., T, d) and (..., T, d_v); then your "
+            "attention_scores of the queries and keys, your apply_causal_mask, your softmax: the shares, "
+            "(..., T, T). The output is the shares times the values, (..., T, d_v).",
+            "The shape of the calls: three products x @ w_q, x @ w_k, x @ w_v; your three functions one after "
+            "the other, the mask before the softmax; one more @ of the shares and the values. Return the pair "
+            "(out, shares), out first.",
+            "If heads fails only because an earlier exercise does, the report says so: in the full kit heads is "
+            "checked with the reference scores, mask and softmax, so fix the earlier exercise first.",
+        ),
+        "multi_head_attention": (
+            "The idea: several heads look at the same input side by side. Each gives d_v numbers per position; "
+            "placed next to each other they are H * d_v numbers per position, and w_o mixes them into C_out.",
+            "Call your attention_head once per (w_q, w_k, w_v) in the order given, keeping each output and each "
+            "shares. Joining the outputs along the last axis gives (..., T, H * d_v); that times w_o is "
+            "(..., T, C_out).",
+            "The shape of the calls: np.concatenate of the list of outputs with axis=-1, then @ w_o. Return the "
+            "pair (out, the list of the shares), the shares in the order of the heads.",
+            "What the checks catch: joining along another axis stacks positions or batches instead of placing "
+            "the heads side by side; the heads out of order; the shares as an array rather than a list. The "
+            "check compares with your own attention_head, so make its checks pass first.",
+        ),
+    },
+    "training": {
+        "softmax_backward": (
+            "The idea: you are given how the loss changes with each share (d_shares) and want how it changes "
+            "with each input x. The shares of a row always add up to 1, so moving one x_j moves every share of "
+            "its row: each entry of the answer collects from the whole row.",
+            "The formula, for one row: the gradient at j is s_j times (d_s_j minus the row's sum over k of d_s_k "
+            "times s_k). That sum is one number per row, the same for every j.",
+            "The shape of the calls: the elementwise product of shares and d_shares, summed along axis=-1 with "
+            "keepdims=True, is (..., 1); subtract it from d_shares (it broadcasts back to (..., S)) and multiply "
+            "elementwise by the shares. A masked entry has share 0, so its gradient is 0 by itself.",
+        ),
+        "attention_head_backward": (
+            "The idea: a backward pass runs the forward pass in reverse. Redo the forward pass keeping q, k, v "
+            "and the shares; then, for each array on the way back, find the loss's gradient with respect to it, "
+            "which has that array's shape.",
+            "The last steps first. out is the shares times v: d_v (..., T, d_v) is the shares with their last two "
+            "axes swapped times d_out, and d_shares (..., T, T) is d_out times v swapped. d_scores is your "
+            "softmax_backward of the shares and d_shares; masked entries get 0 by themselves.",
+            "The scores are q times k swapped, over the square root of d: divide d_scores by it, then d_q is "
+            "d_scores times k and d_k is d_scores swapped times q. Each of q, k, v is x times its weight, so d_x "
+            "adds three paths: d_q, d_k and d_v, each times its weight transposed.",
+            "The weight gradients sum over every position of every batch: reshape x to (-1, C) and d_q to "
+            "(-1, d); the first transposed times the second is (C, d), like w_q; the same for w_k and w_v. "
+            "Return (d_x, d_w_q, d_w_k, d_w_v) in that order.",
+        ),
+        "sgd_step": (
+            "The idea: a gradient points uphill, the way the loss grows fastest, so each weight takes a small "
+            "step the other way: p minus lr times g, for every name in params.",
+            "sgd_step returns None: it changes the dict it was given. Go over the names of params and store, "
+            "under each name, the parameter minus lr times its gradient: a new array in the dict, or the same "
+            "array changed in place with -=. The gradients stay as they were.",
+            "What the check catches: adding instead of subtracting (a step up the gradient), returning a new "
+            "dict while params stays unchanged, and changing grads.",
+        ),
+        "train": (
+            "The idea: the loop repeats three things, steps times: take the next (x, y) batch, ask the model for "
+            "its loss and gradients, and move the weights with your sgd_step. The losses, one per step, show "
+            "the learning.",
+            "One step: next of the batches iterator gives one pair; model.loss_and_grads of x and y gives "
+            "(loss, grads); your sgd_step with model.params, grads and lr moves the weights. Keep the loss "
+            "measured before the step.",
+            "The shape of the loop: a list, and steps rounds that each take exactly one batch and append float "
+            "of the loss; return the list. What the check catches: one batch for every step or several per "
+            "step, numpy numbers instead of Python floats, and a copy of params passed to sgd_step, so the "
+            "model never changes.",
+        ),
+    },
 }
 
-LESSON = {
-    "scores": "scaled dot-product scores",
-    "masking": "the causal mask",
-    "softmax": "the stable softmax",
-    "heads": "attention heads",
-    "training": "backpropagation through a head",
-}
 
-
-def hint(exercise: str, submission: Path | None = None) -> int:
-    """Show the hints of an exercise up to one more than before; 0 once shown, 2 for a bad folder."""
+def hint(exercise: str, function: str | None = None, submission: Path | None = None) -> int:
+    """Show one function's hints up to one more than before; 0 once shown, 2 for a bad folder, exercise or function."""
     from grader.student.status import resolve, shown
 
     folder = resolve(submission, "give a hint")
@@ -117,38 +166,110 @@ def hint(exercise: str, submission: Path | None = None) -> int:
     if exercise not in LADDERS:
         click.echo(f"There is no exercise {exercise!r}: choose one of {', '.join(LADDERS)}.", err=True)
         return 2
-    ladder = LADDERS[exercise]
-    seen = read_json(folder, HINTS_FILE) or {}
-    before = seen.get(exercise) if isinstance(seen.get(exercise), int) else 0
+    if unknown_function(exercise, function):
+        return 2
+    stuck = None if function else stuck_on(folder, exercise)
+    function = function or stuck or BY_NAME[exercise].functions[0]
+    ladder = LADDERS[exercise][function]
+    places = {name: kept for name, kept in (read_json(folder, HINTS_FILE) or {}).items() if isinstance(kept, dict)}
+    mine = places.get(exercise, {})
+    before = mine.get(function) if type(mine.get(function)) is int else 0
     before = min(max(before, 0), len(ladder))
     rung = min(before + 1, len(ladder))
-    remembered = write_json(folder, HINTS_FILE, {**seen, exercise: rung})
+    remembered = write_json(folder, HINTS_FILE, {**places, exercise: {**mine, function: rung}})
     passed_note(folder, exercise)
-    click.echo(ladder_text(exercise, rung, done=before >= len(ladder), file=f"{shown(folder)}{exercise}.py"))
+    if stuck:
+        click.echo(f"{function} is the first function of {exercise} that your last check did not pass.")
+    click.echo(ladder_text(exercise, function, rung, done=before >= len(ladder), file=f"{shown(folder)}{exercise}.py"))
     if not remembered:
         click.echo(f"(Your place on the ladder could not be saved in {folder / '.grader'}.)", err=True)
     return 0
 
 
-def ladder_text(exercise: str, rung: int, done: bool, file: str) -> str:
+def unknown_function(exercise: str, function: str | None) -> bool:
+    """True, after saying which functions there are, when the exercise has no function of this name."""
+    functions = BY_NAME[exercise].functions
+    if function is not None and function not in functions:
+        click.echo(f"{exercise} has no function {function}: choose one of {', '.join(functions)}.", err=True)
+        return True
+    return False
+
+
+def ladder_text(exercise: str, function: str, rung: int, done: bool, file: str) -> str:
     """The rungs up to this one, earlier ones dim, and what comes after."""
-    ladder = LADDERS[exercise]
+    ladder = LADDERS[exercise][function]
     width = min(88, shutil.get_terminal_size((88, 24)).columns) - 4
-    lines = [paint(f"Hint {rung} of {len(ladder)} for {exercise} ({BY_NAME[exercise].title}):", bold=True)]
+    lines = [paint(f"Hint {rung} of {len(ladder)} for {exercise}: {function}({', '.join(ARG_NAMES[function])})", bold=True)]
     for number in range(1, rung + 1):
         text = textwrap.fill(ladder[number - 1], width, initial_indent=f"  {number}. ", subsequent_indent="     ")
         lines.append(text if number == rung and not done else paint(text, dim=True))
     lines.append("")
+    functions = BY_NAME[exercise].functions
+    again = ("hint", exercise) + ((function,) if len(functions) > 1 else ())
     if rung < len(ladder):
-        lines.append(f"Still stuck? {shown_command('hint', exercise)} again gives hint {rung + 1}.")
+        told = f"Still stuck? {shown_command(*again)} again gives hint {rung + 1}."
     else:
-        last = (
-            f"That was the last hint for {exercise}. The docstrings in {file} state the spec and the "
-            f"formula; the lesson's notes on {LESSON[exercise]} go through it step by step, and "
-            f"{shown_command('check', exercise)} shows the smallest input your code gets wrong."
+        told = (
+            f"That was the last hint for {function}. Its docstring in {file} states the spec and the formula, "
+            f"and the top of the file says what it is for; {shown_command('try', exercise, function)} runs it on "
+            f"a small example beside what it should give, and {shown_command('check', exercise)} shows the "
+            "smallest input your code gets wrong."
         )
-        lines.append(textwrap.fill(last, width + 4))
+    lines.append(textwrap.fill(told, width + 4))
+    others = [name for name in functions if name != function]
+    if others:
+        listed = " or ".join(filter(None, [", ".join(others[:-1]), others[-1]]))
+        told = f"The other functions of {exercise} have ladders of their own: {shown_command('hint', exercise, 'FUNCTION')}"
+        told += f" with FUNCTION {listed}."
+        lines.append(textwrap.fill(told, width + 4))
     return "\n".join(lines)
+
+
+def stuck_on(folder: Path, exercise: str) -> str | None:
+    """The first function of the exercise that the last saved verdict, even of files changed since, does not pass."""
+    verdict = last_known(folder).get(exercise)
+    if verdict is None:
+        return None
+    passes = {}
+    for check in verdict["checks"]:
+        about = blamed(check)
+        passes[about] = passes.get(about, True) and check["status"] == "passed"
+    return next((name for name in BY_NAME[exercise].functions if not passes.get(name, False)), None)
+
+
+def blamed(check: dict) -> str | None:
+    """The function a saved check is about: of those it calls, the one its message starts with, else the last, built on the others."""
+    called = checked_functions().get(check["id"], ())
+    first = re.match(r"\w+", str(check.get("message", "")))  # "sgd_step changed its input grads['w']; ..."
+    return first.group() if first and first.group() in called else called[-1] if called else None
+
+
+@functools.cache
+def checked_functions() -> dict[str, tuple[str, ...]]:
+    """Each check's id and the functions of its exercise it calls, in the exercise's order, read from the checks' source."""
+    # A check calls a function by naming it in a string, in its body or in a function of its module that it uses.
+    called = {}
+    for path in sorted(CHECKS_DIR.glob("*/test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        defs = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+        exercise = next(node.value.value for node in tree.body if isinstance(node, ast.Assign)
+                        and [getattr(t, "id", None) for t in node.targets] == ["EXERCISE"])
+        for name in filter(lambda name: name.startswith("test_"), defs):
+            check, named = f"{exercise}.{name.removeprefix('test_')}", strings(defs[name], defs)
+            known = named | set(called.get(check, ()))  # the same id in public/ and hidden/: both
+            called[check] = tuple(function for function in BY_NAME[exercise].functions if function in known)
+    return {check: functions for check, functions in called.items() if functions}
+
+
+def strings(node: ast.AST, defs: dict[str, ast.FunctionDef], seen: frozenset = frozenset()) -> set[str]:
+    """Every string constant in a function, and in the functions of its module that it names, at any depth."""
+    found = set()
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
+            found.add(inner.value)
+        elif isinstance(inner, ast.Name) and inner.id in defs and inner.id not in seen:
+            found |= strings(defs[inner.id], defs, seen | {inner.id, getattr(node, "name", "")})
+    return found
 
 
 def passed_note(folder: Path, exercise: str) -> None:
