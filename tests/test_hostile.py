@@ -64,7 +64,7 @@ VERDICTS = {
     "swallows_everything": (("timeout", "softmax did not return within 2 s"), 10),
     "hang_at_import": (("import", "importing your softmax.py did not finish within 2 s"), 10),
     "slow_but_correct": (is_right, 10),
-    "exit_at_import": (("import", "your softmax.py exited the interpreter at import"), 8),
+    "exit_at_import": (("import", "your softmax.py called sys.exit while being imported"), 8),
     "os_exit_at_import": (("import", "your softmax.py ended the Python process while being imported (exit status 0"), 8),
     "os_exit_in_call": (("crashed", "softmax ended the Python process (exit status 0"), 8),
     "keyboard_interrupt": (("raised", "softmax raised KeyboardInterrupt (softmax.py, line 5"), 8),
@@ -73,12 +73,12 @@ VERDICTS = {
     "huge_allocation": (("raised", "softmax ran out of memory (softmax.py, line 7"), 8),
     "memory_growth": (("raised|memory", "memory"), 8),  # MemoryError under RLIMIT_AS; stopped by the memory watch where there is none
     "syntax_error": (("import", "your softmax.py cannot be imported: expected ':' (softmax.py, line 4)"), 8),
-    "pytest_skip": (("raised", "softmax raised Skipped: nothing to see here"), 8),
-    "pytest_xfail": (("raised", "softmax raised XFailed: known issue"), 8),
+    "pytest_skip": (("refused", "softmax.py imports pytest, which the grader does not allow"), 8),  # tests/test_imports.py
+    "pytest_xfail": (("refused", "softmax.py imports pytest, which the grader does not allow"), 8),
     "imports_solutions": (("refused", "softmax.py imports the reference solutions (line 3)"), 8),
     "imports_solutions_hidden": (("refused", "softmax imports the reference solutions"), 8),
     "patches_allclose": (zeros, 8),
-    "patches_pytest": (zeros, 8),
+    "patches_pytest": (("refused", "softmax.py imports _pytest, which the grader does not allow"), 8),
     "patches_builtins": (zeros, 8),
     "lying_conftest": (zeros, 8),
     "numpy_shadow": (zeros, 8),
@@ -138,7 +138,7 @@ def test_hostile_call_gets_its_verdict(case, tmp_path, workers):
 
 
 def test_patches_stay_in_the_worker(tmp_path):
-    for case in ("patches_allclose", "patches_pytest", "patches_builtins"):
+    for case in ("patches_allclose", "patches_builtins"):  # patches_pytest cannot import pytest (tests/test_imports.py)
         with Student(submission(tmp_path, case)) as student:
             student.call("softmax", "softmax", X.copy())
     assert not np.allclose(0.0, 1.0) and isinstance(1, int) and not isinstance(1, str)
@@ -173,9 +173,9 @@ CHECKED = {
     "slow_but_correct": "passed",
     "prints_64mb": "passed",
     "patches_allclose": "failed",
-    "patches_pytest": "failed",
+    "patches_pytest": "error",
     "numpy_shadow": "failed",
-    "pytest_skip": "failed",
+    "pytest_skip": "error",
     "eq_always_true": "failed",
     "ndarray_subclass": "failed",
     "array_function": "failed",

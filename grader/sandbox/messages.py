@@ -3,18 +3,18 @@
 import traceback
 from pathlib import Path
 
+from grader.sandbox.imports import refused
 from grader.sandbox.limits import MEMORY_BYTES
-from grader.sandbox.session import refused
 
 
 def import_failure(module, error, folder) -> str:
     """Why a student module cannot be imported, for the student."""
-    if refused(error):
-        return f"your {module}.py imports the reference solutions; the grader does not grade it. Write the functions yourself."
+    if said := refusal(error, folder, f"your {module}.py imports the reference solutions; the grader does not grade it. Write the functions yourself."):
+        return said
     if isinstance(error, SyntaxError):
         return f"your {module}.py cannot be imported: {error.msg} ({Path(error.filename or module).name}, line {error.lineno}). Fix the syntax and save."
     if isinstance(error, SystemExit):
-        return f"your {module}.py exited the interpreter at import (sys.exit {where(error, folder)}): remove that call."
+        return f"your {module}.py called sys.exit while being imported {where(error, folder)}: remove that call."
     return f"your {module}.py cannot be imported: {type(error).__name__}: {text(error)} {where(error, folder)}."
 
 
@@ -22,7 +22,7 @@ def call_failure(function, error, folder) -> str:
     """What went wrong in a call, for the student."""
     place = where(error, folder)
     if isinstance(error, SystemExit):
-        return f"{function} called sys.exit() {place} instead of returning: return a value instead."
+        return f"{function} called sys.exit() {place} instead of returning: remove that call and return the result."
     if isinstance(error, RecursionError):
         return f"{function} recursed without end (RecursionError) {place}: look for a function that calls itself."
     if isinstance(error, MemoryError):
@@ -30,6 +30,21 @@ def call_failure(function, error, folder) -> str:
     if isinstance(error, KeyboardInterrupt):
         return f"{function} raised KeyboardInterrupt {place}: nobody pressed Ctrl-C, so remove that raise."
     return f"{function} raised {type(error).__name__}: {text(error)} {place}."
+
+
+def call_refusal(function, error, folder) -> str | None:
+    """Why an import made in a call was refused, for the student; None if none was."""
+    return refusal(error, folder, f"{function} imports the reference solutions; write it yourself.")
+
+
+def refusal(error, folder, solutions: str) -> str | None:
+    """Why an import was refused, for the student: the rule and where it was broken, or these words for the solutions; None if none was."""
+    found = refused(error)
+    if found is None:
+        return None
+    if str(found.name).partition(".")[0] == "solutions":
+        return solutions
+    return f"{text(found)} {where(error, folder)}".rstrip() + "."
 
 
 def text(error) -> str:

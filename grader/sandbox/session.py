@@ -8,10 +8,7 @@ import types
 from pathlib import Path
 
 from grader.sandbox.codec import PACKAGE
-
-
-class Refused(ImportError):
-    """Raised when student code imports the reference solutions."""
+from grader.sandbox.imports import Refused
 
 
 class BlockSolutions(importlib.abc.MetaPathFinder):
@@ -19,7 +16,7 @@ class BlockSolutions(importlib.abc.MetaPathFinder):
 
     def find_spec(self, name, path=None, target=None):
         if name.split(".")[0] == "solutions":
-            raise Refused(f"importing {name} is not allowed")
+            raise Refused(f"importing {name} is not allowed", name=name)
         return None
 
 
@@ -122,14 +119,3 @@ def load_package(name, folder):
     package.__spec__.submodule_search_locations = [str(folder)]
     sys.modules[name] = package
     return package
-
-
-def refused(error) -> bool:
-    """Whether an exception comes from importing the reference solutions."""
-    seen = 0
-    while error is not None and seen < 20:
-        if isinstance(error, Refused):
-            return True
-        error, seen = error.__cause__ or error.__context__, seen + 1
-    return False
-

@@ -13,9 +13,10 @@ import numpy as np
 
 from grader.sandbox.channel import Channel
 from grader.sandbox.codec import MAX_FRAME, MAX_WARNINGS, WARNING_CHARS, Foreign, describe, encode
+from grader.sandbox.imports import install, refused
 from grader.sandbox.limits import end_leftovers, limit_resources, watch_parent
-from grader.sandbox.messages import call_failure, import_failure, text
-from grader.sandbox.session import Session, refused
+from grader.sandbox.messages import call_failure, call_refusal, import_failure, text
+from grader.sandbox.session import Session
 
 NUMPY_ERRORS = np.geterr()  # numpy's defaults, before any student code: warn on overflow, 0/0 and x/0
 
@@ -24,6 +25,7 @@ def main(landlocked: bool = False):
     """Serve requests until the grader closes the pipe; landlocked says whether Landlock confines this process."""
     channel = Channel()
     session, sweep = None, False
+    install()  # before pristine: the guarded __import__ is what each request gets back
     pristine = dict(vars(builtins))  # restored after each request, so the worker's own code keeps working
     while (message := channel.read()) is not None:
         if message["op"] == "init":
@@ -65,8 +67,8 @@ def handle(session, message):
     except NotImplementedError:
         return {"error": "not_started", "message": f"{function} is not written yet: it still raises NotImplementedError."}
     except BaseException as error:  # the parent alone decides what a failure means
-        if refused(error):
-            return {"error": "refused", "message": f"{function} imports the reference solutions; write it yourself."}
+        if said := call_refusal(function, error, session.folder):
+            return {"error": "refused", "message": said}
         return {"error": "raised", "message": call_failure(function, error, session.folder)}
     return {"value": value, "args": args, "seconds": time.perf_counter() - start, "warnings": summary(caught)}
 

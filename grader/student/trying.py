@@ -23,16 +23,22 @@ RUN = """\
 import sys, traceback, importlib
 from pathlib import Path
 from grader.sandbox.codec import PACKAGE, decode, encode
+from grader.sandbox.imports import install
+from grader.sandbox.messages import call_refusal
 from grader.sandbox.session import load_package
 folder, module, function, given, answer = sys.argv[1:]
 load_package(PACKAGE, Path(folder))
+install()  # the worker's import rule, so what `grader check` refuses is refused here too
 args = decode(Path(given).read_bytes(), live=True)
 try:
     value = getattr(importlib.import_module(f"{PACKAGE}.{module}"), function)(*args)
 except NotImplementedError:
     sys.exit(4)
-except BaseException:
-    traceback.print_exc()
+except BaseException as error:
+    if said := call_refusal(function, error, Path(folder)):
+        print(said, file=sys.stderr)
+    else:
+        traceback.print_exc()
     sys.exit(3)
 Path(answer).write_bytes(encode({"value": value, "args": args}))
 """
