@@ -13,9 +13,10 @@ if sys.version_info < (3, 11):  # before any import that needs a newer Python
 try:
     import click
 except ModuleNotFoundError:
+    VENV_GRADER = r".venv\Scripts\grader" if sys.platform == "win32" else ".venv/bin/grader"
     print(
         f"The kit is not installed for {sys.executable}: run the README's first line, "
-        "then use .venv/bin/grader (or activate .venv and type grader).",
+        f"then use {VENV_GRADER} (or activate .venv and type grader).",
         file=sys.stderr,
     )
     sys.exit(2)
@@ -53,8 +54,14 @@ class Grader(click.Group):
 
 @click.group(cls=Grader, invoke_without_command=True)
 @click.version_option(package_name=kit.DISTRIBUTION)
+@click.option(
+    "--submission",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="A folder holding the five modules (default: ./exercises), for the command that follows or, alone, for status.",
+)
 @click.pass_context
-def main(ctx):
+def main(ctx, submission):
     """Attention by Hand: build self-attention in numpy, checked as you go.
 
     Run with no command to see your progress. Start with:
@@ -64,7 +71,18 @@ def main(ctx):
     if ctx.invoked_subcommand is None:
         from grader.student.status import status
 
-        sys.exit(status())
+        sys.exit(status(submission=submission))
+    if submission is not None:
+        hand_on(ctx, submission)
+
+
+def hand_on(ctx, submission: Path) -> None:
+    """`grader --submission DIR COMMAND`: DIR becomes COMMAND's --submission, unless COMMAND names its own."""
+    name = ctx.invoked_subcommand
+    if not any(param.name == "submission" for param in main.get_command(ctx, name).params):
+        takers = [n for n, c in main.commands.items() if any(p.name == "submission" for p in c.params) and not c.hidden]
+        raise click.UsageError(f"--submission goes with {', '.join(sorted(takers))}; `grader {name}` does not take it.")
+    ctx.default_map = {**(ctx.default_map or {}), name: {"submission": submission}}
 
 
 @main.command()

@@ -3,6 +3,7 @@
 import json
 import os
 import shutil
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -72,12 +73,28 @@ def test_missing_folder_is_a_usage_error(tmp_path):
     assert "does not exist" in result.output
 
 
-def test_plot_without_matplotlib_names_the_extra_before_training(monkeypatch, tmp_path):
-    monkeypatch.setattr(plot, "can_plot", lambda: False)
-    monkeypatch.setattr(comparison, "run_job", no_training)
-    result = CliRunner().invoke(main, ["compare", "--solutions", "--plot", str(tmp_path / "f.png")])
-    assert result.exit_code == 2
-    assert "attention-by-hand[plot]" in result.output
+def test_plot_without_matplotlib_still_gives_the_figures_and_says_how_to_get_it(monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if it were not installed
+    assert not plot.can_plot()
+    picture = tmp_path / "f.png"
+    assert comparison.compare(solutions=True, plot_file=picture, **QUICK) == 0
+    out = capsys.readouterr().out
+    assert "8-character MLP" in out and not picture.exists()
+    assert "No plot was drawn: --plot needs matplotlib" in out and "pip install -e '.[plot]'" in out
+    assert "Drew the figures" not in out
+
+
+def test_the_plots_tick_labels_do_not_overlap(tmp_path):
+    pyplot = pytest.importorskip("matplotlib.pyplot")
+    figures = {n: {"p_decision": p, "correct_replies": c, "sampled_replies": 100} for n, p, c in (("mlp", 0.5, 30), ("attention", 1.0, 95))}
+    fig, axes = pyplot.subplots(figsize=(16 * 2 / 9, 4.5))  # the bars' share of the figure draw() makes
+    plot.kit_and_lesson(axes, figures)
+    fig.canvas.draw()
+    boxes = [label.get_window_extent() for label in axes.get_xticklabels()]
+    boxes += [text.get_window_extent() for text in axes.texts]
+    assert len(boxes) == 6
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    pyplot.close(fig)
 
 
 def test_quick_run_writes_the_json_of_spec_and_is_deterministic(tmp_path, capsys):
@@ -104,7 +121,7 @@ def test_no_mask_trains_the_students_own_head_without_the_mask_too(tmp_path, cap
     data = json.loads(path.read_text())
     assert set(data["models"]) == {"mlp", "attention", "attention_no_mask"} and data["mask"] is False
     out = capsys.readouterr().out
-    assert "Without the causal mask (your head with your apply_causal_mask replaced by the identity)" in out
+    assert "Without the causal mask (the reference head with its apply_causal_mask replaced by the identity)" in out
 
 
 def test_no_mask_says_so_when_the_head_masks_without_apply_causal_mask(ungated, reference_copy, tmp_path, capsys):
@@ -114,7 +131,26 @@ def test_no_mask_says_so_when_the_head_masks_without_apply_causal_mask(ungated, 
     path = tmp_path / "r.json"
     assert comparison.compare(submission=reference_copy, no_mask=True, json_file=path, **QUICK) == 0
     assert set(json.loads(path.read_text())["models"]) == {"mlp", "attention"}
-    assert "your attention_head masks without calling your apply_causal_mask" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "your attention_head masks without calling your apply_causal_mask" in out
+    assert "MLP + your head" in out and "Where your head looks" in out and "Training: your train and sgd_step" in out
+    assert "reference" not in out
+
+
+def test_the_reference_models_are_not_called_yours(tmp_path, capsys):
+    path = tmp_path / "r.json"
+    assert comparison.compare(solutions=True, json_file=path, **QUICK) == 0
+    captured = capsys.readouterr()
+    assert "MLP + reference head" in captured.out and "The reference head reads" in captured.out
+    assert "Training: the reference train and sgd_step" in captured.out
+    assert not any(words in captured.out + captured.err for words in ("your head", "Your head", "your train", "your own"))
+    assert json.loads(path.read_text())["functions"] == "reference"
+
+
+def test_without_a_terminal_the_training_says_what_it_does_and_how_long_it_takes():
+    assert comparison.training_words(comparison.STEPS) == (
+        "Training the models: 1000 steps of the MLP, then 400 with attention; this takes 8 to 30 s...")
+    assert "takes" not in comparison.training_words(QUICK["steps"])
 
 
 def test_an_exception_in_the_students_train_is_reported(ungated, reference_copy, capsys):

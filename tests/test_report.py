@@ -184,3 +184,58 @@ def test_the_student_kits_report_says_what_ran_and_claims_no_grade():
     assert "public checks: 2 of 2 pass · the hidden checks run when your work is graded" in text
     assert "with the public checks" in text.splitlines()[0]
     assert "/ 15.0" not in text and "points" not in text and "all passed" not in text.lower() and "every check" not in text.lower()
+
+
+def passing(names, checks="all") -> Report:
+    """A report in which every named exercise passes its one public check."""
+    results = [ExerciseResult(n, "passed", BY_NAME[n].points, BY_NAME[n].points, [CheckResult(f"{n}.p", "passed", public=True)])
+               for n in names]
+    return Report(results, seed=1, checks=checks)
+
+
+def test_all_five_passing_unlocks_the_comparison_and_a_subset_says_what_remains(tmp_path, monkeypatch):
+    """With all five passing the report sends the student to compare now; with some checked, once the rest pass."""
+    monkeypatch.chdir(tmp_path)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    every = render(passing(NAMES), mine)
+    assert "All five exercises pass every check, public and hidden: run `" in every
+    assert "compare --submission mine`." in every and "Once" not in every
+    some = render(passing(["scores"]), mine)
+    assert "Every check that was run passes, public and hidden. Once all five exercises pass, run `" in some
+    public = render(passing(NAMES, "public"), mine)
+    assert "All five exercises pass their public checks: run `" in public and "every check" not in public.lower()
+    assert "Once all five exercises pass their public checks, run `" in render(passing(["scores"], "public"), mine)
+    assert "The reference solutions pass every check" in render(passing(NAMES), SOLUTIONS_DIR, solutions=True)
+
+
+def test_the_next_steps_carry_the_folder_checked(tmp_path, monkeypatch):
+    """`grader check --submission DIR`: the check, hint and replay commands it suggests are about DIR too."""
+    monkeypatch.chdir(tmp_path)
+    checks = [CheckResult("softmax.rows_sum_to_one", "failed", "rows do not sum to 1", public=True)]
+    report = Report([ExerciseResult("softmax", "failed", 0.0, 20.0, checks)], seed=1, checks="all")
+    text = render(report, tmp_path / "mine")
+    assert "check softmax --submission mine`" in text and "hint softmax --submission mine`" in text
+
+
+def test_a_missing_module_says_where_its_stub_is(tmp_path):
+    """A copy without a module is pointed at the kit's exercises/; the kit's own exercises/ at where the kit came from."""
+    from grader.paths import EXERCISES_DIR
+    from grader.sandbox.submission import where_to_get
+
+    assert str(EXERCISES_DIR) in where_to_get(tmp_path, ["heads.py"])
+    own = where_to_get(EXERCISES_DIR, ["heads.py"])
+    assert "exercises/ folder" not in own and f"git -C {EXERCISES_DIR} checkout -- heads.py" in own
+
+
+def test_a_dead_worker_is_described_without_contradicting_itself():
+    """os._exit is told to go, a SIGKILL (the kernel's answer to far too much memory) points at memory, not ctypes."""
+    import signal
+
+    from grader.sandbox.errors import _Failed
+
+    exited = _Failed("crashed", 3).describe("softmax", 10)
+    assert exited == "softmax ended the Python process (exit status 3, as os._exit does) instead of returning: remove that call and return the result."
+    if hasattr(signal, "SIGKILL"):
+        killed = _Failed("crashed", -signal.SIGKILL).describe("softmax", 10)
+        assert "far too much memory" in killed and "array far too large" in killed and "ctypes" not in killed

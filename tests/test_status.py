@@ -85,7 +85,39 @@ def test_all_passed_unlocks_the_comparison(submission, monkeypatch):
     result = grader("status", "--submission", str(submission))
     assert "100 of 100 points, 5 of 5 passed" in result.output
     assert "The comparison is unlocked." in result.output
-    assert re.search(r"Next: run `\S.* compare`: it trains", result.output)
+    assert re.search(r"Next: run `\S.* compare --submission \S+`: it trains", result.output)
+
+
+def test_the_next_steps_name_the_folder_they_are_about(submission, monkeypatch):
+    stand_in(monkeypatch, {"scores": "passed", "masking": "failed"})
+    result = grader("status", "--submission", str(submission))
+    for command in ("compare", "check masking", "hint masking"):
+        assert f"{command} --submission {submission}`" in result.output
+    monkeypatch.chdir(submission.parent)
+    assert "--submission" not in grader("status").output  # ./exercises needs no --submission
+
+
+def test_grader_with_submission_and_no_command_is_status_of_that_folder(submission, monkeypatch):
+    stand_in(monkeypatch, {"scores": "passed"})
+    result = grader("--submission", str(submission))
+    assert result.exit_code == 0
+    assert f"Your attention, by hand ({submission}{os.sep})" in result.output
+    assert "Next: fill in causal_mask(), apply_causal_mask()" in result.output
+
+
+def test_grader_with_submission_hands_it_to_the_command(submission, tmp_path, monkeypatch):
+    from grader.check import command  # imported before the stand-in, so monkeypatch puts the real run_checks back
+
+    calls = stand_in(monkeypatch, {"scores": "passed"})
+    monkeypatch.setattr(command, "run_checks", sys.modules["grader.check.runner"].run_checks)
+    result = grader("--submission", str(submission), "check", "scores")
+    assert result.exit_code == 0 and f"Checked {submission} " in result.output and calls == [["scores"]]
+    other = tmp_path / "nowhere"
+    assert "nowhere does not exist" in grader("--submission", str(submission), "status", "--submission", str(other)).output
+    clash = grader("--submission", str(submission), "check", "--solutions")
+    assert clash.exit_code == 2 and "give one of them" in clash.output
+    elsewhere = grader("--submission", str(submission), "batch", str(submission), "--csv", str(tmp_path / "g.csv"))
+    assert elsewhere.exit_code == 2 and "`grader batch` does not take it" in elsewhere.output
 
 
 def test_locked_comparison_says_when_it_unlocks(submission, monkeypatch):

@@ -8,8 +8,10 @@ while a hidden one fails, since the student's own kit shows it passing.
 
 from pathlib import Path
 
+from grader import kit
 from grader.check.results import ExerciseResult, Report
-from grader.exercises import BY_NAME
+from grader.exercises import BY_NAME, NAMES
+from grader.paths import default_submission
 from grader.style import mark, paint, shown_command
 
 ISOLATION = {
@@ -31,8 +33,12 @@ def submission_args(folder: Path, solutions: bool) -> tuple[str, ...]:
     """The options that name this submission again on the command line."""
     if solutions:
         return ("--solutions",)
-    here = Path.cwd() / "exercises"
-    return () if here.exists() and folder.resolve() == here.resolve() else ("--submission", str(folder))
+    if folder.resolve() == default_submission().resolve():
+        return ()
+    try:
+        return ("--submission", str(folder.resolve().relative_to(Path.cwd().resolve())))
+    except ValueError:
+        return ("--submission", str(folder))
 
 
 def details(result: ExerciseResult) -> list[str]:
@@ -101,30 +107,42 @@ def next_step(report: Report, folder: Path, solutions: bool) -> list[str]:
     where = submission_args(folder, solutions)
     todo = [result for result in report.exercises if result.status != "passed"]
     if not todo:
-        if solutions:
-            return ["The reference solutions pass every check that was run, public and hidden."]
-        if report.checks == "public":
-            return [f"{public_line(report).capitalize()}. Once all five exercises pass, run {shown_command('compare')}."]
-        return [f"Every check that was run passes, public and hidden. Once all five do, run {shown_command('compare')}."]
+        return [all_pass(report, where)]
     first = todo[0]
     name = first.name
     if first.grader_fault:
         return [
             f"The grader could not run the checks of {name}: that is not about your code, so there is nothing to fix in {name}.py.",
-            f"Report the message above to your instructor; {shown_command('check', '--solutions')} shows whether the grader works on this machine.",
+            "Report the message above to your instructor"
+            + ("." if kit.is_student_kit() else f"; {shown_command('check', '--solutions')} shows whether the grader works on this machine."),
         ]
     if first.status == "not_started":
         step = f"Next: fill in {', '.join(BY_NAME[name].functions)} in {name}.py, then run {shown_command('check', name, *where)}."
     elif first.status == "error":
-        step = f"Next: make {name}.py import and return in time (see the message above), then run {shown_command('check', name, *where)}."
+        step = f"Next: fix what stops {name}.py from running (the message above says what), then run {shown_command('check', name, *where)}."
     else:
         step = f"Next: fix {name} from its first message above, then run {shown_command('check', name, *where)}."
     return [
         step,
-        f"Stuck? {shown_command('hint', name)} gives one hint at a time.",
+        f"Stuck? {shown_command('hint', name, *([] if solutions else where))} gives one hint at a time.",
         f"Replay: the checks are deterministic (Hypothesis seed {report.seed}); "
         f"{shown_command('check', name, *where)} reruns exactly the same examples.",
     ]
+
+
+def all_pass(report: Report, where: tuple[str, ...]) -> str:
+    """What to do when every exercise checked passes: the comparison once all five have, else the rest."""
+    if where == ("--solutions",):
+        return "The reference solutions pass every check that was run, public and hidden."
+    compare = shown_command("compare", *where)
+    every = {result.name for result in report.exercises} == set(NAMES)
+    if report.checks == "public":
+        said = f"{public_line(report).capitalize()}. "
+        return said + (f"All five exercises pass their public checks: run {compare}." if every
+                       else f"Once all five exercises pass their public checks, run {compare}.")
+    if every:
+        return f"All five exercises pass every check, public and hidden: run {compare}."
+    return f"Every check that was run passes, public and hidden. Once all five exercises pass, run {compare}."
 
 
 def render(report: Report, folder: Path, solutions: bool = False) -> str:

@@ -14,10 +14,12 @@ from pathlib import Path
 
 import click
 
+from grader import kit
 from grader.compare import view as compare_view
 from grader.compare.corpus import check_reply
 from grader.paths import KIT_ROOT
 from grader.sandbox.tree import TOKEN_VAR, end_tree, isolated_env, kill_marked, new_session
+from grader.style import shown_command
 
 STEPS = {"mlp": 1000, "attention": 400}  # the attention model starts from the trained MLP
 SAMPLES = 100  # replies each model writes
@@ -37,47 +39,47 @@ def compare(submission=None, solutions=False, seed=0, json_file=None, plot_file=
     """
     from grader.compare import plot
 
-    folder, status = gate(submission, solutions, plot_file is not None and not plot.can_plot())
+    folder, status = gate(submission, solutions)
     if folder is None:
         return status
     started = time.monotonic()
     spec = {"seed": seed, "steps": steps or STEPS, "samples": samples, "no_mask": no_mask}
-    models, notices, status = train_both(folder, spec)
+    models, notices, status = train_both(folder, spec, compare_view.REFERENCE_LABELS if solutions else compare_view.LABELS)
     if models is None:
         return status
     result = summary(seed, time.monotonic() - started, models, no_mask)
+    result["functions"] = "reference" if solutions else "submission"
     click.echo("\n\n".join([compare_view.report(result, models), *notices]))
     if json_file is not None:
         Path(json_file).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    if plot_file is not None:
+    if plot_file is not None and not plot.can_plot():
+        click.echo(f"\n{plot.no_matplotlib()}")
+    elif plot_file is not None:
         plot.draw(plot_file, result, models)
         click.echo(f"Drew the figures to {plot_file}.")
     return 0
 
 
-def gate(submission, solutions: bool, no_plot: bool) -> tuple[Path | None, int]:
+def gate(submission, solutions: bool) -> tuple[Path | None, int]:
     """(the folder, 0) when the comparison may run, else (None, exit status) after saying why."""
-    from grader.compare import plot
+    from grader.check.report import submission_args
     from grader.sandbox.submission import SubmissionError, find_submission
 
     try:
         folder = find_submission(submission, solutions)
     except SubmissionError as error:
-        click.echo(str(error), err=True)
-        return None, 2
-    if no_plot:
-        click.echo(plot.NO_MATPLOTLIB, err=True)
+        click.echo(f"Cannot run the comparison: {error}", err=True)
         return None, 2
     left = [] if solutions else unfinished(folder)
     if left:
-        click.echo(compare_view.locked(left))
+        click.echo(compare_view.locked(left, submission_args(folder, False)))
         return None, 1
     return folder, 0
 
 
-def train_both(folder: Path, spec: dict) -> tuple[dict | None, list, int]:
+def train_both(folder: Path, spec: dict, names: dict = compare_view.LABELS) -> tuple[dict | None, list, int]:
     """(models, notices, 0) from the training job, or (None, [], exit status) after saying why there are none."""
-    progress, notices = compare_view.Progress(), []
+    progress, notices = compare_view.Progress(names=names, said=training_words(spec["steps"])), []
     try:
         models = run_job(folder, spec, progress.update, notices)
     except KeyboardInterrupt:
@@ -90,6 +92,12 @@ def train_both(folder: Path, spec: dict) -> tuple[dict | None, list, int]:
         return None, [], 1
     progress.close()
     return models, notices, 0
+
+
+def training_words(steps: dict) -> str:
+    """What the training does and, for the full run, how long it took when measured (8 s idle, 17-26 s busy)."""
+    took = "; this takes 8 to 30 s" if steps == STEPS else ""
+    return f"Training the models: {steps['mlp']} steps of the MLP, then {steps['attention']} with attention{took}..."
 
 
 def unfinished(folder: Path) -> list:
@@ -145,8 +153,8 @@ def failure_message(event: dict, worker: "Worker") -> str:
     """What went wrong in the job, for the student."""
     where = f" while training the {event['model'].replace('_', ' ')} model" if event.get("model") else ""
     if event["kind"] == "diverged":
-        return (f"The training diverged{where}: {event['message']}. Your functions passed every check, so this "
-                f"is rare: see whether `grader compare --solutions` trains on this machine.{worker.tail()}")
+        then = "" if kit.is_student_kit() else f": see whether {shown_command('compare', '--solutions')} trains on this machine"
+        return f"The training diverged{where}: {event['message']}. Your functions passed every check, so this is rare{then}.{worker.tail()}"
     return f"The comparison stopped{where}: {event['message']}{worker.tail()}"
 
 

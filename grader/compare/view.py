@@ -5,23 +5,34 @@ import sys
 
 from grader import kit
 from grader.compare.corpus import DECISION_CUE, check_reply
-from grader.style import command, mark, paint, shown_command
+from grader.style import mark, paint, shown_command
 
 LESSON = {"mlp": (0.50, 38), "attention": (0.86, 90)}  # SPEC §3: p_decision, correct of 100
 LABELS = {"mlp": "8-character MLP", "attention": "MLP + your head", "attention_no_mask": "head, no mask"}
+REFERENCE_LABELS = {**LABELS, "attention": "MLP + reference head"}  # grader compare --solutions
 BARS = "▁▂▃▄▅▆▇█"
 PLAIN_BARS = ".:-=+*#@"
 MAP_WIDTH = 64  # characters of the reply shown before the decision
 CURVE_WIDTH = 48
 
 
-def locked(left: list) -> str:
+def labels(result: dict) -> dict:
+    """The models' names: the student's head, or with --solutions the reference's."""
+    return REFERENCE_LABELS if result.get("functions") == "reference" else LABELS
+
+
+def whose(result: dict) -> str:
+    """Whose functions the models are built from, as the start of a noun phrase."""
+    return "the reference" if result.get("functions") == "reference" else "your"
+
+
+def locked(left: list, where: tuple[str, ...] = ()) -> str:
     """Why compare will not run yet, and what to do."""
     states = {"failed": "fails", "not_started": "not started", "error": "crashes or cannot be imported"}
     which = " its public checks" if kit.is_student_kit() else ""
     lines = [f"grader compare unlocks once every exercise passes{which}. Still to do:"]
     lines += [f"  {mark(e.status)} {e.name}: {states.get(e.status, e.status)}" for e in left]
-    lines.append(f"Next: {shown_command('check', left[0].name)}")
+    lines.append(f"Next: {shown_command('check', left[0].name, *where)}")
     return "\n".join(lines)
 
 
@@ -37,18 +48,18 @@ def fancy(stream=None) -> bool:
 class Progress:
     """Progress bars on stderr while the models train, shown only on a terminal."""
 
-    def __init__(self, stream=None):
-        self.stream = stream or sys.stderr
+    def __init__(self, stream=None, names: dict = LABELS, said: str = "Training the models..."):
+        self.stream, self.names = stream or sys.stderr, names
         self.on = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.open = False
         if not self.on:
-            print("Training the models; this takes about a minute...", file=self.stream)
+            print(said, file=self.stream)
 
     def update(self, event: dict):
         """Redraw the current line for a progress, status or model event."""
         if not self.on:
             return
-        label = f"  {LABELS.get(event['model'], event['model']):<17}"
+        label = f"  {self.names.get(event['model'], event['model']):<20}"
         if event["event"] == "progress":
             done = event["step"] / event["steps"]
             bar = "#" * round(24 * done) + "-" * (24 - round(24 * done))
@@ -76,19 +87,20 @@ class Progress:
 def report(result: dict, models: dict) -> str:
     """The whole terminal report."""
     figures = result["models"]
-    parts = [table(result), notes(result), replies(models)]
+    names, who = labels(result), whose(result)
+    parts = [table(result), notes(result), replies(models, names)]
     if "attention_map" in models.get("attention", {}):
-        parts.append(attention_map(models["attention"]["attention_map"]))
-    parts.append(curves(models))
+        parts.append(attention_map(models["attention"]["attention_map"], who))
+    parts.append(curves(models, names))
     if "attention_no_mask" in figures:
-        parts.append(no_mask(figures, models))
+        parts.append(no_mask(figures, models, who))
     return "\n\n".join(parts)
 
 
 def table(result: dict) -> str:
     """Both models' figures, the kit's beside the lesson's."""
     figures, names = result["models"], list(result["models"])
-    head = f"{'':<40}" + "".join(f"{LABELS[n]:<22}" for n in names)
+    head = f"{'':<40}" + "".join(f"{labels(result)[n]:<22}" for n in names)
     sub = f"{'':<40}" + "".join(f"{'kit':<8}{'lesson' if n in LESSON else '':<14}" for n in names)
 
     def row(title, cells):
@@ -114,28 +126,29 @@ def spent(figures: dict) -> str:
 
 def notes(result: dict) -> str:
     """Why the figures are what they are, and how the models were trained."""
+    who = whose(result)
     return "\n".join([
         'The MLP sees only the last 8 characters, always "dow, so ": it can only guess "past" or "within".',
-        "Your head reads the condition 26-29 characters back.",
+        f"{who.capitalize()} head reads the condition 26-29 characters back.",
         "Why the kit's attention figure beats the lesson's 0.86: a well-trained head is nearly sure, and at",
         "temperature 1 a reply is right about as often as that probability, so 0.86 and 90 of 100 cannot both hold.",
-        "Training: your train and sgd_step make every update, but the kit's models hand sgd_step Adam's",
+        f"Training: {who} train and sgd_step make every update, but the kit's models hand sgd_step Adam's",
         "step direction (cosine schedule) in place of the raw gradient; the attention model starts from the",
         "trained MLP.",
     ])
 
 
-def replies(models: dict) -> str:
+def replies(models: dict, names: dict = LABELS) -> str:
     """One sampled reply of each model, marked right or wrong."""
     lines = ["One reply of each, written at temperature 1:"]
     for name, event in models.items():
         text = event["replies"][0]
         verdict = check_reply(text)
-        lines.append(f"  {LABELS[name]:<17} {mark('passed' if verdict.correct else 'failed')} {text}")
+        lines.append(f"  {names[name]:<20} {mark('passed' if verdict.correct else 'failed')} {text}")
     return "\n".join(lines)
 
 
-def attention_map(picture: dict) -> str:
+def attention_map(picture: dict, who: str = "your") -> str:
     """Where the head looks when it must write the decision, as a bar under each character."""
     text, shares = picture["text"], picture["shares"]
     start = max(0, len(text) - MAP_WIDTH)
@@ -144,7 +157,7 @@ def attention_map(picture: dict) -> str:
     row = "".join(" " if s < top / 16 else bars[min(len(bars) - 1, int(s / top * len(bars)))] for s in shares[start:])
     dots = "..." if start else ""
     lines = [
-        "Where your head looks as it is about to write the decision (a held-out reply):",
+        f"Where {who} head looks as it is about to write the decision (a held-out reply):",
         f"  {dots}{text[start:]}_",
         f"  {' ' * len(dots)}{row}",
         "  reads most: " + ", ".join(f'"{word}" {share:.0%}' for word, share in words(text, shares, picture["start_share"])),
@@ -165,7 +178,7 @@ def words(text: str, shares: list[float], start_share: float, n: int = 3) -> lis
     return sorted(totals, key=lambda item: -item[1])[:n]
 
 
-def curves(models: dict) -> str:
+def curves(models: dict, names: dict = LABELS) -> str:
     """The training losses as sparklines on one log scale, one column per the same number of steps."""
     losses = {name: event["losses"] for name, event in models.items()}
     low = math.log(min(min(v) for v in losses.values()))
@@ -177,16 +190,16 @@ def curves(models: dict) -> str:
         columns = [values[i : i + per_column] for i in range(0, len(values), per_column)]
         levels = [(math.log(sum(c) / len(c)) - low) / max(high - low, 1e-9) for c in columns]
         line = "".join(bars[min(len(bars) - 1, int(level * len(bars)))] for level in levels)
-        lines.append(f"  {LABELS[name]:<17} {values[0]:>6.3f} {line} {sum(values[-50:]) / len(values[-50:]):.3f}")
+        lines.append(f"  {names[name]:<20} {values[0]:>6.3f} {line} {sum(values[-50:]) / len(values[-50:]):.3f}")
     return "\n".join(lines)
 
 
-def no_mask(figures: dict, models: dict) -> str:
+def no_mask(figures: dict, models: dict, who: str = "your") -> str:
     """The lesson's warning, shown: a head without the mask learns to copy, then cannot write."""
     masked, unmasked = figures["attention"], figures["attention_no_mask"]
     broken = [r for r in models["attention_no_mask"]["replies"] if not check_reply(r).correct][:2]
     lines = [
-        f"Without the causal mask (your head with your apply_causal_mask replaced by the identity) the training loss fell to "
+        f"Without the causal mask ({who} head with its apply_causal_mask replaced by the identity) the training loss fell to "
         f"{unmasked['final_loss']:.3f},",
         f"against {masked['final_loss']:.3f} with it. Too good: every position could read the character it had to guess",
         f"(its p_decision of {unmasked['p_decision']:.2f} is too good for the same reason: it reads the held-out reply's next character).",
@@ -194,5 +207,5 @@ def no_mask(figures: dict, models: dict) -> str:
         f" of {unmasked['sampled_replies']} replies came out wrong, e.g.:",
     ]
     lines += [f"  {r}" for r in broken]
-    lines.append(f"Without --no-mask: {command('compare')}")
+    lines.append("The same command without --no-mask trains the two models alone.")
     return "\n".join(lines)

@@ -39,7 +39,9 @@ class _Failed(Exception):
         if what.startswith("importing "):
             return _how(self.status)
         if self.status is not None and 0 <= self.status < 256:
-            return f"{what} ended the Python process ({_how(self.status)}) instead of returning: return a value instead."
+            return f"{what} ended the Python process ({_how(self.status)}) instead of returning: remove that call and return the result."
+        if self.status == -getattr(signal, "SIGKILL", 9):
+            return f"{what} was stopped ({_how(self.status)}): look for an array far too large."
         return f"{what} crashed the Python process ({_how(self.status)}): look for ctypes, os or signal tricks."
 
 

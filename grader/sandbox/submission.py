@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from grader.paths import MODULES, SOLUTIONS_DIR, default_submission
+from grader.paths import EXERCISES_DIR, MODULES, SOLUTIONS_DIR, default_submission
 from grader.sandbox.private import NotRegular, read_module
 
 
@@ -13,7 +13,7 @@ class SubmissionError(Exception):
 def find_submission(submission: Path | None = None, solutions: bool = False) -> Path:
     """The folder to grade: the reference solutions, the given folder, or ./exercises."""
     if solutions and submission is not None:
-        raise SubmissionError("Use either --submission DIR or --solutions, not both.")
+        raise SubmissionError("--submission DIR and --solutions name two different folders: give one of them.")
     folder = SOLUTIONS_DIR if solutions else Path(submission or default_submission()).expanduser()
     if not folder.exists():
         raise SubmissionError(f"{folder} does not exist: pass the folder that holds your five modules with --submission DIR.")
@@ -23,7 +23,7 @@ def find_submission(submission: Path | None = None, solutions: bool = False) -> 
     if missing:
         raise SubmissionError(
             f"{folder} has no {', '.join(missing)}: the grader needs all five modules "
-            f"({', '.join(name + '.py' for name in MODULES)}); copy any missing one from the kit's exercises/ folder."
+            f"({', '.join(name + '.py' for name in MODULES)}); {where_to_get(folder, missing)}"
         )
     if (folder / "conftest.py").exists():
         raise SubmissionError(
@@ -38,3 +38,11 @@ def find_submission(submission: Path | None = None, solutions: bool = False) -> 
         except NotRegular as error:
             raise SubmissionError(f"In {folder}: {error}.") from None
     return folder.resolve()
+
+
+def where_to_get(folder: Path, missing: list[str]) -> str:
+    """Where a missing module's stub can be had again: the kit's exercises/ folder, unless that is the folder."""
+    if folder.resolve() == EXERCISES_DIR.resolve() or not all((EXERCISES_DIR / name).is_file() for name in missing):
+        return (f"get the missing stub again from the kit you were given (in a git clone of it: "
+                f"git -C {folder} checkout -- {' '.join(missing)}).")
+    return f"copy the missing stub from the kit's exercises/ folder ({EXERCISES_DIR})."

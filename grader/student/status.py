@@ -7,7 +7,7 @@ import click
 
 from grader import kit
 from grader.check.cache import checked_report, unchanged
-from grader.check.report import public_line
+from grader.check.report import public_line, submission_args
 from grader.exercises import BY_NAME, EXERCISES, NAMES
 from grader.student.welcome import first_run, show_welcome
 from grader.style import mark, paint, shown_command
@@ -72,7 +72,7 @@ def table(report, folder: Path) -> str:
     else:
         lines.append(f"  {points(report.points)} of {points(sum(e.points for e in EXERCISES))} points, {passed} of 5 passed")
     lines.append("")
-    lines.append(unlock_line(report))
+    lines.append(unlock_line(report, folder))
     return "\n".join(lines)
 
 
@@ -83,11 +83,11 @@ def score(exercise, result) -> str:
     return f"{points(result.points if result else 0.0)}/{points(exercise.points)}"
 
 
-def unlock_line(report) -> str:
+def unlock_line(report, folder: Path) -> str:
     """Whether the comparison is unlocked."""
     if all_passed(report):
         return paint("The comparison is unlocked.", fg="green", bold=True)
-    return f"The comparison ({shown_command('compare')}) unlocks when all five pass."
+    return f"The comparison ({shown_command('compare', *submission_args(folder, False))}) unlocks when all five pass."
 
 
 def all_passed(report) -> bool:
@@ -104,27 +104,27 @@ def next_step(report, folder: Path, watching: bool = False) -> str:
         if result is None or result.status != "passed":
             return step(exercise, result, folder, watching)
     return (
-        f"Next: run {shown_command('compare')}: it trains the 8-character MLP and an attention model\n"
-        "built from your own functions, and shows them side by side."
+        f"Next: run {shown_command('compare', *submission_args(folder, False))}: it trains the 8-character MLP and\n"
+        "an attention model built from your own functions, and shows them side by side."
     )
 
 
 def step(exercise, result, folder: Path, watching: bool = False) -> str:
     """The next step for one exercise that has not passed."""
-    file = f"{shown(folder)}{exercise.name}.py"
+    file, where = f"{shown(folder)}{exercise.name}.py", submission_args(folder, False)
     names = ", ".join(f"{f}()" for f in exercise.functions)
     if result is None or result.status == "not_started":
-        then = f",\nthen run {shown_command('watch')}: it rechecks your work every time you save."
+        then = f",\nthen run {shown_command('watch', *where)}: it rechecks your work every time you save."
         return f"Next: fill in {names} in {file}{' and save.' if watching else then}"
     if result.grader_fault:
         return (f"Next: the grader could not check {exercise.name}, which is not about your code.\n"
-                f"{shown_command('check', exercise.name)} shows the message to report to your instructor.")
+                f"{shown_command('check', exercise.name, *where)} shows the message to report to your instructor.")
     reason = first_problem(result)
     verb = "fails" if result.status == "failed" else "cannot be run"
     lines = [f"Next: {exercise.name} {verb}: {reason}"]
     lines.append(
-        f"Fix it in {file}: {shown_command('check', exercise.name)} shows the details,\n"
-        f"{shown_command('hint', exercise.name)} gives a hint."
+        f"Fix it in {file}: {shown_command('check', exercise.name, *where)} shows the details,\n"
+        f"{shown_command('hint', exercise.name, *where)} gives a hint."
     )
     return "\n".join(lines)
 
