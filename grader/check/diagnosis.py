@@ -5,11 +5,11 @@ The full kit's only: it is built from the reference, so `grader release` leaves 
 
 import numpy as np
 
-from solutions.heads import attention_head
-from solutions.masking import apply_causal_mask
+from solutions.heads import attention_head, multi_head_attention
+from solutions.masking import apply_causal_mask, causal_mask
 from solutions.scores import attention_scores
 from solutions.softmax import softmax
-from solutions.training import softmax_backward
+from solutions.training import attention_head_backward, softmax_backward
 
 
 def _t(a):
@@ -134,16 +134,37 @@ def _matches(got, wrong) -> bool:
         return bool(np.allclose(got, wrong, rtol=1e-6, atol=1e-9, equal_nan=True))
 
 
+RIGHT = {  # what each function should give, for the same outputs as its mistakes
+    "attention_scores": attention_scores,
+    "causal_mask": causal_mask,
+    "apply_causal_mask": apply_causal_mask,
+    "softmax": softmax,
+    "attention_head": attention_head,
+    "multi_head_attention": lambda x, heads, w_o: multi_head_attention(x, heads, w_o)[0],
+    "softmax_backward": softmax_backward,
+    "attention_head_backward": attention_head_backward,
+}
+
+
+def _output(function, args: tuple, part: int | None):
+    """function(*args), or its part-th output; None when it does not apply to these inputs."""
+    try:
+        with np.errstate(all="ignore"):
+            value = function(*args)
+    except Exception:  # a variant that does not apply to this input's shape
+        return None
+    return value[part] if part is not None and value is not None else value
+
+
 def diagnose(key: str, args: tuple, got, part: int | None = None) -> str | None:
-    """The name of the known mistake whose output on args equals got, if any."""
+    """The name of the known mistake whose output on args equals got, if any.
+
+    A mistake that gives the right answer on these inputs (a softmax along the first axis of a
+    1-D row, say) is never named: the diagnosis must be true of the input the message shows.
+    """
+    right = _output(RIGHT[key], args, part)
     for name, wrong in MISTAKES.get(key, ()):
-        try:
-            with np.errstate(all="ignore"):
-                value = wrong(*args)
-        except Exception:  # a variant that does not apply to this input's shape
-            continue
-        if part is not None and value is not None:
-            value = value[part]
-        if _matches(got, value):
+        value = _output(wrong, args, part)
+        if _matches(got, value) and not _matches(np.asarray(right), value):
             return name
     return None

@@ -16,11 +16,12 @@ class CheckResult:
     by_grader: bool = False  # an error that is the grader's fault, not the student's
     seconds: float = 0.0  # pytest's duration of the check (setup, call, teardown); not in the JSON
     public: bool = False  # a public check (in both kits), not a hidden one (the full kit's only)
+    printed: str = ""  # everything the student's functions printed during the check, call by call
 
     def to_json(self) -> dict:
         """This check as SPEC §2 writes it; "fault": "grader" marks an error that is the grader's."""
         told = {"id": self.id, "status": self.status, "message": self.message, "public": self.public}
-        return told | ({"fault": "grader"} if self.by_grader else {})
+        return told | ({"fault": "grader"} if self.by_grader else {}) | ({"printed": self.printed} if self.printed else {})
 
 
 @dataclass
@@ -117,7 +118,8 @@ class Report:
                 points=float(e["points"]),
                 max_points=float(e["max_points"]),
                 checks=[
-                    CheckResult(c["id"], c["status"], c.get("message", ""), c.get("fault") == "grader", public=c.get("public") is True)
+                    CheckResult(c["id"], c["status"], c.get("message", ""), c.get("fault") == "grader", public=c.get("public") is True,
+                                printed=c.get("printed", ""))
                     for c in e["checks"]
                 ],
                 note=e.get("note", ""),

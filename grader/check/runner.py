@@ -57,11 +57,14 @@ class Collector:
         report = (yield).get_result()
         check = _check_id(item)
         self.seconds[check] = self.seconds.get(check, 0.0) + report.duration
+        student = getattr(item, "funcargs", {}).get("student") if call.when == "call" else None
+        everything = student.printed.everything() if student else ""
         if call.when == "call" and report.passed:
-                self.results[check] = CheckResult(check, "passed")
+            self.results[check] = CheckResult(check, "passed", printed=everything)
         elif report.failed or report.skipped:
             status, message, by_grader = verdict(call.excinfo.value if call.excinfo else None)
-            self.results.setdefault(check, CheckResult(check, status, message, by_grader))
+            message += student.printed.told(_exercise(item)) if student else ""
+            self.results.setdefault(check, CheckResult(check, status, message, by_grader, printed=everything))
 
 
 def _exercise(item) -> str:

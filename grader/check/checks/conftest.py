@@ -39,8 +39,20 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(config, items):
     """Give every check the same fixed seed, so a run can be replayed exactly."""
     for item in items:
-        if hasattr(item.obj, "hypothesis"):
-            seed(config.getoption("check_seed"))(item.obj)
+        test = getattr(item.obj, "drawn", item.obj)  # a check also run at the comparison's sizes wraps its drawn test
+        if hasattr(test, "hypothesis"):
+            seed(config.getoption("check_seed"))(test)
+            test.hypothesis.inner_test = each_example(test.hypothesis.inner_test)
+
+
+def each_example(inner):
+    """The inner test Hypothesis runs once per input, forgetting the last input's printed output first."""
+
+    def run(*args, **kwargs):
+        kwargs["student"].printed.new_example()
+        return inner(*args, **kwargs)
+
+    return run
 
 
 @pytest.fixture(scope="session")
@@ -58,3 +70,9 @@ def workers(request):
 def student(workers, request):
     """The submission as one exercise sees it: the earlier exercises it uses replaced by the reference."""
     return Submission(workers, request.module.EXERCISE)
+
+
+@pytest.fixture(autouse=True)
+def each_check(student):
+    """Every check starts with nothing printed."""
+    student.printed.new_check()

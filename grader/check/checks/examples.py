@@ -212,16 +212,7 @@ def expect_example(got, example: Example, exact: bool = False):
         if not (np.array_equal(mine, theirs) if exactly else np.allclose(mine, theirs, **tolerance)):
             how = "exactly" if exactly else "within rtol={rtol:g}, atol={atol:.2g}".format(**tolerance)
             lines = [f"{name}, from {where}, should equal the worked example's {how} (made from the reference when this kit was written)."]
-            lines.append(first_difference(mine, theirs))
             if example.size.dtype == np.float32:
                 lines.append("  This example is float32, as the comparison's arrays are.")
             fail("\n".join(lines), inputs, expected=theirs, got=mine)
 
-
-def first_difference(got: np.ndarray, expected: np.ndarray) -> str:
-    """Where the entry that differs most is, with both values."""
-    with np.errstate(all="ignore"):
-        gap = np.abs(got.astype(float) - expected.astype(float))
-        gap = np.where(got == expected, 0.0, np.where(np.isnan(gap), np.inf, gap))
-    index = tuple(int(i) for i in np.unravel_index(int(np.argmax(gap)), gap.shape))
-    return f"  The largest difference is at index {index}: expected {expected[index]!r}, got {got[index]!r}."

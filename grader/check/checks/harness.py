@@ -1,20 +1,23 @@
 """What every check uses: calls into the student's worker and strict comparisons with plain messages."""
 
+import copy
 import importlib
 import time
 
 import numpy as np
 
 from grader import kit
+from grader.check.checks.printed import Printed
 from grader.exercises import BY_NAME
 from grader.sandbox.codec import Foreign
 from grader.sandbox.errors import StudentError
-from grader.sandbox.student import Student
+from grader.sandbox.student import Outcome, Student
 
 SEED = 20240604  # the fixed Hypothesis seed of every check, printed with every report
 BUDGET = 200.0  # seconds for all the checks of one run, within batch's and nbgrader's own limits
 FATAL = {"not_started", "timeout", "crashed", "import", "refused", "memory", "grader"}  # later calls would fail the same way
 MODULE_WIDE = {"import", "refused"}
+SHOWN_ENTRIES = 400  # a larger array is named by its shape and dtype: its numbers would not help
 FORWARD = {"rtol": 1e-6, "atol": 1e-9}
 GRADIENT = {"rtol": 1e-4, "atol": 1e-7}
 
@@ -38,6 +41,8 @@ class Halt(BaseException):
 
 def show(value) -> str:
     """A short, readable form of an input or output for a failure message."""
+    if isinstance(value, np.ndarray) and value.size > SHOWN_ENTRIES:
+        return f"an array of shape {value.shape}, dtype {value.dtype}"
     if isinstance(value, np.ndarray):
         text = np.array2string(value, precision=6, separator=", ", threshold=60, max_line_width=88)
         return f"{text}  (shape {value.shape})"
@@ -60,9 +65,37 @@ def fail(what: str, inputs: dict, expected=None, got=None, mistake: str | None =
         lines.append(labelled("expected: ", expected))
     if got is not None:
         lines.append(labelled("got:      ", got))
+    if isinstance(expected, np.ndarray) and isinstance(got, np.ndarray) and got.shape == expected.shape and got.size:
+        lines.append(largest_difference(got, expected))
+    if note := narrower(got, inputs):
+        lines.append(note)
     if mistake:
         lines.append(f"  This looks like a known mistake: {mistake}.")
     raise CheckFailed("\n".join(lines))
+
+
+def largest_difference(got: np.ndarray, expected: np.ndarray) -> str:
+    """Where the entry that differs most is, with both values in full (the arrays above are rounded)."""
+    with np.errstate(all="ignore"):
+        gap = np.abs(got.astype(float) - expected.astype(float))
+        gap = np.where(got == expected, 0.0, np.where(np.isnan(gap), np.inf, gap))
+    index = tuple(int(i) for i in np.unravel_index(int(np.argmax(gap)), gap.shape))
+    where = f" at index {index}" if index else ""
+    return f"  The largest difference is{where}: expected {str(expected[index])}, got {str(got[index])} (a difference of {gap[index]:.3g})."
+
+
+def narrower(got, inputs: dict) -> str | None:
+    """A note when got is a float array of fewer digits than the float inputs (float32 from float64, say)."""
+    arrays = [getattr(v, "value", v) for v in inputs.values()]
+    widths = [a.dtype for a in arrays if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+    if not (isinstance(got, np.ndarray) and got.dtype.kind == "f" and widths):
+        return None
+    wide = max(widths, key=lambda d: d.itemsize)
+    if got.dtype.itemsize >= wide.itemsize:
+        return None
+    digits = np.finfo(got.dtype).precision
+    return (f"  Your result is {got.dtype}, but the input is {wide}: {got.dtype} keeps about {digits} significant digits, "
+            f"so it differs after those. Keep the input's dtype (look for .astype or np.{got.dtype}).")
 
 
 def reference_functions(exercise: str) -> frozenset[str]:
@@ -126,12 +159,15 @@ class Submission:
         self.workers = workers
         self.with_reference = not kit.is_student_kit()
         self.base = reference_functions(exercise) if self.with_reference else frozenset()
+        self.printed = Printed()
 
     def call(self, module: str, function: str, *args, reference=()):
         """Call the student's function (with the functions named in reference served by the reference, in the full kit).
 
         Returns the Outcome; fails the check on an exception.
         """
+        if f"{module}.{function}" in self.base:  # an earlier exercise, in the full kit: the reference, run here
+            return self.reference(module, function, args)
         broken = self.workers.broken
         for key in ((module, function), (module, None)):
             if key in broken:
@@ -139,12 +175,23 @@ class Submission:
         served = self.base | frozenset(reference) if self.with_reference else frozenset()
         try:
             limit = self.workers.limit()
-            return self.workers.get(served).call(module, function, *args, timeout=limit)
+            outcome = self.workers.get(served).call(module, function, *args, timeout=limit)
+            self.printed.heard(function, outcome.output)
+            return outcome
         except StudentError as error:
+            self.printed.heard(function, error.output)
             if error.kind in FATAL:
                 broken[(module, None if error.kind in MODULE_WIDE else function)] = error
                 raise Halt(error, _named(function, args) if error.kind in ("timeout", "crashed") else {}) from None
             fail(f"{error.message}\nIt happened on this input:", _named(function, args))
+
+
+    def reference(self, module: str, function: str, args: tuple) -> Outcome:
+        """The reference of an earlier exercise, called in the grader on copies of the arguments."""
+        copies = copy.deepcopy(args)
+        started = time.monotonic()
+        value = reference_for(frozenset([f"{module}.{function}"]))[f"{module}.{function}"](*copies)
+        return Outcome(value, copies, time.monotonic() - started)
 
 
 ARG_NAMES = {

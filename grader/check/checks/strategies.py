@@ -8,19 +8,23 @@ SIZE = st.integers(1, 5)
 SEEDS = st.integers(0, 999)  # few enough to shrink fast, many enough with the shapes
 
 
-def _filled(shape: tuple, seed: int, bound: float) -> np.ndarray:
-    """Values spread over [-bound, bound], with four significant digits so a counterexample reads well."""
+DIGITS = st.sampled_from((4, None))  # four significant digits, so a counterexample reads well; or every digit
+SHIFTS = st.one_of(st.integers(-10**4, 10**4).map(float), st.floats(-1e4, 1e4))  # whole numbers first, then any
+
+
+def _filled(shape: tuple, seed: int, bound: float, digits: int | None) -> np.ndarray:
+    """Values spread over [-bound, bound], rounded to this many significant digits (None: not rounded)."""
     x = np.random.default_rng(seed).uniform(-bound, bound, shape)
-    return np.round(x, 3 - int(np.floor(np.log10(bound))))
+    return x if digits is None else np.round(x, digits - 1 - int(np.floor(np.log10(bound))))
 
 
 def fill(draw, shape: tuple, bound: float = 10.0) -> np.ndarray:
     """Inside a composite strategy: a float64 array of this shape with values in [-bound, bound].
 
     Hypothesis draws and shrinks the shapes; the values come from one drawn seed, which is many
-    times faster than one draw per entry, and shrinks towards seed 0.
+    times faster than one draw per entry, and shrinks towards seed 0 and rounded values.
     """
-    return _filled(tuple(shape), draw(SEEDS), bound)
+    return _filled(tuple(shape), draw(SEEDS), bound, draw(DIGITS))
 
 
 @st.composite

@@ -4,6 +4,8 @@ from hypothesis import given
 
 from grader.check.checks.harness import expect_close
 from grader.check.checks.public.test_heads import NAMES, head_of, multi_head_of
+from grader.check.checks import scale
+from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import head_inputs, multi_head_inputs
 from grader.check.diagnosis import diagnose
 from solutions.heads import attention_head, multi_head_attention
@@ -11,6 +13,7 @@ from solutions.heads import attention_head, multi_head_attention
 EXERCISE = "heads"
 
 
+@at_scale(scale.head)
 @given(head_inputs())
 def test_head_matches_reference(student, args):
     """out and shares equal the reference's, for any batch axes."""
@@ -21,6 +24,7 @@ def test_head_matches_reference(student, args):
     expect_close(out, expected_out, "out", inputs, mistake=lambda: diagnose("attention_head", args, out, part=0))
 
 
+@at_scale(scale.multi_head)
 @given(multi_head_inputs())
 def test_multi_head_matches_reference(student, args):
     """The head outputs joined in order, times w_o, and each head's shares."""

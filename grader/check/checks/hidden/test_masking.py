@@ -6,6 +6,8 @@ from hypothesis import strategies as st
 
 from grader.check.checks.harness import expect_array, fail
 from grader.check.checks.public.test_masking import masked
+from grader.check.checks import scale
+from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import square_scores
 from grader.check.diagnosis import diagnose
 from solutions.masking import apply_causal_mask, causal_mask
@@ -13,6 +15,7 @@ from solutions.masking import apply_causal_mask, causal_mask
 EXERCISE = "masking"
 
 
+@at_scale(lambda: scale.T)
 @given(st.integers(1, 12))
 def test_causal_mask_matches_reference(student, t):
     """causal_mask(T) is a (T, T) bool array, True exactly where j <= i."""
@@ -23,6 +26,7 @@ def test_causal_mask_matches_reference(student, t):
         fail(f"causal_mask({t}) should be True exactly where j <= i.", {"T": t}, expected, got, diagnose("causal_mask", (t,), got))
 
 
+@at_scale(scale.scores)
 @given(square_scores())
 def test_apply_matches_reference(student, scores):
     """-inf exactly where j > i, every other entry exactly as it was, for any batch axes."""

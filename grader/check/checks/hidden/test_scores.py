@@ -4,6 +4,8 @@ from hypothesis import given
 
 from grader.check.checks.harness import expect_close
 from grader.check.checks.public.test_scores import scores_of
+from grader.check.checks import scale
+from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import queries_and_keys
 from grader.check.diagnosis import diagnose
 from solutions.scores import attention_scores
@@ -11,6 +13,7 @@ from solutions.scores import attention_scores
 EXERCISE = "scores"
 
 
+@at_scale(scale.queries_and_keys)
 @given(queries_and_keys())
 def test_matches_reference(student, qk):
     """Every entry is q[i]·k[j] / √d, for any batch axes."""

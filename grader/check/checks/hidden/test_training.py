@@ -5,6 +5,8 @@ from hypothesis import strategies as st
 
 from grader.check.checks.harness import GRADIENT, expect_close, fail
 from grader.check.checks.public.test_training import GRAD_NAMES, HEAD_NAMES, LATER, head_grads
+from grader.check.checks import scale
+from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import fill, softmax_inputs
 from grader.check.diagnosis import diagnose
 from solutions.softmax import softmax
@@ -20,6 +22,13 @@ def softmax_grads(draw):
     return x, softmax(x), fill(draw, x.shape, 2.0)
 
 
+def softmax_grads_at_scale() -> tuple:
+    """shares of the comparison's masked scores, and d_shares."""
+    x = scale.masked(3.0)
+    return x, softmax(x), scale.values(x.shape, 2.0, 1)
+
+
+@at_scale(softmax_grads_at_scale)
 @given(softmax_grads())
 def test_softmax_backward_matches_reference(student, drawn):
     """The gradient equals the reference's, with -inf scores (zero shares) and any batch axes."""
@@ -30,6 +39,7 @@ def test_softmax_backward_matches_reference(student, drawn):
     expect_close(got, softmax_backward(shares, d_shares), "softmax_backward(shares, d_shares)", inputs, GRADIENT, mistake)
 
 
+@at_scale(scale.head_grads)
 @given(head_grads())
 def test_head_backward_matches_reference(student, args):
     """All four gradients equal the reference's, weight gradients summed over the batch axes."""

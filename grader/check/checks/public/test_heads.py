@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 
 from grader.check.checks.examples import examples, expect_example
 from grader.check.checks.harness import FORWARD, expect_array, expect_close, expect_unchanged, fail
+from grader.check.checks import scale
+from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import fill, head_inputs, multi_head_inputs
 
 EXERCISE = "heads"
@@ -38,13 +40,31 @@ def multi_head_of(student, x, heads, w_o):
     return got
 
 
-@given(head_inputs(), st.data())
-def test_head_is_causal(student, args, data):
-    """Changing the input after position t leaves the outputs up to t unchanged."""
+@st.composite
+def changed_later(draw):
+    """A head's inputs, a position t, and x with every position after t drawn anew."""
+    args = draw(head_inputs())
     x = args[0]
-    t = data.draw(st.integers(0, x.shape[-2] - 1), label="t")
+    t = draw(st.integers(0, x.shape[-2] - 1))
     changed = x.copy()
-    changed[..., t + 1 :, :] = fill(data.draw, x[..., t + 1 :, :].shape, 2.0)
+    changed[..., t + 1 :, :] = fill(draw, x[..., t + 1 :, :].shape, 2.0)
+    return args, t, changed
+
+
+def changed_at_scale() -> tuple:
+    """The comparison's head, with x changed after position 100."""
+    args = scale.head()
+    changed = args[0].copy()
+    changed[..., 101:, :] = scale.values(changed[..., 101:, :].shape, 2.0, 9)
+    return args, 100, changed
+
+
+@at_scale(changed_at_scale)
+@given(changed_later())
+def test_head_is_causal(student, drawn):
+    """Changing the input after position t leaves the outputs up to t unchanged."""
+    args, t, changed = drawn
+    x = args[0]
     out, _ = head_of(student, args)
     out_changed, _ = head_of(student, (changed,) + tuple(args[1:]))
     if not np.allclose(out[..., : t + 1, :], out_changed[..., : t + 1, :], rtol=1e-6, atol=1e-9):
@@ -56,6 +76,7 @@ def test_head_is_causal(student, args, data):
         )
 
 
+@at_scale(scale.head)
 @given(head_inputs())
 def test_shares_are_causal_weights(student, args):
     """Every row of the shares sums to 1 and everything above the diagonal is exactly 0."""
@@ -65,6 +86,7 @@ def test_shares_are_causal_weights(student, args):
         fail("The shares should be >= 0, sum to 1 along each row and be exactly 0 above the diagonal.", dict(zip(NAMES, args)), got=shares)
 
 
+@at_scale(scale.head)
 @given(head_inputs())
 def test_out_is_shares_times_values(student, args):
     """out is the head's own shares times the values x @ w_v."""
@@ -74,6 +96,7 @@ def test_out_is_shares_times_values(student, args):
     expect_close(out, np.matmul(shares, np.matmul(x, w_v)), what, dict(zip(NAMES, args)))
 
 
+@at_scale(scale.multi_head)
 @given(multi_head_inputs())
 def test_multi_head_joins_the_heads(student, args):
     """multi_head_attention's out is the heads' outputs side by side, in order, times w_o; its shares are theirs."""
@@ -87,6 +110,7 @@ def test_multi_head_joins_the_heads(student, args):
         expect_close(mine, single[1], f"the shares of head {h}, against your own attention_head's,", inputs)
 
 
+@at_scale(scale.multi_head)
 @given(multi_head_inputs())
 def test_inputs_unchanged(student, args):
     """x, the weights and w_o are the same after both calls."""

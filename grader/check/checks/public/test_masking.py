@@ -6,6 +6,8 @@ from hypothesis import strategies as st
 
 from grader.check.checks.examples import examples, expect_example
 from grader.check.checks.harness import expect_array, expect_unchanged, fail
+from grader.check.checks import scale
+from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import square_scores
 
 EXERCISE = "masking"
@@ -24,6 +26,7 @@ def may_look(t: int) -> np.ndarray:
     return column <= row
 
 
+@at_scale(lambda: scale.T)
 @given(st.integers(1, 12))
 def test_causal_mask_is_the_lower_triangle(student, t):
     """causal_mask(T) is a (T, T) bool array, True exactly where j <= i."""
@@ -34,6 +37,7 @@ def test_causal_mask_is_the_lower_triangle(student, t):
         fail(f"causal_mask({t}) should be True exactly where j <= i (row i, column j); it is wrong at (i, j) = {wrong}.", {"T": t}, got=got)
 
 
+@at_scale(scale.scores)
 @given(square_scores())
 def test_each_position_sees_itself_and_the_past(student, scores):
     """Row i keeps its first i + 1 entries finite and hides the rest with -inf."""
@@ -44,6 +48,7 @@ def test_each_position_sees_itself_and_the_past(student, scores):
             fail(f"Position {i} should see positions 0..{i} (finite) and not {i + 1}..{t - 1} (-inf).", {"scores": scores}, got=got)
 
 
+@at_scale(scale.scores)
 @given(square_scores())
 def test_seen_entries_unchanged(student, scores):
     """Every entry with j <= i is exactly the score it was."""
@@ -54,6 +59,7 @@ def test_seen_entries_unchanged(student, scores):
         fail(rule, {"scores": scores}, got=got)
 
 
+@at_scale(scale.scores)
 @given(square_scores())
 def test_inputs_unchanged(student, scores):
     """The scores are the same after the call."""

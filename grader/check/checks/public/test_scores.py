@@ -6,6 +6,8 @@ from hypothesis import strategies as st
 
 from grader.check.checks.examples import examples, expect_example
 from grader.check.checks.harness import expect_array, expect_unchanged, fail
+from grader.check.checks import scale
+from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import SEEDS, queries_and_keys
 
 EXERCISE = "scores"
@@ -18,6 +20,7 @@ def scores_of(student, q, k):
     return got
 
 
+@at_scale(lambda: scale.D)
 @given(st.integers(1, 64))
 def test_ones_score_sqrt_d(student, d):
     """A query and a key of d ones score d / √d = √d."""
@@ -30,6 +33,7 @@ def test_ones_score_sqrt_d(student, d):
         fail(f"A query and a key of {d} ones should score {d}/√{d} = √{d}.", {"q": q, "k": q}, np.sqrt([[d]]), got, mistake)
 
 
+@at_scale(scale.queries_and_keys, lambda: 7)
 @given(queries_and_keys(), SEEDS)
 def test_keys_permute_columns(student, qk, shuffle):
     """Reordering the keys reorders the columns of the scores the same way."""
@@ -45,6 +49,7 @@ def test_keys_permute_columns(student, qk, shuffle):
         )
 
 
+@at_scale(scale.queries_and_keys)
 @given(queries_and_keys())
 def test_inputs_unchanged(student, qk):
     """q and k are the same after the call."""

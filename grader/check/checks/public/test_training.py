@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 from grader import kit
 from grader.check.checks.examples import examples, expect_example
 from grader.check.checks.harness import GRADIENT, expect_array, expect_close, expect_unchanged, fail
+from grader.check.checks import scale
+from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import fill, head_inputs, softmax_inputs
 from grader.sandbox.codec import Batches, ToyModel
 from grader.sandbox.toymodel import LinearModel
@@ -29,30 +31,51 @@ def whose() -> str:
     return "your own" if kit.is_student_kit() else "the reference"
 
 
-def moved(points: list[np.ndarray]) -> list[np.ndarray]:
-    """All points at once, each entry of each point moved by +STEP and by -STEP in turn, along a new leading axis.
+ENTRIES = 512  # a point of up to this many entries is moved one entry at a time; a larger one along a random direction
 
-    For points of n_0, n_1, ... entries the leading axis has 2·(n_0 + n_1 + ...) rows: for point i,
-    n_i rows with one of its entries up, then n_i with it down; the other points as they are.
+
+def directions(point: np.ndarray) -> np.ndarray:
+    """(k, *shape): each entry alone for a small point, else one fixed random direction of length 1."""
+    if point.size <= ENTRIES:
+        return np.eye(point.size).reshape((point.size,) + point.shape)
+    way = np.random.default_rng([7, *point.shape]).standard_normal((1,) + point.shape)
+    return way / np.sqrt(np.sum(way**2))
+
+
+def moved(points: list[np.ndarray]) -> list[np.ndarray]:
+    """All points at once, each point moved by +STEP and by -STEP along each of its directions, on a new leading axis.
+
+    For points with k_0, k_1, ... directions the leading axis has 2·(k_0 + k_1 + ...) rows: for point i,
+    k_i rows moved up, then k_i moved down; the other points as they are.
     """
     blocks = []
     for i, point in enumerate(points):
-        n = point.size
-        step = (np.eye(n) * STEP).reshape((n,) + point.shape)  # (n, *shape)
-        shifted = np.concatenate([point + step, point - step])  # (2n, *shape)
-        blocks.append([shifted if j == i else np.broadcast_to(other, (2 * n,) + other.shape) for j, other in enumerate(points)])
+        step = directions(point) * STEP  # (k, *shape)
+        shifted = np.concatenate([point + step, point - step])  # (2k, *shape)
+        blocks.append([shifted if j == i else np.broadcast_to(other, (len(shifted),) + other.shape) for j, other in enumerate(points)])
     return [np.concatenate([block[j] for block in blocks]) for j in range(len(points))]
 
 
 def central_differences(losses: np.ndarray, points: list[np.ndarray]) -> list[np.ndarray]:
-    """From the losses at the moved points (in the order of moved), each point's gradient."""
-    grads, start = [], 0
+    """From the losses at the moved points (in the order of moved), each point's slope along each of its directions."""
+    slopes, start = [], 0
     for point in points:
-        n = point.size
-        up, down = losses[start : start + n], losses[start + n : start + 2 * n]
-        grads.append(((up - down) / (2 * STEP)).reshape(point.shape))
-        start += 2 * n
-    return grads
+        k = len(directions(point))
+        up, down = losses[start : start + k], losses[start + k : start + 2 * k]
+        slopes.append((up - down) / (2 * STEP))
+        start += 2 * k
+    return slopes
+
+
+def expect_gradient(got, slopes: np.ndarray, point: np.ndarray, what: str, inputs: dict):
+    """Fail unless got, the gradient at point, has the slopes found along the point's directions."""
+    ways = directions(point)
+    if len(ways) == point.size:  # one entry at a time: the slopes are the gradient itself
+        expect_close(got, slopes.reshape(point.shape), what, inputs, GRADIENT)
+        return
+    expect_array(got, point.shape, what, inputs)
+    along = np.tensordot(ways, got, axes=point.ndim)  # (k,)
+    expect_close(along, slopes, f"{what} taken along a fixed random direction (the slope there)", inputs, GRADIENT)
 
 
 def values_of(student, module, function, *args, shape):
@@ -76,6 +99,7 @@ def head_grads(draw):
     return fill(draw, x.shape[:-1] + w_v.shape[-1:], 2.0), x, w_q, w_k, w_v
 
 
+@at_scale(scale.softmax_grads)
 @given(softmax_grads())
 def test_softmax_backward_finite_differences(student, drawn):
     """The gradient agrees with central finite differences of sum(d_shares · softmax(x))."""
@@ -83,10 +107,10 @@ def test_softmax_backward_finite_differences(student, drawn):
     shares = values_of(student, "softmax", "softmax", x, shape=x.shape)
     (points,) = moved([x])
     losses = np.sum(d_shares * values_of(student, "softmax", "softmax", points, shape=points.shape), axis=tuple(range(1, points.ndim)))
-    (expected,) = central_differences(losses, [x])
+    (slopes,) = central_differences(losses, [x])
     got = student.call("training", "softmax_backward", shares, d_shares).value
     what = f"softmax_backward(shares, d_shares), against finite differences of sum(d_shares · softmax(x)) with {whose()} softmax,"
-    expect_close(got, expected, what, {"x": x, "shares": shares, "d_shares": d_shares}, GRADIENT)
+    expect_gradient(got, slopes, x, what, {"x": x, "shares": shares, "d_shares": d_shares})
 
 
 def head_losses(student, d_out, x, w_q, w_k, w_v) -> np.ndarray:
@@ -99,6 +123,7 @@ def head_losses(student, d_out, x, w_q, w_k, w_v) -> np.ndarray:
     return np.sum(d_out * out, axis=tuple(range(1, out.ndim))).reshape(n)
 
 
+@at_scale(scale.head_grads)
 @given(head_grads())
 def test_head_backward_finite_differences(student, args):
     """All four gradients agree with central finite differences of sum(d_out · out)."""
@@ -106,15 +131,15 @@ def test_head_backward_finite_differences(student, args):
     batch = point[0].ndim - 2
     x, w_q, w_k, w_v = moved(point)
     w_q, w_k, w_v = (w.reshape(w.shape[:1] + (1,) * batch + w.shape[1:]) for w in (w_q, w_k, w_v))  # broadcast over x's batch axes
-    expected = central_differences(head_losses(student, d_out, x, w_q, w_k, w_v), point)
+    slopes = central_differences(head_losses(student, d_out, x, w_q, w_k, w_v), point)
     got = student.call("training", "attention_head_backward", *args, reference=LATER).value
     inputs = dict(zip(HEAD_NAMES, args))
     if not isinstance(got, (tuple, list)) or len(got) != 4:
         fail("attention_head_backward should return four arrays (d_x, d_w_q, d_w_k, d_w_v).", inputs, got=got)
     forward = f"{whose()} attention_scores, apply_causal_mask and softmax"
-    for name, mine, theirs in zip(GRAD_NAMES, got, expected):
+    for name, mine, found, at in zip(GRAD_NAMES, got, slopes, point):
         what = f"{name}, against finite differences of sum(d_out · out) for the head made of {forward},"
-        expect_close(mine, theirs, what, inputs, GRADIENT)
+        expect_gradient(mine, found, at, what, inputs)
 
 
 @st.composite
@@ -127,6 +152,7 @@ def params_and_grads(draw):
     return params, grads, draw(RATES)
 
 
+@at_scale(scale.params_and_grads)
 @given(params_and_grads())
 def test_sgd_step_moves_downhill(student, drawn):
     """Afterwards params[name] holds p - lr·g for every name, and the step returns None."""
@@ -163,6 +189,7 @@ def by_definition(params: dict, pairs: list, steps: int, lr: float) -> tuple[lis
     return trail, toy.params
 
 
+@at_scale(scale.training_run)
 @given(training_runs())
 def test_train_steps_by_its_definition(student, run):
     """One batch per step, in order; the losses as floats; the weights after steps of p - lr·g."""
@@ -173,13 +200,17 @@ def test_train_steps_by_its_definition(student, run):
     losses = outcome.value
     if not isinstance(losses, list) or not all(isinstance(v, float) for v in losses):
         fail("train should return a list of Python floats, one loss per step (float(loss) converts).", inputs, expected, losses)
-    if outcome.args[1].taken != steps:
-        fail(f"train should take exactly one batch per step ({steps}).", inputs, steps, outcome.args[1].taken)
+    taken = outcome.args[1].taken
+    if taken != steps:
+        extra = ("One more than it used: zip(batches, range(steps)) does that, since zip takes the next batch before it finds "
+                 "range(steps) used up. Take next(batches) once per step (or zip(range(steps), batches)).") if taken == steps + 1 else ""
+        fail(f"train should take exactly one batch per step: {steps} for steps={steps}, but it took {taken}. {extra}".rstrip(), inputs)
     expect_close(np.array(losses), np.array(expected), "the list of losses (each the loss before its step)", inputs)
     for name, value in weights.items():
         expect_close(outcome.args[0].params[name], value, f"model.params[{name!r}] after {steps} steps of p - lr·g", inputs)
 
 
+@at_scale(scale.head_grads)
 @given(head_grads())
 def test_inputs_unchanged(student, args):
     """softmax_backward, attention_head_backward and sgd_step's grads are the same after the calls."""

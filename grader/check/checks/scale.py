@@ -1,0 +1,104 @@
+"""The comparison's sizes, and every drawn check run once more at them after Hypothesis' small inputs.
+
+Hypothesis draws small inputs, which shrink to a counterexample a student can read; code that
+only breaks at the comparison's sizes (a mask made for 8 positions, a loop cut at 100 steps)
+passes those. So each check also runs once on inputs as large as `grader compare` hands over:
+a batch of 16 replies of 141 positions, the head's widths, 1,400 training steps.
+"""
+
+import numpy as np
+
+from grader.check.checks.harness import CheckFailed
+
+BATCH, T, C, D, D_V = 16, 141, 32, 32, 128  # replies per batch, positions, head input, query and value sizes
+VOCAB = 40  # the comparison's alphabet and boundary token: the width of its logits
+STEPS = 1400  # training steps of both models together
+PARAMS = {"emb": (VOCAB, 16), "w1": (128, 128), "b1": (128,), "w2": (128, VOCAB), "b2": (VOCAB,),
+          "tok": (VOCAB, C), "pos": (160, C), "w_q": (C, D), "w_k": (C, D), "w_v": (C, D_V)}  # the attention model's
+SAID = f"At the sizes `grader compare` uses ({BATCH} replies of {T} positions, {len(PARAMS)} parameters, {STEPS:,} steps; float64), this check fails:"
+
+
+def values(shape: tuple, bound: float, seed: int = 0) -> np.ndarray:
+    """A float64 array of this shape, unrounded values in [-bound, bound], the same on every run."""
+    return np.random.default_rng([20241201, seed, *shape]).uniform(-bound, bound, shape)
+
+
+def causal(scores: np.ndarray) -> np.ndarray:
+    """The scores with -inf above the diagonal, as a masked head hands them to the softmax."""
+    above = np.triu(np.ones(scores.shape[-2:], dtype=bool), 1)
+    return np.where(above, -np.inf, scores)
+
+
+def head() -> tuple:
+    """x (B, T, C) and the head's weights w_q, w_k (C, D) and w_v (C, D_V)."""
+    return values((BATCH, T, C), 2.0), values((C, D), 0.3, 1), values((C, D), 0.3, 2), values((C, D_V), 0.3, 3)
+
+
+def at_scale(*make):
+    """Decorate a drawn check: after Hypothesis' inputs pass, run it once on make's values (one per drawn argument).
+
+    The small inputs come first, so a mistake they show is shown on the smallest input.
+    """
+
+    def decorate(test):
+        inner = test.hypothesis.inner_test
+
+        def check(student):
+            test(student)
+            student.printed.new_example()
+            try:
+                inner(student, *(value() for value in make))
+            except CheckFailed as failed:
+                raise CheckFailed(f"{SAID}\n{failed}") from None
+
+        for name in ("__name__", "__qualname__", "__doc__", "__module__"):
+            setattr(check, name, getattr(test, name))
+        check.drawn = test  # the Hypothesis test, for the seed (conftest.py)
+        return check
+
+    return decorate
+
+
+def queries_and_keys() -> tuple:
+    """q and k (B, T, D)."""
+    return values((BATCH, T, D), 2.0), values((BATCH, T, D), 2.0, 1)
+
+
+def scores(bound: float = 1e4) -> np.ndarray:
+    """Scores (B, T, T)."""
+    return values((BATCH, T, T), bound)
+
+
+def masked(bound: float = 30.0) -> np.ndarray:
+    """Masked scores (B, T, T): -inf above the diagonal."""
+    return causal(scores(bound))
+
+
+def softmax_grads() -> tuple:
+    """x (B, T, T) and d_shares shaped like it."""
+    return scores(3.0), values((BATCH, T, T), 2.0, 1)
+
+
+def head_grads() -> tuple:
+    """d_out (B, T, D_V) and a head's inputs."""
+    return (values((BATCH, T, D_V), 2.0, 4), *head())
+
+
+def multi_head() -> tuple:
+    """x, two heads' weights and w_o (2·D_V, C)."""
+    x, *first = head()
+    second = (values((C, D), 0.3, 5), values((C, D), 0.3, 6), values((C, D_V), 0.3, 7))
+    return x, [tuple(first), second], values((2 * D_V, C), 0.1, 8)
+
+
+def params_and_grads() -> tuple:
+    """The attention model's parameters, gradients of the same names and shapes, and the comparison's lr."""
+    params = {name: values(shape, 1.0, n) for n, (name, shape) in enumerate(PARAMS.items())}
+    return params, {name: values(shape, 1.0, 20 + n) for n, (name, shape) in enumerate(PARAMS.items())}, 0.02
+
+
+def training_run() -> tuple:
+    """The toy model's weights, STEPS + 2 batches of BATCH rows, STEPS and the comparison's lr."""
+    params = {"w": values((C, 2), 0.3), "b": values((2,), 0.3)}
+    pairs = [(values((BATCH, C), 1.0, 2 * i), values((BATCH, 2), 1.0, 2 * i + 1)) for i in range(STEPS + 2)]
+    return params, pairs, STEPS, 0.02
