@@ -2,6 +2,7 @@
 
 Usage: python3 bench/bench_watch.py [SAVES]   (default 4 saves per exercise; target: under 2 s)
 Each save alternates the reference module and the stub, so every save changes the verdict.
+Also timed: from the save to the screen that says the exercise is being checked.
 """
 
 import os
@@ -19,7 +20,8 @@ from pathlib import Path
 from grader.exercises import NAMES
 from grader.paths import EXERCISES_DIR, KIT_ROOT, SOLUTIONS_DIR
 
-VERDICT = re.compile(r"after your save")  # the header of the first screen drawn after a save
+CHECKING = re.compile(r": checking \(started")  # the target's line while its check runs
+VERDICT = re.compile(r"after your save")  # the header of the first screen with a verdict after a save
 
 
 def lines_of(proc):
@@ -38,17 +40,17 @@ def settle(lines, quiet=2.0):
             return
 
 
-def next_verdict(lines, timeout=60.0):
-    """Block until the watcher draws its screen for a save; return the moment it arrived."""
+def next_line(lines, pattern, timeout=60.0):
+    """Block until the watcher prints a line matching the pattern; return the moment it arrived."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
             line = lines.get(timeout=0.05)
         except queue.Empty:
             continue
-        if VERDICT.search(line):
+        if pattern.search(line):
             return time.monotonic()
-    raise SystemExit("no verdict within 60 s")
+    raise SystemExit(f"no line matching {pattern.pattern!r} within {timeout:g} s")
 
 
 def save(path, text):
@@ -60,7 +62,7 @@ def save(path, text):
 
 
 def time_exercise(folder, name, saves):
-    """Seconds from each save of name's module to the verdict printed for it."""
+    """Seconds from each save of name's module to the checking screen, and to the verdict, printed for it."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "grader", "watch", name, "--submission", str(folder)],
         cwd=KIT_ROOT,
@@ -72,14 +74,15 @@ def time_exercise(folder, name, saves):
     lines = lines_of(proc)
     try:
         settle(lines)
-        seconds = []
+        checking, verdict = [], []
         for index in range(saves):
             source = SOLUTIONS_DIR if index % 2 == 0 else EXERCISES_DIR
             settle(lines, quiet=3.0)
             saved = time.monotonic()
             save(folder / f"{name}.py", (source / f"{name}.py").read_text())
-            seconds.append(next_verdict(lines) - saved)
-        return seconds
+            checking.append(next_line(lines, CHECKING) - saved)
+            verdict.append(next_line(lines, VERDICT) - saved)
+        return checking, verdict
     finally:
         proc.terminate()
         proc.wait()
@@ -93,10 +96,11 @@ def main():
         shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
         for name in NAMES:
             shutil.copy(EXERCISES_DIR / f"{name}.py", folder / f"{name}.py")
-            seconds = time_exercise(folder, name, saves)
+            checking, verdict = time_exercise(folder, name, saves)
             shutil.copy(SOLUTIONS_DIR / f"{name}.py", folder / f"{name}.py")
-            shown = ", ".join(f"{s:.2f}" for s in seconds)
-            print(f"{name:9} save to verdict: median {statistics.median(seconds):.2f} s ({shown})")
+            shown = ", ".join(f"{s:.2f}" for s in verdict)
+            print(f"{name:9} save to verdict: median {statistics.median(verdict):.2f} s ({shown}); "
+                  f"to checking shown: median {statistics.median(checking):.2f} s")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-COLOURS = {"passed": "green", "failed": "red", "error": "red", "not_started": "yellow"}
-MARKS = {"passed": "✓", "failed": "✗", "error": "!", "not_started": "·"}
-PLAIN_MARKS = {"passed": "+", "failed": "x", "error": "!", "not_started": "-"}
+COLOURS = {"passed": "green", "failed": "red", "error": "red", "not_started": "yellow", "checking": "cyan"}
+MARKS = {"passed": "✓", "failed": "✗", "error": "!", "not_started": "·", "checking": "…"}
+PLAIN_MARKS = {"passed": "+", "failed": "x", "error": "!", "not_started": "-", "checking": "~"}
 
 
 def colour_on(stream=None) -> bool:

@@ -1,5 +1,6 @@
-"""`grader watch`: real saves to a real folder, a syntax error on the way, and Ctrl-C."""
+"""`grader watch`: real saves to a real folder, a syntax error on the way, a slow check, and Ctrl-C."""
 
+import io
 import os
 import queue
 import re
@@ -11,9 +12,10 @@ import time
 
 import pytest
 
-from grader.check.results import CheckResult, ExerciseResult
+from grader.check.results import STATUSES, CheckResult, ExerciseResult
 from grader.paths import KIT_ROOT, SOLUTIONS_DIR
 from grader.student import watch
+from grader.style import mark
 
 WAIT = 90.0  # seconds for one verdict on a busy machine
 
@@ -52,6 +54,14 @@ class Session:
             if match:
                 return match
         pytest.fail(f"no line matching {pattern!r} in:\n{''.join(self.seen)}")
+
+    def quiet(self, seconds: float = 1.0) -> None:
+        """Read on until nothing has been printed for that long."""
+        while True:
+            try:
+                self.seen.append(self.lines.get(timeout=seconds))
+            except queue.Empty:
+                return
 
     def stop(self) -> str:
         """Ctrl-C, then the rest of the output."""
@@ -112,6 +122,29 @@ def test_without_an_exercise_it_follows_the_file_saved(submission):
         session.kill()
 
 
+@pytest.mark.posix("stops grader watch with SIGINT, as Ctrl-C does")
+def test_a_slow_check_shows_that_it_is_checking_until_its_verdict_lands(submission):
+    reference = (SOLUTIONS_DIR / "scores.py").read_text()
+    save(submission / "scores.py", reference)
+    session = Session("scores", "--submission", str(submission))
+    try:
+        session.wait_for(r"scores passes all \d+ checks")
+        session.wait_for(r"^[^?…~]* training {4}")  # every exercise has its verdict: nothing more to check
+        session.quiet()
+        before = len(session.seen)
+        save(submission / "scores.py", "import time\ntime.sleep(2)\n" + reference.replace(" / math.sqrt(d)", ""))
+        session.wait_for(r"scores: checking \(started \d+ s ago\)")
+        checking = time.monotonic()
+        session.wait_for(r"scores: failing")
+        assert time.monotonic() - checking > 1.5  # the import alone sleeps 2 s
+    finally:
+        session.stop()
+        session.kill()
+    first, *_ = "".join(session.seen[before:]).split("-" * 60 + "\n")[1:]
+    assert re.search(r"[…~] scores  ", first) and "scores: checking" in first
+    assert "passes all" not in first  # the old verdict
+
+
 def run_python(code: str):
     """A recheck command that runs this code instead of the checks, given the folder as argv[1]."""
     return lambda folder, names: [sys.executable, "-c", code, str(folder), *names]
@@ -132,10 +165,41 @@ def test_a_fault_in_the_grader_is_reported_and_watching_goes_on(submission, monk
     watcher = watch.Watcher(submission, None)
     assert watcher.check("scores") == []
     assert watcher.to_check() == ["masking", "softmax", "heads", "training"]  # not scores again
+    assert "scores: checking" in capsys.readouterr().out
     watcher.show()
     out = capsys.readouterr().out
     assert "The grader could not check scores: RuntimeError: the checks could not be loaded" in out
     assert "watching goes on" in out
+    assert "? scores: no verdict yet." in out and "scores: checking" not in out
+
+
+def test_on_a_terminal_the_clock_counts_the_seconds_of_a_check(submission, monkeypatch, capsys):
+    monkeypatch.setattr(watch, "recheck_command", run_python("import time; time.sleep(2.6)"))
+    monkeypatch.setattr(watch, "colour_on", lambda: True)  # redraw in place, as on a terminal
+    watcher = watch.Watcher(submission, "scores")
+    assert watcher.check("scores") == []
+    out = capsys.readouterr().out
+    assert f"{mark('checking')} scores  ? masking" in out
+    seconds = [int(s) for s in re.findall(r"scores: checking \(started (\d+) s ago\)", out)]
+    assert seconds == list(range(len(seconds))) and len(seconds) >= 3  # redrawn once a second, and only then
+    assert watcher.checking is None
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "ascii"])
+def test_the_legend_explains_every_mark_the_screen_can_show(submission, monkeypatch, capsys, encoding):
+    if encoding == "ascii":
+        monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(io.BytesIO(), encoding="ascii"))
+    statuses = {*STATUSES, "checking", "unknown"}  # an exercise's verdict, its check running, no verdict yet
+    assert set(watch.LEGEND) == statuses
+    assert len({mark(status) for status in statuses}) == len(statuses)
+    legend = watch.legend()
+    for status in statuses:
+        assert f"{mark(status)} {watch.LEGEND[status]}" in legend
+    monkeypatch.undo()
+    watch.Watcher(submission, None).show()
+    out = capsys.readouterr().out
+    assert out.count(watch.legend()) == 1
+    assert out.splitlines()[3] == watch.legend() and "training" in out.splitlines()[2]  # under the progress line
 
 
 def test_a_failing_verdict_shows_the_first_check_in_full_and_names_the_rest():

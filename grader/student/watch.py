@@ -20,6 +20,8 @@ from grader.style import colour_on, mark, paint, shown_command
 
 POLL = 0.1  # seconds between looks at the files
 SHOWN_FAILURES = 3
+LEGEND = {"passed": "passes", "failed": "fails", "error": "cannot run", "not_started": "not started",
+          "checking": "being checked", "unknown": "no verdict yet"}  # every mark the screen uses, by status
 
 
 def watch(exercise: str | None = None, submission: Path | None = None) -> int:
@@ -57,10 +59,12 @@ class Watcher:
         self.faults: dict[str, str] = {}  # exercise -> what stopped the grader from checking it
         self.screen = ""
         self.target, self.saved = exercise or self.first_unpassed(), None
+        self.checking, self.started = None, 0.0  # the exercise being checked, since when (time.monotonic())
 
     def run(self) -> None:
         """Check, show, wait for a save; forever."""
-        self.show()
+        if not self.to_check():
+            self.show()  # else the first check shows the screen
         while True:
             todo = self.to_check()
             changed = self.check(todo[0]) if todo else self.wait_for_save()
@@ -89,12 +93,19 @@ class Watcher:
         """Check one exercise in a fresh process, which saves the verdict; the modules saved meanwhile."""
         before = files_fingerprint(self.folder)[name]
         job = Job(self.folder, [name])
+        self.checking, self.started, drawn = name, time.monotonic(), 0
         try:
+            self.show()  # while the process starts: the old verdict is no longer shown as current
             while job.running():
                 time.sleep(POLL / 2)
                 if snapshot(self.folder) != self.files:
                     return self.wait_for_save()  # saved again: the next check replaces this one
+                seconds = int(time.monotonic() - self.started)
+                if colour_on() and seconds != drawn:
+                    drawn = seconds
+                    self.show()  # the clock, once a second; on a terminal only, where the screen is redrawn in place
         finally:
+            self.checking = None
             job.stop()
         if name not in unchanged(self.folder):
             self.tried.add((name, before))  # it saved nothing: do not run it again on the same files
@@ -122,8 +133,8 @@ class Watcher:
         known = last_known(self.folder)
         return next((name for name in NAMES if known.get(name, {}).get("status") != "passed"), NAMES[-1])
 
-    def show(self) -> None:
-        """The screen: progress over the five, the verdict on the target, and what to do."""
+    def compose(self) -> str:
+        """The screen: progress over the five with what each mark means, the verdict on the target, and what to do."""
         from grader.check.results import Report
         from grader.check.runner import add_root_causes
 
@@ -137,10 +148,16 @@ class Watcher:
             advice = next_step(report, self.folder, watching=True)
         else:
             advice = f"Edit {shown(self.folder)}{target}.py and save to check it again; {shown_command('hint', target)} gives a hint."
-        screen = f"{progress(report, fresh)}\n\n{verdict(target, result)}\n\n{advice}"
+        since = self.started if self.checking == target else None
+        screen = f"{progress(report, fresh, self.checking)}\n{legend()}\n\n{verdict(target, result, since)}\n\n{advice}"
         for name, fault in self.faults.items():
             screen += "\n" + paint(f"The grader could not check {name}: {fault}", fg="red")
             screen += f"\n{shown_command('check', name)} shows the whole message; watching goes on."
+        return screen
+
+    def show(self) -> None:
+        """Draw the screen, unless it is the one on show and no save awaits its verdict."""
+        screen = self.compose()
         if screen == self.screen and self.saved is None:
             return
         self.screen = screen
@@ -149,20 +166,23 @@ class Watcher:
         else:
             click.echo("-" * 60)
         header = f"grader watch · {shown(self.folder)} · {datetime.now():%H:%M:%S}"
-        if self.saved is not None:
-            header += f" · {time.time() - self.saved:.1f} s after your save"
+        if self.saved is not None and self.checking is None:
+            header += f" · {time.time() - self.saved:.1f} s after your save"  # with a verdict only
         click.echo(paint(header, dim=True))
         click.echo(screen)
         click.echo(paint("Watching for saves; Ctrl-C to stop.", dim=True))
         sys.stdout.flush()  # a pipe to tee or a log gets each screen as it comes
 
 
-def progress(report, fresh: dict) -> str:
-    """One line over the five exercises (a ? for a verdict still to come), and the points."""
+def progress(report, fresh: dict, checking: str | None = None) -> str:
+    """One line over the five exercises (a mark for the one being checked, a ? for a verdict still to come), and the points."""
     by_name = {e.name: e for e in report.exercises}
     marks = []
     for name in NAMES:
-        sign = mark(by_name[name].status) if name in by_name and name in fresh else mark("unknown")
+        if name in by_name and name in fresh:
+            sign = mark(by_name[name].status)
+        else:
+            sign = mark("checking" if name == checking else "unknown")
         marks.append(f"{sign} {name}")
     if kit.is_student_kit():
         return "  ".join(marks) + "    {} of {} public checks pass".format(*report.public_counts())
@@ -170,10 +190,17 @@ def progress(report, fresh: dict) -> str:
     return "  ".join(marks) + f"    {points(report.points)} of {points(total)} points"
 
 
-def verdict(name: str, result) -> str:
-    """The target exercise's verdict: the first failing check in full, the others by name."""
+def legend() -> str:
+    """One line that says what each mark on the screen means."""
+    return "  ".join(f"{mark(status)} {paint(words, dim=True)}" for status, words in LEGEND.items())
+
+
+def verdict(name: str, result, since: float | None = None) -> str:
+    """The target's verdict (the first failing check in full, the others by name), or that it is being checked since then."""
+    if result is None and since is not None:
+        return f"{mark('checking')} {name}: checking (started {int(time.monotonic() - since)} s ago)"
     if result is None:
-        return f"{name}: checking…"
+        return f"{mark('unknown')} {name}: no verdict yet."
     if result.status == "passed":
         which = " public" if kit.is_student_kit() else ""
         return paint(f"{mark('passed')} {name} passes all {len(result.checks)}{which} checks.", fg="green", bold=True)
