@@ -91,19 +91,23 @@ def hand_on(ctx, submission: Path) -> None:
 @SOLUTIONS
 @JSON_FILE
 @JUNIT_FILE
-def check(exercises, submission, solutions, json_file, junit_file):
+@click.option("--output", is_flag=True, help="Also show everything your functions printed, check by check.")
+def check(exercises, submission, solutions, json_file, junit_file, output):
     """Run the checks on your exercises (all five by default): public and hidden in the full kit, public in the student's.
 
     Exit status 0 when every selected exercise passes, 1 when any does not,
     2 for a usage error, a submission that cannot be read or a result file
     that cannot be written.
 
+    A failed check ends with what your functions printed on its example;
+    --output shows everything they printed, check by check.
+
     Example: grader check softmax heads --json report.json --junit report.xml
     """
     from grader.check.command import check as run
 
     no_reference(solutions)
-    sys.exit(run(exercises, submission=submission, solutions=solutions, json_file=json_file, junit_file=junit_file))
+    sys.exit(run(exercises, submission=submission, solutions=solutions, json_file=json_file, junit_file=junit_file, output=output))
 
 
 @main.command()

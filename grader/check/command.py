@@ -12,6 +12,7 @@ def check(
     solutions: bool = False,
     json_file: Path | None = None,
     junit_file: Path | None = None,
+    output: bool = False,
 ) -> int:
     """`grader check`: run the checks, print the report, write --json and --junit; exit 0, 1, or 2 if unreadable."""
     import click
@@ -29,7 +30,7 @@ def check(
 
     fingerprint = files_fingerprint(folder)
     report = run_checks(folder, exercises or None)
-    click.echo(render(report, folder, solutions=solutions))
+    click.echo(render(report, folder, solutions=solutions, output=output))
     if json_file is not None and not write(json_file, json.dumps(report.to_json(), indent=1) + "\n"):
         return 2
     if junit_file is not None and not write(junit_file, junit_xml(report)):

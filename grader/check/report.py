@@ -41,7 +41,7 @@ def submission_args(folder: Path, solutions: bool) -> tuple[str, ...]:
         return ("--submission", str(folder))
 
 
-def details(result: ExerciseResult) -> list[str]:
+def details(result: ExerciseResult, where: tuple[str, ...] = ()) -> list[str]:
     """The lines that explain an exercise that did not pass."""
     title = BY_NAME[result.name].title
     lines = [f"{mark(result.status)} {paint(result.name, bold=True)}: {title}"]
@@ -62,7 +62,18 @@ def details(result: ExerciseResult) -> list[str]:
         lines += [f"      {line}" for line in check.message.splitlines()]
     if result.note:
         lines.append(f"  Note: {result.note}")
+    if result.status == "failed":
+        lines.append(f"  Debug it: {shown_command('try', result.name, *where)} runs your functions on a small example in this "
+                     "terminal, where print() and breakpoint() work.")
     return lines
+
+
+def printed(report: Report) -> list[str]:
+    """Everything the student's functions printed, check by check (`grader check --output`)."""
+    lines = []
+    for check in (check for result in report.exercises for check in result.checks if check.printed):
+        lines += [f"  {paint(check.id, bold=True)} printed:"] + [f"    {line}" for line in check.printed.splitlines()]
+    return [paint("What your code printed, check by check:", bold=True), *(lines or ["  nothing."]), ""]
 
 
 def report_checks(result: ExerciseResult) -> str:
@@ -145,16 +156,17 @@ def all_pass(report: Report, where: tuple[str, ...]) -> str:
     return f"Every check that was run passes, public and hidden. Once all five exercises pass, run {compare}."
 
 
-def render(report: Report, folder: Path, solutions: bool = False) -> str:
-    """The whole report as text, styled for a terminal or plain for a pipe."""
+def render(report: Report, folder: Path, solutions: bool = False, output: bool = False) -> str:
+    """The whole report as text, styled for a terminal or plain for a pipe; output adds all the student's code printed."""
     which = "the public checks" if report.checks == "public" else "the public and the hidden checks"
     lines = [f"Checked {folder} with {which} (Hypothesis seed {report.seed}; {ISOLATION[report.isolation]}).", ""]
+    where = () if solutions else submission_args(folder, solutions)
     for result in report.exercises:
         if result.status != "passed":
-            lines += details(result) + [""]
+            lines += details(result, where) + [""]
         elif result.note:
             lines += [f"{mark('passed')} {result.name}: {result.note}", ""]
-    lines += table(report) + [""] + next_step(report, folder, solutions)
+    lines += (printed(report) if output else []) + table(report) + [""] + next_step(report, folder, solutions)
     copied = [f"{e.name}.py" for e in report.exercises if e.same_as_reference]
     if copied:
         lines += ["", paint(f"For the instructor: {', '.join(copied)} {'is' if len(copied) == 1 else 'are'} byte for byte the kit's reference solution.", bold=True)]

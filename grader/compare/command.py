@@ -143,6 +143,8 @@ def run_job(folder: Path, spec: dict, on_progress, notices: list | None = None) 
             elif event["event"] == "error":
                 raise JobFailed(failure_message(event, worker))
             elif event["event"] == "done":
+                if notices is not None and (told := worker.tail()):  # print() in the student's functions, while training
+                    notices.append(told.strip())
                 return models
         raise JobFailed(f"The training stopped without its figures: {worker.death()}{worker.tail()}")
     finally:

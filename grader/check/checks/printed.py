@@ -9,7 +9,7 @@ class Printed:
 
     def __init__(self):
         self.example: list[tuple[str, str]] = []  # (function, what it printed) of the current example's calls
-        self.check: list[str] = []
+        self.check: list[tuple[str, str]] = []  # the same for every call of the check, up to KEPT characters
         self.size = 0
 
     def heard(self, function: str, text: str):
@@ -18,7 +18,7 @@ class Printed:
             return
         self.example.append((function, text))
         if self.size < KEPT:
-            self.check.append(f"{function}:\n{indented(text)}")
+            self.check.append((function, text))
             self.size += len(text)
 
     def new_example(self):
@@ -35,22 +35,23 @@ class Printed:
         """The failing example's output, as the end of a failure message ("" when nothing was printed)."""
         if not self.example:
             return ""
-        lines = []
-        for n, (function, text) in enumerate(self.example, 1):
-            head = f"{function}, call {n}:" if len(self.example) > 1 else f"{function}:"
-            body = text.rstrip("\n").splitlines() or [""]
-            lines += [f"{head} {body[0]}"] if len(body) == 1 else [head, *indented(text).splitlines()]
+        lines = shown(self.example, numbered=len(self.example) > 1)
         more = len(lines) - SHOWN_LINES
-        shown = "\n".join(f"  {line}" for line in lines[:SHOWN_LINES])
+        text = "\n".join(f"  {line}" for line in lines[:SHOWN_LINES])
         tail = f"\n  ... {more} more lines: `grader check {exercise} --output` shows everything it printed." if more > 0 else ""
-        return f"\nWhat your code printed on this example:\n{shown}{tail}"
+        return f"\nWhat your code printed on this example:\n{text}{tail}"
 
     def everything(self) -> str:
         """All the check's output, call by call (capped at KEPT characters)."""
-        dropped = " (and more, not kept)" if self.size >= KEPT else ""
-        return "\n".join(self.check) + dropped
+        dropped = ["... (more, not kept)"] if self.size >= KEPT else []
+        return "\n".join(shown(self.check) + dropped)
 
 
-def indented(text: str) -> str:
-    """The text with each line indented by two spaces, without its last newline."""
-    return "\n".join("  " + line for line in text.rstrip("\n").splitlines())
+def shown(calls: list[tuple[str, str]], numbered: bool = False) -> list[str]:
+    """Each call's output under its function's name: on the same line when it is one line."""
+    lines = []
+    for n, (function, text) in enumerate(calls, 1):
+        head = f"{function}, call {n}:" if numbered else f"{function}:"
+        body = text.rstrip("\n").splitlines() or [""]
+        lines += [f"{head} {body[0]}"] if len(body) == 1 else [head, *(f"  {line}" for line in body)]
+    return lines
