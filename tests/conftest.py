@@ -1,34 +1,80 @@
-"""Fixtures shared by the kit's tests, and the skipping of tests that need an OS this one is not."""
+"""Fixtures shared by the kit's tests, what the tests need installed, and the skipping of tests that need an OS this one is not."""
 
+import importlib
 import os
-import shutil
 import signal
 import sys
+from importlib import metadata, util
 
 import pytest
+from packaging.requirements import Requirement
 
-from grader.paths import EXERCISES_DIR
+from grader.course.stubs import write_stubs
+from grader.paths import MODULES
 from grader.sandbox.portable import simulate_other_os, simulating_other_os
 
 ONLY = {"linux": "Linux", "posix": "POSIX"}  # marker: what a test so marked needs
+HEADER = "These are the kit's own tests, for its developers. A student checks their work with `grader check`."
+EXTRAS = ("test", "nbgrader")  # the README's test command installs both
+INSTALL = "pip install -e '.[test,nbgrader]'"
 
 pytest_plugins = ["pytester"]  # tests/test_workflow.py runs this file's hook on a small suite of its own
 
 
 @pytest.fixture
 def submission(tmp_path):
-    """A fresh copy of the stubs, as a student has it after cloning."""
-    folder = tmp_path / "exercises"
-    shutil.copytree(EXERCISES_DIR, folder, ignore=shutil.ignore_patterns("__pycache__", ".grader"))
-    return folder
+    """A fresh copy of the stubs, as a student has it after cloning (never the kit's exercises/, which may hold work)."""
+    return write_stubs(tmp_path / "exercises")
+
+
+@pytest.fixture(scope="session")
+def pristine(tmp_path_factory):
+    """The stubs as the kit ships them, whatever the kit's exercises/ holds: a folder to read or copy, not to change."""
+    return write_stubs(tmp_path_factory.mktemp("pristine") / "exercises")
+
+
+@pytest.fixture(scope="session")
+def pristine_modules(pristine):
+    """The pristine stubs imported as the package pristine_exercises (never the kit's exercises/): name -> module."""
+    spec = util.spec_from_file_location("pristine_exercises", pristine / "__init__.py", submodule_search_locations=[str(pristine)])
+    sys.modules[spec.name] = util.module_from_spec(spec)
+    spec.loader.exec_module(sys.modules[spec.name])
+    return {name: importlib.import_module(f"{spec.name}.{name}") for name in MODULES}
+
+
+def missing_extras() -> list[str]:
+    """The packages of the test and nbgrader extras, as the kit's metadata lists them, not installed here (or too old)."""
+    try:
+        wanted = [Requirement(text) for text in metadata.requires("attention-by-hand") or ()]
+    except metadata.PackageNotFoundError:
+        return ["attention-by-hand itself"]
+    missing = []
+    for requirement in wanted:
+        marker = requirement.marker
+        if marker is None or marker.evaluate({"extra": ""}) or not any(marker.evaluate({"extra": e}) for e in EXTRAS):
+            continue  # a main dependency, or another extra's, or not for this OS
+        try:
+            if requirement.specifier.contains(metadata.version(requirement.name), prereleases=True):
+                continue
+        except metadata.PackageNotFoundError:
+            pass
+        missing.append(f"{requirement.name}{requirement.specifier}")
+    return missing
+
+
+def pytest_report_header(config):
+    """The first line after pytest's own: who these tests are for."""
+    return HEADER
 
 
 def pytest_configure(config):
-    """Under ATTENTION_BY_HAND_SIMULATE_OTHER_OS=1 (tests/test_portable.py), the APIs Windows lacks raise in this process too.
-
-    A run started in the background by a shell inherits SIGINT ignored, and so would every grader the
-    tests start: give it back, so the tests of Ctrl-C see what a terminal's Ctrl-C does.
-    """
+    """Stop at once, saying what to install, when the test extras are missing; else get the process ready."""
+    if missing := missing_extras():
+        raise pytest.UsageError(f"{HEADER}\nThey need the kit's test and nbgrader extras; this environment lacks {', '.join(missing)}."
+                                f"\nTo run them, in the kit's folder and its venv: {INSTALL}")
+    # Under ATTENTION_BY_HAND_SIMULATE_OTHER_OS=1 (tests/test_portable.py), the APIs Windows lacks raise here too.
+    # A run started in the background by a shell inherits SIGINT ignored, and so would every grader the tests
+    # start: give it back, so the tests of Ctrl-C see what a terminal's Ctrl-C does.
     if simulating_other_os():
         simulate_other_os()
     if hasattr(signal, "SIGINT") and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:

@@ -24,7 +24,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from grader.paths import EXERCISES_DIR, KIT_ROOT, SOLUTIONS_DIR
+from grader.course.stubs import write_stubs
+from grader.paths import KIT_ROOT, SOLUTIONS_DIR
 from grader.sandbox import isolation
 
 ATTACKS = Path(__file__).resolve().parent / "attacks"
@@ -45,8 +46,7 @@ def require_isolation():
 
 
 def stubs(folder: Path) -> Path:
-    shutil.copytree(EXERCISES_DIR, folder, ignore=shutil.ignore_patterns("__pycache__", ".grader"))
-    return folder
+    return write_stubs(folder)
 
 
 def attack(root: Path, path: Path, port: int) -> Path:

@@ -17,8 +17,9 @@ from survivors import sleepers
 from grader.cli import main
 from grader.course.batch import batch, write_rows
 from grader.course.rows import COLUMNS, row
+from grader.course.stubs import write_stubs
 from grader.exercises import NAMES
-from grader.paths import EXERCISES_DIR, KIT_ROOT, SOLUTIONS_DIR
+from grader.paths import KIT_ROOT, SOLUTIONS_DIR
 
 HOSTILE = Path(__file__).resolve().parent / "hostile"
 
@@ -41,11 +42,11 @@ def rows_of(csv_file: Path) -> list[dict]:
 
 
 @pytest.mark.posix("its hostile folders fork and run /bin/sleep")
-def test_a_batch_of_eight_with_two_hostile_folders_gives_eight_rows(tmp_path):
+def test_a_batch_of_eight_with_two_hostile_folders_gives_eight_rows(tmp_path, pristine):
     root = tmp_path / "submissions"
     root.mkdir()
     folders = [make(root, f"good{i}") for i in range(3)]
-    folders += [make(root, f"stub{i}", base=EXERCISES_DIR) for i in range(2)]
+    folders += [make(root, f"stub{i}", base=pristine) for i in range(2)]
     folders.append(make(root, "broken", scores="def attention_scores(q, k)\n    return q\n"))
     folders.append(make(root, "kills_grader", case="kills_grader"))
     folders.append(make(root, "child_holds_pipes", case="child_holds_pipes"))
@@ -75,8 +76,8 @@ def test_a_hanging_submission_costs_only_its_own_row_within_the_bound(tmp_path):
     assert hung["status"] == "timeout" and "longer than 4 s" in hung["reason"] and float(hung["seconds"]) < 10
 
 
-def test_a_rerun_skips_the_folders_already_in_the_csv(tmp_path, capsys):
-    first, second = make(tmp_path, "first", base=EXERCISES_DIR), make(tmp_path, "second", base=EXERCISES_DIR)
+def test_a_rerun_skips_the_folders_already_in_the_csv(tmp_path, capsys, pristine):
+    first, second = make(tmp_path, "first", base=pristine), make(tmp_path, "second", base=pristine)
     csv_file = tmp_path / "grades.csv"
     assert batch([first], jobs=1, csv_file=csv_file) == 0
     written = csv_file.read_text()
@@ -87,8 +88,8 @@ def test_a_rerun_skips_the_folders_already_in_the_csv(tmp_path, capsys):
 
 
 @pytest.mark.posix("kills the batch with SIGKILL, in a session of its own")
-def test_a_killed_batch_leaves_a_whole_csv_and_the_rerun_completes(tmp_path):
-    folders = [make(tmp_path, f"s{i}", base=EXERCISES_DIR) for i in range(4)]
+def test_a_killed_batch_leaves_a_whole_csv_and_the_rerun_completes(tmp_path, pristine):
+    folders = [make(tmp_path, f"s{i}", base=pristine) for i in range(4)]
     csv_file = tmp_path / "grades.csv"
     command = [sys.executable, "-m", "grader", "batch", *map(str, folders), "--jobs", "1", "--csv", str(csv_file)]
     process = subprocess.Popen(command, cwd=KIT_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -151,8 +152,7 @@ def test_nbgrader_folders_are_rows_keyed_by_student_with_each_files_sha256(tmp_p
 
 def test_without_isolation_batch_refuses_unless_told(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTENTION_BY_HAND_ISOLATION", "none")
-    folder = tmp_path / "alice"
-    shutil.copytree(EXERCISES_DIR, folder, ignore=shutil.ignore_patterns("__pycache__", ".grader"))
+    folder = write_stubs(tmp_path / "alice")
     csv_file = tmp_path / "grades.csv"
     refused = CliRunner().invoke(main, ["batch", str(folder), "--csv", str(csv_file)])
     assert refused.exit_code == 2 and "cannot confine the students' code" in refused.output and not csv_file.exists()

@@ -10,8 +10,9 @@ import pytest
 
 from grader.check.checks.harness import reference_functions
 from grader.check.runner import CHECKS_DIR, run_checks
+from grader.course.stubs import write_stubs
 from grader.exercises import BY_NAME, NAMES
-from grader.paths import EXERCISES_DIR, SOLUTIONS_DIR
+from grader.paths import SOLUTIONS_DIR
 
 MUTANTS = Path(__file__).resolve().parent / "mutants"
 WRONG = sorted((MUTANTS / "wrong").glob("*.py"))
@@ -93,8 +94,7 @@ def test_reference_passes_everything():
 
 def test_stubs_are_not_started(tmp_path):
     """The untouched stubs are "not_started" everywhere, never "failed", with no points."""
-    shutil.copytree(EXERCISES_DIR, tmp_path / "stubs", ignore=shutil.ignore_patterns(".grader"))
-    report = run_checks(tmp_path / "stubs", profile="quick")
+    report = run_checks(write_stubs(tmp_path / "stubs"), profile="quick")
     assert {e.name: e.status for e in report.exercises} == dict.fromkeys(NAMES, "not_started")
     assert report.points == 0.0
     assert all(c.status == "not_started" and "NotImplementedError" in c.message for e in report.exercises for c in e.checks)

@@ -13,6 +13,7 @@ from grader.cli import main
 from grader.compare import command as comparison
 from grader.compare import plot
 from grader.compare import view as compare_view
+from grader.course.stubs import write_stubs
 from grader.paths import SOLUTIONS_DIR
 
 QUICK = {"steps": {"mlp": 3, "attention": 2}, "samples": 5}
@@ -58,8 +59,7 @@ def test_gate_names_the_exercises_left_and_exits_1(monkeypatch, reference_copy):
 
 
 def test_gate_uses_the_verdict_of_the_real_checks(monkeypatch, tmp_path, capsys):
-    folder = tmp_path / "stubs"
-    shutil.copytree(SOLUTIONS_DIR.parent / "exercises", folder, ignore=shutil.ignore_patterns("__pycache__", ".grader"))
+    folder = write_stubs(tmp_path / "stubs")
     monkeypatch.setattr(comparison, "run_job", no_training)
     assert comparison.compare(submission=folder) == 1
     assert "Checking your five exercises before training" in capsys.readouterr().out

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from grader.cli import main
 from grader.course import gradescope
 from grader.exercises import EXERCISES
-from grader.paths import EXERCISES_DIR, KIT_ROOT, SOLUTIONS_DIR
+from grader.paths import KIT_ROOT, SOLUTIONS_DIR
 
 SCHEMA = json.loads((KIT_ROOT / "grader" / "course" / "gradescope_results.schema.json").read_text())
 MODULES = [f"{exercise.name}.py" for exercise in EXERCISES]
@@ -166,8 +166,8 @@ def test_a_wrong_softmax_costs_softmax_points_only(root):
     assert data["score"] == 80.0 + softmax["score"] and "exercises/" in data["output"]
 
 
-def test_the_stubs_get_nothing_and_are_not_started(root):
-    submit(root, "exercises", base=EXERCISES_DIR)
+def test_the_stubs_get_nothing_and_are_not_started(root, pristine):
+    submit(root, "exercises", base=pristine)
     data = run_autograder(root)
     assert_graded(data)
     assert data["score"] == 0.0
@@ -210,8 +210,8 @@ def test_two_copies_or_none_are_refused_with_what_to_upload(root):
     assert "No module of the exercise is in your submission. It holds: attention.ipynb." in results(root)["output"]
 
 
-def test_a_module_linked_to_the_reference_is_refused(root):
-    folder = submit(root, base=EXERCISES_DIR)
+def test_a_module_linked_to_the_reference_is_refused(root, pristine):
+    folder = submit(root, base=pristine)
     (folder / "softmax.py").unlink()
     (folder / "softmax.py").symlink_to(root / "source" / "solutions" / "softmax.py")
     gradescope.autograde(root)
@@ -219,8 +219,8 @@ def test_a_module_linked_to_the_reference_is_refused(root):
     assert data["score"] == 0.0 and "softmax.py in your submission is a link" in data["output"]
 
 
-def test_a_softmax_that_forges_the_results_gets_the_honest_score(root):
-    submit(root, base=EXERCISES_DIR, softmax=HOSTILE_SOFTMAX.format(root=str(root)))
+def test_a_softmax_that_forges_the_results_gets_the_honest_score(root, pristine):
+    submit(root, base=pristine, softmax=HOSTILE_SOFTMAX.format(root=str(root)))
     started = time.time()
     run_autograder(root)
     time.sleep(1.0)  # what it left running would put the forged results back within 0.05 s

@@ -1,14 +1,13 @@
 """exercises/ and solutions/ are the same lesson: same names, signatures, docstrings; stubs raise."""
 
 import ast
-import importlib
 import inspect
 
 import numpy as np
 import pytest
 
 from grader.exercises import EXERCISES, NAMES
-from grader.paths import EXERCISES_DIR, MODULES, SOLUTIONS_DIR
+from grader.paths import MODULES, SOLUTIONS_DIR
 
 FUNCTIONS = [(e.name, f) for e in EXERCISES for f in e.functions]
 STUB_ARGS = {
@@ -43,32 +42,32 @@ def test_registry_matches_the_modules():
 
 
 @pytest.mark.parametrize("module", MODULES)
-def test_same_names_signatures_and_docstrings(module):
-    stubs = public_functions(EXERCISES_DIR, module)
+def test_same_names_signatures_and_docstrings(module, pristine):
+    stubs = public_functions(pristine, module)
     reference = public_functions(SOLUTIONS_DIR, module)
     assert stubs == reference
     assert all(doc and "Hint:" in doc for _, doc in reference.values())
 
 
 @pytest.mark.parametrize("module", MODULES)
-def test_same_module_docstrings(module):
+def test_same_module_docstrings(module, pristine):
     def docstring(folder):
         return ast.get_docstring(ast.parse((folder / f"{module}.py").read_text()))
 
-    assert docstring(EXERCISES_DIR) == docstring(SOLUTIONS_DIR)
+    assert docstring(pristine) == docstring(SOLUTIONS_DIR)
     assert docstring(SOLUTIONS_DIR).startswith("Exercise ")
 
 
 @pytest.mark.parametrize(("module", "function"), FUNCTIONS)
-def test_every_stub_raises_not_implemented(module, function):
-    stub = getattr(importlib.import_module(f"exercises.{module}"), function)
+def test_every_stub_raises_not_implemented(module, function, pristine_modules):
+    stub = getattr(pristine_modules[module], function)
     with pytest.raises(NotImplementedError):
         stub(*STUB_ARGS[function])
 
 
 @pytest.mark.parametrize(("module", "function"), FUNCTIONS)
-def test_stub_bodies_are_only_the_raise(module, function):
-    stub = getattr(importlib.import_module(f"exercises.{module}"), function)
+def test_stub_bodies_are_only_the_raise(module, function, pristine_modules):
+    stub = getattr(pristine_modules[module], function)
     body = ast.parse(inspect.getsource(stub)).body[0].body
     assert len(body) == 2 and isinstance(body[1], ast.Raise)
 

@@ -31,8 +31,9 @@ from venvs import BIN, fresh_venv, pip_install
 from grader.course import cells as nbgrader_cell
 from grader.course.assignment import export
 from grader.course.kernel import bwrap_problem
+from grader.course.stubs import stub_source
 from grader.exercises import BY_NAME, NAMES
-from grader.paths import EXERCISES_DIR, KIT_ROOT, MODULES, SOLUTIONS_DIR
+from grader.paths import KIT_ROOT, MODULES, SOLUTIONS_DIR
 
 try:
     from nbgrader.api import Gradebook
@@ -399,7 +400,7 @@ def test_release_holds_neither_solutions_nor_hidden_tests(course):
     assert sorted(p.name for p in (release / "exercises").iterdir()) == sorted(["__init__.py"] + [f"{m}.py" for m in MODULES])
     for module in MODULES:
         released = (release / "exercises" / f"{module}.py").read_text(encoding="utf-8")
-        assert released == (EXERCISES_DIR / f"{module}.py").read_text(encoding="utf-8")
+        assert released == stub_source(module)
         assert "raise NotImplementedError" in released
     assert not list(release.rglob("solutions*"))
 
@@ -616,7 +617,7 @@ def student_modules(folder: Path, **sources: str) -> Path:
     """A student's exercises/ folder: the reference modules, some replaced by the given sources."""
     folder.mkdir()
     for name in ("__init__",) + MODULES:
-        source = sources.get(name) or (EXERCISES_DIR / "__init__.py" if name == "__init__" else SOLUTIONS_DIR / f"{name}.py").read_text()
+        source = sources.get(name) or (stub_source(name) if name == "__init__" else (SOLUTIONS_DIR / f"{name}.py").read_text())
         (folder / f"{name}.py").write_text(source, encoding="utf-8")
     return folder
 

@@ -1,7 +1,6 @@
 """The kit's autograde steps one by one, without a course: the kernel that cannot lose the grades, the modules, tidying, collecting."""
 
 import os
-import shutil
 import time
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from grader.course.autograde import Unreadable, grade, outputs, read_modules
 from grader.course.collect import file_id
 from grader.course.execute import RunNotebook, tidy
 from grader.course.kernel import bwrap_problem
+from grader.course.stubs import write_stubs
 from grader.paths import EXERCISES_DIR, MODULES
 
 pytestmark = pytest.mark.linux("nbgrader's kernels are confined with Linux namespaces; the checks read /proc and run sleep")
@@ -51,7 +51,7 @@ def test_a_cell_that_kills_or_hangs_the_kernel_ends_the_run_there_and_leaves_not
         (tmp_path / "home" / name.lower()).mkdir(parents=True)
         monkeypatch.setenv(name, str(tmp_path / "home" / name.lower()))
     folder = tmp_path / "submission"
-    shutil.copytree(EXERCISES_DIR, folder / "exercises", ignore=shutil.ignore_patterns("__pycache__", ".grader"))
+    write_stubs(folder / "exercises")
     cells = ["print('before')", ATTACKS[attack], "print('after')"]
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -70,7 +70,7 @@ def test_a_cell_that_kills_or_hangs_the_kernel_ends_the_run_there_and_leaves_not
 
 
 def modules(folder: Path) -> Path:
-    shutil.copytree(EXERCISES_DIR, folder / "exercises", ignore=shutil.ignore_patterns("__pycache__", ".grader"))
+    write_stubs(folder / "exercises")
     return folder
 
 

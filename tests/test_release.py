@@ -22,7 +22,8 @@ from venvs import BIN, fresh_venv, pip_install
 
 from grader.check.checks import examples
 from grader.cli import main
-from grader.paths import EXERCISES_DIR, KIT_ROOT, MODULES, SOLUTIONS_DIR
+from grader.course.stubs import stub_source, write_stubs
+from grader.paths import KIT_ROOT, MODULES, SOLUTIONS_DIR
 
 MUTANTS = Path(__file__).resolve().parent / "mutants" / "wrong"
 PUBLIC_LINE = re.compile(r"public checks: (\d+) of (\d+) pass · the hidden checks run when your work is graded")
@@ -105,7 +106,7 @@ def test_the_release_leaves_the_reference_and_the_hidden_checks_behind(kit):
     assert "grader/check/diagnosis.py" not in files and "grader/check/checks/examples.npz" in files
     assert {f for f in files if f.startswith("grader/course/")} == {"grader/course/__init__.py", "grader/course/cells.py"}
     assert {f"exercises/{m}.py" for m in MODULES} <= files and {"README.md", "pyproject.toml", "grader/data/train.txt"} <= files
-    assert all((kit / "exercises" / f"{m}.py").read_bytes() == (EXERCISES_DIR / f"{m}.py").read_bytes() for m in MODULES)
+    assert all((kit / "exercises" / f"{m}.py").read_text(encoding="utf-8") == stub_source(m) for m in MODULES)
     assert 'KIND = "student"' in (kit / "grader" / "kit.py").read_text(encoding="utf-8")
     assert 'name = "attention-by-hand-student"' in (kit / "pyproject.toml").read_text(encoding="utf-8")
 
@@ -225,7 +226,7 @@ def test_in_the_students_venv_no_module_reaches_the_reference(student, kit, tmp_
 def test_a_student_gets_public_feedback_in_the_students_venv(student, tmp_path):
     """Stubs, then the reference files: status, check, --json, hint and a short compare, all public and said so."""
     stubs = tmp_path / "stubs"
-    shutil.copytree(EXERCISES_DIR, stubs / "exercises", ignore=shutil.ignore_patterns("__pycache__", ".grader"))
+    write_stubs(stubs / "exercises")
     status = run(student, "grader", cwd=stubs)
     assert status.returncode == 0 and PUBLIC_LINE.search(status.stdout).groups()[0] == "0" and "Welcome" in status.stdout
     folder = work_folder(tmp_path / "work")

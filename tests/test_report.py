@@ -11,8 +11,9 @@ from grader.check.report import render
 from grader.check.results import CheckResult, ExerciseResult, Report, exercise_status, partial_points
 from grader.check.runner import run_checks
 from grader.cli import main
+from grader.course.stubs import write_stubs
 from grader.exercises import BY_NAME, NAMES
-from grader.paths import EXERCISES_DIR, SOLUTIONS_DIR
+from grader.paths import SOLUTIONS_DIR
 
 MUTANTS = Path(__file__).resolve().parent / "mutants"
 STATUSES = {"passed", "failed", "not_started", "error"}
@@ -124,9 +125,7 @@ def test_import_error_is_an_error(tmp_path):
 @pytest.fixture(scope="module")
 def stubs(tmp_path_factory):
     """A fresh copy of the stubs, as a student starts."""
-    folder = tmp_path_factory.mktemp("stubs") / "exercises"
-    shutil.copytree(EXERCISES_DIR, folder, ignore=shutil.ignore_patterns(".grader"))
-    return folder
+    return write_stubs(tmp_path_factory.mktemp("stubs") / "exercises")
 
 
 def test_check_json_follows_the_spec(tmp_path):

@@ -7,7 +7,7 @@ import time
 import numpy as np
 import pytest
 
-from grader.paths import EXERCISES_DIR, SOLUTIONS_DIR
+from grader.paths import SOLUTIONS_DIR
 from grader.sandbox.codec import MAX_WARNINGS, WARNING_CHARS, Batches, Foreign, ToyModel, decode, encode
 from grader.sandbox.errors import StudentError
 from grader.sandbox.student import Student
@@ -107,8 +107,8 @@ def test_reference_solutions_return_the_reference_values():
     assert outcome.seconds >= 0 and outcome.output == ""
 
 
-def test_a_stub_is_not_started():
-    with Student(EXERCISES_DIR) as student, pytest.raises(StudentError) as caught:
+def test_a_stub_is_not_started(pristine):
+    with Student(pristine) as student, pytest.raises(StudentError) as caught:
         student.call("softmax", "softmax", np.zeros(3))
     assert caught.value.kind == "not_started" and "NotImplementedError" in caught.value.message
 

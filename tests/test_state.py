@@ -1,14 +1,13 @@
 """The state folder: verdicts reused while the files stay the same, and only then."""
 
 import json
-import shutil
 
 import pytest
 
 import grader
 from grader.check import cache as state
 from grader.check.results import CheckResult, ExerciseResult, Report
-from grader.paths import EXERCISES_DIR
+from grader.course.stubs import write_stubs
 
 
 def verdict(name, status="passed", note=""):
@@ -20,9 +19,7 @@ def verdict(name, status="passed", note=""):
 @pytest.fixture
 def submission(tmp_path):
     """A fresh copy of the stubs."""
-    folder = tmp_path / "work"
-    shutil.copytree(EXERCISES_DIR, folder, ignore=shutil.ignore_patterns("__pycache__", ".grader"))
-    return folder
+    return write_stubs(tmp_path / "work")
 
 
 @pytest.fixture

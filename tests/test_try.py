@@ -4,7 +4,8 @@ import shutil
 import subprocess
 import sys
 
-from grader.paths import EXERCISES_DIR, SOLUTIONS_DIR
+from grader.course.stubs import write_stubs
+from grader.paths import SOLUTIONS_DIR
 
 
 def reference_copy(tmp_path):
@@ -26,8 +27,7 @@ def test_the_reference_agrees_on_every_function_of_an_exercise(tmp_path):
 
 
 def test_prints_show_a_stub_is_not_started_and_a_mistake_differs(tmp_path):
-    folder = tmp_path / "work"
-    shutil.copytree(EXERCISES_DIR, folder, ignore=shutil.ignore_patterns("__pycache__", ".grader"))
+    folder = write_stubs(tmp_path / "work")
     assert "not written yet" in grader_try("softmax", "--submission", str(folder), cwd=tmp_path).stdout
     (folder / "scores.py").write_text('def attention_scores(q, k):\n    print("looking at q", q.shape)\n    return q @ k.T\n')
     run = grader_try("scores", "--submission", str(folder), cwd=tmp_path)

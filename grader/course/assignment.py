@@ -1,13 +1,13 @@
 """`grader nbgrader`: the kit as an nbgrader source assignment, with the course settings and the students' side it needs."""
 
 import re
-import shutil
 from pathlib import Path
 
 import click
 
 from grader.course import notebook
-from grader.paths import EXERCISES_DIR, MODULES
+from grader.course.stubs import write_stubs
+from grader.paths import MODULES
 
 CELL_TIMEOUT = 60  # seconds a notebook cell may run at autograde: try cells stop at 5 s, graded cells are not run
 NOTEBOOK_TIMEOUT = 300  # seconds for all of a notebook's cells at autograde
@@ -89,10 +89,7 @@ def export(course_dir: Path, assignment: str = "attention-by-hand", force: bool 
 
 def write_assignment(target: Path, assignment: str) -> None:
     """The stub modules in exercises/ and the notebook."""
-    stubs = target / "exercises"
-    stubs.mkdir(parents=True, exist_ok=True)
-    for name in ("__init__",) + MODULES:
-        shutil.copyfile(EXERCISES_DIR / f"{name}.py", stubs / f"{name}.py")
+    write_stubs(target / "exercises")  # made from the reference, whatever the kit's exercises/ holds
     (target / f"{assignment}.ipynb").write_text(notebook.dumps(assignment), encoding="utf-8")
 
 

@@ -4,8 +4,8 @@ import ast
 import json
 
 from grader.course.cells import TRY_LIMIT
+from grader.course.stubs import stub_source
 from grader.exercises import EXERCISES
-from grader.paths import EXERCISES_DIR
 
 SETUP = """\
 import numpy as np
@@ -67,7 +67,7 @@ def build(assignment: str) -> dict:
 
 def lesson(exercise) -> str:
     """The exercise's text: the module docstring, then each function's first docstring line."""
-    tree = ast.parse((EXERCISES_DIR / f"{exercise.name}.py").read_text(encoding="utf-8"))
+    tree = ast.parse(stub_source(exercise.name))
     first, _, body = ast.get_docstring(tree).partition("\n")
     lines = [f"## {first.removesuffix('.')} ({exercise.points:g} points)", "", body.strip(), ""]
     lines.append(f"In `exercises/{exercise.name}.py`:")

@@ -18,7 +18,8 @@ import click
 
 import grader
 from grader.check.checks import examples
-from grader.paths import DATA_DIR, EXERCISES_DIR, GRADER_DIR, KIT_ROOT, MODULES
+from grader.course.stubs import write_stubs
+from grader.paths import DATA_DIR, GRADER_DIR, KIT_ROOT, MODULES
 
 HERE = Path(__file__).resolve().parent
 LEFT_OUT = ("check/checks/hidden", "check/diagnosis.py")  # under grader/: built from the reference
@@ -100,9 +101,7 @@ def write_kit(out: Path) -> dict:
     (package / "course" / "__init__.py").write_text(COURSE_INIT, encoding="utf-8")
     shutil.copytree(DATA_DIR, package / "data", ignore=shutil.ignore_patterns("__pycache__"))
     stored = examples.write(package / "check" / "checks" / examples.STORED.name, examples.from_reference)
-    (out / "exercises").mkdir()
-    for module in ("__init__", *MODULES):
-        shutil.copyfile(EXERCISES_DIR / f"{module}.py", out / "exercises" / f"{module}.py")
+    write_stubs(out / "exercises")  # made from the reference: the release is pristine whatever exercises/ holds
     (out / "README.md").write_text(fill(HERE / "release_README.md"), encoding="utf-8")
     (out / "pyproject.toml").write_text(fill(HERE / "release_pyproject.toml"), encoding="utf-8")
     (out / ".gitignore").write_text(".venv/\n__pycache__/\n*.egg-info/\nbuild/\n.grader/\n.hypothesis/\n", encoding="utf-8")
