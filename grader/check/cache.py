@@ -18,6 +18,7 @@ from grader.paths import SOLUTIONS_DIR
 
 STATE_DIR = ".grader"
 VERDICTS = "verdicts.json"
+FAILING = "failing.json"  # the failing call of each failed check, for `grader try`
 GRADER_DIR = Path(grader.__file__).resolve().parent
 
 
@@ -141,6 +142,22 @@ def save_report(submission: Path, report, fingerprint: dict[str, str] | None = N
         exercises[entry["name"]] = {"fingerprint": current.get(entry["name"]), "verdict": entry}
     data = {"grader_version": grader.__version__, "seed": report.seed, "exercises": exercises}
     write_json(submission, VERDICTS, data)
+    save_failing(submission, report)
+
+
+def save_failing(submission: Path, report) -> None:
+    """Remember the failing call of each failed check of the report's exercises, for `grader try`."""
+    kept = failing_examples(submission)
+    for exercise in report.exercises:
+        kept = {check: found for check, found in kept.items() if check.partition(".")[0] != exercise.name}
+        kept |= {check.id: check.example for check in exercise.checks if check.example}
+    write_json(submission, FAILING, kept)
+
+
+def failing_examples(submission: Path) -> dict[str, dict]:
+    """{check id: {"function": name, "args": base64 of the encoded arguments}} of the last failed checks."""
+    kept = read_json(submission, FAILING) or {}
+    return {check: found for check, found in kept.items() if isinstance(found, dict) and {"function", "args"} <= set(found)}
 
 
 def cached_report(submission: Path, exercises=None):

@@ -158,7 +158,7 @@ LADDERS = {
 
 def hint(exercise: str, function: str | None = None, submission: Path | None = None) -> int:
     """Show one function's hints up to one more than before; 0 once shown, 2 for a bad folder, exercise or function."""
-    from grader.student.status import resolve, shown
+    from grader.student.status import resolve, shown, unknown_function
 
     folder = resolve(submission, "give a hint")
     if folder is None:
@@ -184,15 +184,6 @@ def hint(exercise: str, function: str | None = None, submission: Path | None = N
     if not remembered:
         click.echo(f"(Your place on the ladder could not be saved in {folder / '.grader'}.)", err=True)
     return 0
-
-
-def unknown_function(exercise: str, function: str | None) -> bool:
-    """True, after saying which functions there are, when the exercise has no function of this name."""
-    functions = BY_NAME[exercise].functions
-    if function is not None and function not in functions:
-        click.echo(f"{exercise} has no function {function}: choose one of {', '.join(functions)}.", err=True)
-        return True
-    return False
 
 
 def ladder_text(exercise: str, function: str, rung: int, done: bool, file: str) -> str:

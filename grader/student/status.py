@@ -26,6 +26,16 @@ def resolve(submission: Path | None, doing: str = "show your progress") -> Path 
         return None
 
 
+def unknown_function(exercise: str, function: str | None) -> bool:
+    """True, after saying which functions there are, when the exercise has no function of this name."""
+    functions = BY_NAME[exercise].functions
+    if function is not None and function not in functions:
+        click.echo(f"{exercise} has no function {function}: choose one of {', '.join(functions)}.", err=True)
+        return True
+    return False
+
+
+
 def status(submission: Path | None = None) -> int:
     """Print the student's progress; 0 once shown, 2 when the folder cannot be read."""
     folder = resolve(submission)

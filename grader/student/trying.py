@@ -1,9 +1,13 @@
 """`grader try EXERCISE [FUNCTION]`: your function in the foreground on a small example, beside what it should give.
 
-Your code runs in a Python of its own with this terminal attached, so print() shows and
-breakpoint() stops there; nothing is confined or timed, as when you run your own script.
+The example is the input of the check your function last failed, when `grader check` (or watch,
+or status) kept one, else its smallest worked example. Your code runs in a Python of its own with
+this terminal attached, so print() shows and breakpoint() stops there; nothing is confined or
+timed, as when you run your own script.
 """
 
+import base64
+import struct
 import subprocess
 import sys
 import tempfile
@@ -13,10 +17,12 @@ import click
 import numpy as np
 
 from grader.check.checks.examples import OUTPUTS, examples, expected
-from grader.check.checks.harness import ARG_NAMES
+from grader.check.cache import failing_examples
+from grader.check.checks.harness import ARG_NAMES, FORWARD, GRADIENT, largest_difference, narrower, reference_for
 from grader.exercises import BY_NAME
 from grader.sandbox.codec import Batches, Foreign, ToyModel, decode, encode
-from grader.student.status import resolve
+from grader import kit
+from grader.student.status import resolve, unknown_function
 from grader.style import mark, paint
 
 RUN = """\
@@ -51,18 +57,17 @@ def try_function(exercise: str, function: str | None = None, submission: Path | 
     folder = resolve(submission, "try your function")
     if folder is None:
         return 2
-    functions = BY_NAME[exercise].functions
-    if function is not None and function not in functions:
-        click.echo(f"{exercise} has no function {function}: choose one of {', '.join(functions)}.", err=True)
+    if unknown_function(exercise, function):
         return 2
+    functions = BY_NAME[exercise].functions
     matches = [try_one(folder, exercise, name) for name in ([function] if function else functions)]
     return 0 if all(matches) else 1
 
 
 def try_one(folder: Path, exercise: str, function: str) -> bool:
     """Show the example, run the student's function on it, and show what came back beside what should have."""
-    args, want, names = example(exercise, function)
-    click.echo(paint(f"{function} on a small example:", bold=True))
+    args, want, names, source = failing(folder, exercise, function) or example(exercise, function)
+    click.echo(paint(f"{function} on {source}:", bold=True))
     for name, value in zip(names, args):
         click.echo(shown(f"  {name} = ", value))
     outcome = run(folder, exercise, function, args)
@@ -72,28 +77,66 @@ def try_one(folder: Path, exercise: str, function: str) -> bool:
         return False
     got = outcome["value"] if function != "sgd_step" else outcome["args"][0]
     if function == "train":
-        got = (got, outcome["args"][0].params)
-    ok = agrees(got, want)
+        got = {"losses": got, "params": outcome["args"][0].params, "batches taken": outcome["args"][1].taken}
     click.echo(shown("  yours:    ", got))
+    if isinstance(want, str):  # a failing check's input in the student's kit, which holds no reference
+        click.echo(f"  The student's kit has no expected value for this input; the check said: {want}\n")
+        return False
+    tolerance = GRADIENT if exercise == "training" else FORWARD
+    ok = agrees(got, want, tolerance)
     click.echo(shown("  expected: ", want))
+    if not ok and (pair := first_apart(got, want, tolerance)):
+        click.echo(largest_difference(*pair))
+        if note := narrower(pair[0], dict(zip(names, args))):
+            click.echo(note)
     click.echo(f"{mark('passed' if ok else 'failed')} {'they agree' if ok else 'they differ'}; `grader check {exercise}` checks far more.\n")
     return ok
 
 
-def example(exercise: str, function: str):
-    """(arguments, expected result, argument names) of the function's smallest example."""
+def failing(folder: Path, exercise: str, function: str) -> tuple | None:
+    """(arguments, expected result or the check's words, argument names, source) of the last failing check's call, if kept."""
+    for check, kept in failing_examples(folder).items():
+        if check.partition(".")[0] == exercise and kept["function"] == function:
+            try:
+                args = decode(base64.b64decode(kept["args"]))
+            except (ValueError, TypeError, KeyError, IndexError, struct.error):  # a damaged state file: use the worked example
+                return None
+            want = should_give(exercise, function, args) if defined(function) or not kit.is_student_kit() else kept.get("said", "")
+            return args, want, ARG_NAMES[function], f"the input of the failing check {check}"
+    return None
+
+
+def defined(function: str) -> bool:
+    """Whether the result is known from the definition alone, so the student's kit can show it too."""
+    return function in ("sgd_step", "train")
+
+
+def should_give(exercise: str, function: str, args: tuple):
+    """What the function should give for these arguments: by definition, or the reference's (the full kit only)."""
     if function == "sgd_step":
-        params, grads, lr = {"w": np.array([1.0, 2.0])}, {"w": np.array([0.5, -0.5])}, 0.1
-        return (params, grads, lr), {"w": params["w"] - lr * grads["w"]}, ARG_NAMES["sgd_step"]
+        params, grads, lr = args
+        return {name: params[name] - lr * grads[name] for name in params}
     if function == "train":
         from grader.check.checks.public.test_training import by_definition
 
-        losses, weights = by_definition(TOY, PAIRS, 2, 0.1)
-        return (ToyModel(dict(TOY)), Batches(PAIRS), 2, 0.1), ([float(v) for v in losses], weights), ARG_NAMES["train"]
+        model, batches, steps, lr = args
+        losses, weights = by_definition(model.params, batches.pairs, steps, lr)
+        return {"losses": [float(v) for v in losses], "params": weights, "batches taken": steps}
+    return reference_for(frozenset([f"{exercise}.{function}"]))[f"{exercise}.{function}"](*args)
+
+
+def example(exercise: str, function: str):
+    """(arguments, expected result, argument names, source) of the function's smallest example."""
+    if function == "sgd_step":
+        args = {"w": np.array([1.0, 2.0])}, {"w": np.array([0.5, -0.5])}, 0.1
+        return args, should_give(exercise, function, args), ARG_NAMES["sgd_step"], "a small example"
+    if function == "train":
+        args = ToyModel(dict(TOY)), Batches(PAIRS), 2, 0.1
+        return args, should_give(exercise, function, args), ARG_NAMES["train"], "a small example"
     found = examples(f"{exercise}.{function}")[0]
     outputs = expected(found)
     want = outputs[0] if len(OUTPUTS[found.function]) == 1 else tuple(outputs)
-    return found.args(), want, ARG_NAMES[function]
+    return found.args(), want, ARG_NAMES[function], "a small example"
 
 
 def run(folder: Path, exercise: str, function: str, args: tuple) -> dict | str | None:
@@ -109,15 +152,30 @@ def run(folder: Path, exercise: str, function: str, args: tuple) -> dict | str |
         return decode(answer.read_bytes())
 
 
-def agrees(got, want) -> bool:
-    """Whether two results agree: arrays within rtol 1e-5, containers item by item."""
+def agrees(got, want, tolerance: dict) -> bool:
+    """Whether two results agree within the checks' tolerance (a float32 one's looser), containers item by item."""
     if isinstance(want, dict):
-        return isinstance(got, dict) and set(got) == set(want) and all(agrees(got[k], want[k]) for k in want)
+        return isinstance(got, dict) and set(got) == set(want) and all(agrees(got[k], want[k], tolerance) for k in want)
     if isinstance(want, (tuple, list)):
-        return isinstance(got, (tuple, list)) and len(got) == len(want) and all(agrees(g, w) for g, w in zip(got, want))
+        return isinstance(got, (tuple, list)) and len(got) == len(want) and all(agrees(g, w, tolerance) for g, w in zip(got, want))
+    if isinstance(want, np.ndarray) and want.dtype == np.float32:
+        tolerance = {"rtol": 1e-4, "atol": 1e-4 * float(np.abs(want[np.isfinite(want)]).max(initial=1.0))}
     if isinstance(want, np.ndarray) or isinstance(got, np.ndarray):
-        return type(got) is np.ndarray and got.shape == np.shape(want) and bool(np.allclose(got, want, rtol=1e-5, atol=1e-7))
-    return isinstance(got, float) and np.isclose(got, want, rtol=1e-5)
+        return type(got) is np.ndarray and got.shape == np.shape(want) and bool(np.allclose(got, want, **tolerance))
+    if isinstance(want, int):
+        return got == want
+    return isinstance(got, float) and bool(np.isclose(got, want, **tolerance))
+
+
+def first_apart(got, want, tolerance: dict) -> tuple | None:
+    """The first pair of same-shaped arrays, yours and the expected, that do not agree."""
+    if isinstance(want, dict) and isinstance(got, dict):
+        return next((pair for key in want if key in got and (pair := first_apart(got[key], want[key], tolerance))), None)
+    if isinstance(want, (tuple, list)) and isinstance(got, (tuple, list)):
+        return next((pair for g, w in zip(got, want) if (pair := first_apart(g, w, tolerance))), None)
+    if type(got) is np.ndarray and isinstance(want, np.ndarray) and got.shape == want.shape and not agrees(got, want, tolerance):
+        return got, want
+    return None
 
 
 def shown(label: str, value) -> str:

@@ -1,5 +1,6 @@
 """What every check uses: calls into the student's worker and strict comparisons with plain messages."""
 
+import base64
 import copy
 import importlib
 import time
@@ -9,7 +10,7 @@ import numpy as np
 from grader import kit
 from grader.check.checks.printed import Printed
 from grader.exercises import BY_NAME
-from grader.sandbox.codec import Foreign
+from grader.sandbox.codec import Foreign, encode
 from grader.sandbox.errors import StudentError
 from grader.sandbox.student import Outcome, Student
 
@@ -17,6 +18,7 @@ SEED = 20240604  # the fixed Hypothesis seed of every check, printed with every 
 BUDGET = 200.0  # seconds for all the checks of one run, within batch's and nbgrader's own limits
 FATAL = {"not_started", "timeout", "crashed", "import", "refused", "memory", "grader"}  # later calls would fail the same way
 MODULE_WIDE = {"import", "refused"}
+EXAMPLE_ENTRIES = 4096  # numbers an example may hold to be kept for `grader try`
 SHOWN_ENTRIES = 400  # a larger array is named by its shape and dtype: its numbers would not help
 FORWARD = {"rtol": 1e-6, "atol": 1e-9}
 GRADIENT = {"rtol": 1e-4, "atol": 1e-7}
@@ -160,6 +162,13 @@ class Submission:
         self.with_reference = not kit.is_student_kit()
         self.base = reference_functions(exercise) if self.with_reference else frozenset()
         self.printed = Printed()
+        self.last: tuple[str, tuple] | None = None  # (function, arguments) of the student's last call
+
+    def last_example(self) -> dict | None:
+        """The last call's function and arguments, encoded, for `grader try`; None when there was none or it is large."""
+        if self.last is None or _entries(self.last[1]) > EXAMPLE_ENTRIES:
+            return None
+        return {"function": self.last[0], "args": base64.b64encode(encode(self.last[1])).decode("ascii")}
 
     def call(self, module: str, function: str, *args, reference=()):
         """Call the student's function (with the functions named in reference served by the reference, in the full kit).
@@ -168,6 +177,7 @@ class Submission:
         """
         if f"{module}.{function}" in self.base:  # an earlier exercise, in the full kit: the reference, run here
             return self.reference(module, function, args)
+        self.last = (function, args)
         broken = self.workers.broken
         for key in ((module, function), (module, None)):
             if key in broken:
@@ -192,6 +202,17 @@ class Submission:
         started = time.monotonic()
         value = reference_for(frozenset([f"{module}.{function}"]))[f"{module}.{function}"](*copies)
         return Outcome(value, copies, time.monotonic() - started)
+
+
+def _entries(value) -> int:
+    """How many numbers a value holds, arrays in containers and stand-ins included."""
+    if isinstance(value, np.ndarray):
+        return value.size
+    if isinstance(value, dict):
+        return sum(_entries(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(_entries(v) for v in value)
+    return _entries(vars(value)) if hasattr(value, "__dataclass_fields__") else 1
 
 
 ARG_NAMES = {

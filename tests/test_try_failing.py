@@ -1,0 +1,90 @@
+"""`grader try` on the input of the check the function last failed, kept by `grader check`, else on a worked example."""
+
+import json
+import shutil
+
+from click.testing import CliRunner
+
+from grader import kit
+from grader.cli import main
+from grader.paths import SOLUTIONS_DIR
+
+FLOAT32_SOFTMAX = '''import numpy as np
+
+
+def softmax(x):
+    x = x.astype(np.float32)
+    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+'''
+ZIP_TRAIN = '''
+def train(model, batches, steps, lr):
+    losses = []
+    for (x, y), _ in zip(batches, range(steps)):
+        loss, grads = model.loss_and_grads(x, y)
+        sgd_step(model.params, grads, lr)
+        losses.append(float(loss))
+    return losses
+'''
+
+
+def work(tmp_path, module: str | None = None, source: str = "") -> str:
+    folder = tmp_path / "work"
+    shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    if module == "training":  # the reference's train replaced by the one in source
+        text = (folder / "training.py").read_text(encoding="utf-8")
+        (folder / "training.py").write_text(text[: text.index("def train(")] + source.lstrip(), encoding="utf-8")
+    elif module:
+        (folder / f"{module}.py").write_text(source, encoding="utf-8")
+    return str(folder)
+
+
+def grader(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_try_uses_the_failing_checks_input_and_names_the_float32(tmp_path):
+    folder = work(tmp_path, "softmax", FLOAT32_SOFTMAX)
+    assert grader("check", "softmax", "--submission", folder).exit_code == 1
+    tried = grader("try", "softmax", "--submission", folder)
+    assert tried.exit_code == 1, tried.output
+    assert "softmax on the input of the failing check softmax." in tried.output
+    assert "The largest difference is" in tried.output and "Your result is float32, but the input is float64" in tried.output
+    assert "they differ" in tried.output
+
+
+def test_try_train_shows_the_batches_it_took(tmp_path):
+    folder = work(tmp_path, "training", ZIP_TRAIN)
+    assert grader("check", "training", "--submission", folder).exit_code == 1
+    tried = grader("try", "training", "train", "--submission", folder)
+    assert "train on the input of the failing check training.train_steps_by_its_definition:" in tried.output
+    assert "'batches taken': 2" in tried.output and "'batches taken': 1" in tried.output and tried.exit_code == 1
+
+
+def test_once_the_check_passes_try_goes_back_to_the_worked_example(tmp_path):
+    folder = work(tmp_path, "softmax", FLOAT32_SOFTMAX)
+    grader("check", "softmax", "--submission", folder)
+    shutil.copy(SOLUTIONS_DIR / "softmax.py", f"{folder}/softmax.py")
+    assert grader("check", "softmax", "--submission", folder).exit_code == 0
+    tried = grader("try", "softmax", "--submission", folder)
+    assert tried.exit_code == 0 and "softmax on a small example:" in tried.output and "they agree" in tried.output
+
+
+def test_a_damaged_record_falls_back_to_the_worked_example(tmp_path):
+    folder = work(tmp_path, "softmax", FLOAT32_SOFTMAX)
+    grader("check", "softmax", "--submission", folder)
+    record = tmp_path / "work" / ".grader" / "failing.json"
+    kept = json.loads(record.read_text())
+    record.write_text(json.dumps({check: dict(found, args="not base64 at all!") for check, found in kept.items()}))
+    tried = grader("try", "softmax", "--submission", folder)
+    assert "softmax on a small example:" in tried.output and "Traceback" not in tried.output
+
+
+def test_the_students_kit_says_what_the_check_said(tmp_path, monkeypatch):
+    """Without a reference there is no expected value for a drawn input: try shows the check's words instead."""
+    folder = work(tmp_path, "softmax", FLOAT32_SOFTMAX)
+    grader("check", "softmax", "--submission", folder)
+    monkeypatch.setattr(kit, "is_student_kit", lambda: True)
+    tried = grader("try", "softmax", "--submission", folder)
+    assert "The student's kit has no expected value for this input; the check said:" in tried.output
+    assert "expected:" not in tried.output and tried.exit_code == 1
