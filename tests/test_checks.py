@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from grader.check.checks.harness import reference_functions
+from grader.check.checks.scale import SAID
 from grader.check.runner import CHECKS_DIR, run_checks
 from grader.course.stubs import write_stubs
 from grader.exercises import BY_NAME, NAMES
@@ -31,7 +32,14 @@ NAMED = {
     "heads__reverse_order": "reverse order",
     "training__head_backward_no_scale": "without the 1/√d",
     "training__sgd_climbs": "a step up the gradient",
+    "softmax__epsilon_below": "a small number (1e-08) added to the sum below the line",
+    "softmax__float32": "Your result is float32, but the input is float64",
+    "training__train_zip": "zip(batches, range(steps)) does that",
 }
+
+# Mistakes that only the comparison's sizes show: every small input Hypothesis draws passes.
+AT_SCALE_ONLY = {"masking__block_size_128", "softmax__max_of_first_64", "scores__keys_cut_at_128", "heads__mask_block_128",
+                 "training__train_caps_steps", "training__sgd_first_eight"}
 
 # Known mistakes that only the hidden checks catch: the student's kit shows them passing, the instructor's report names them.
 PUBLIC_MISSES = {"heads__fitted_to_worked_examples"}
@@ -183,3 +191,26 @@ def test_root_cause_named_when_earlier_exercises_fail(tmp_path):
     heads = report.exercises[3]
     assert heads.note.startswith("heads uses your scores, your masking and your softmax, which fail their checks")
     assert "passes with the reference" in heads.note
+
+
+@pytest.mark.parametrize("mutant", sorted(AT_SCALE_ONLY), ids=str)
+def test_mistakes_at_the_comparison_s_sizes_fail_there(verdicts, mutant):
+    """Code right on small inputs and wrong at the sizes `grader compare` uses fails a check run at those sizes."""
+    failed = [c for c in verdicts[mutant]["checks"] if c["status"] != "passed"]
+    at_scale = [c for c in failed if c["message"].startswith(SAID)]
+    assert at_scale and all(c in at_scale or c["id"].endswith("worked_examples") for c in failed), failed
+
+
+def test_a_mistake_fails_its_own_exercise_only(tmp_path):
+    """The variants a student tester wrote fail their own exercise and no other, with every exercise checked."""
+    mutants = ["masking__block_size_8", "softmax__epsilon_below", "training__train_zip", "heads__mask_block_128"]
+    with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:
+        reports = list(pool.map(every_exercise_of, [MUTANTS / "wrong" / f"{m}.py" for m in mutants], [tmp_path] * len(mutants)))
+    for mutant, statuses in zip(mutants, reports):
+        assert statuses == {name: "failed" if name == exercise_of(Path(mutant)) else "passed" for name in NAMES}, mutant
+
+
+def every_exercise_of(mutant: Path, scratch: Path) -> dict:
+    """Each exercise's status for a copy of the reference with this mutant in place (run in a pool process)."""
+    report = run_checks(submission_with(scratch / mutant.stem, mutant), profile="quick")
+    return {e.name: e.status for e in report.exercises}

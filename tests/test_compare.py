@@ -176,6 +176,13 @@ def test_what_the_students_code_prints_is_shown_when_it_fails(ungated, reference
     assert "exited with status 3" in err and "hello from train" in err
 
 
+def test_what_the_students_code_prints_is_shown_after_a_run_too(ungated, reference_copy, capsys):
+    edit(reference_copy, "training", "    losses = []\n", "    losses = []\n    print('training for', steps, 'steps')\n")
+    assert comparison.compare(submission=reference_copy, **QUICK) == 0
+    out = capsys.readouterr().out
+    assert "Your code printed (the end):\ntraining for 3 steps\ntraining for 2 steps" in out and "8-character MLP" in out
+
+
 @pytest.mark.posix("probes the worker with os.kill(pid, 0), which on Windows sends Ctrl-C instead")
 def test_ctrl_c_kills_the_worker_and_exits_130(monkeypatch, capsys):
     started = []
