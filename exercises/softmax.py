@@ -5,7 +5,8 @@ softmax makes the shares positive and makes each row add up to 1:
 share_j = exp(x_j) / sum over k of exp(x_k). A masked score of -inf gets a share
 of exactly 0. exp overflows past about 709, so subtract each row's largest
 score first: the shares do not change, since the same factor cancels above and
-below the line.
+below the line. After that shift no small number is needed below the line to
+avoid dividing by 0: each row's sum is at least 1, its largest entry being exp(0).
 """
 
 import numpy as np

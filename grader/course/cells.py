@@ -93,7 +93,7 @@ def try_it(module: str, function: str, *args, limit: float = TRY_LIMIT, submissi
               f"look for a loop that never ends in exercises/{module}.py.")
     elif status:
         how = f"exit status {status}" if status > 0 else f"signal {-status}"
-        print(f"{function} ended the process that ran it ({how}) instead of returning: return a value instead.")
+        print(f"{function} ended the process that ran it ({how}) instead of returning: remove that call and return the result.")
 
 
 def run(command: list[str], limit: float | None = None, env: dict | None = None) -> tuple[str, bool, int | None]:

@@ -18,7 +18,7 @@ def shares_of(student, x):
     got = student.call("softmax", "softmax", x).value
     if type(got) is np.ndarray and got.shape == x.shape and np.isnan(got).any():
         rows = np.isnan(got).any(axis=-1)
-        what = f"softmax(x) contains NaN (not a number) in {rows.sum()} row(s): look for inf / inf, 0 / 0 or exp overflowing."
+        what = f"softmax(x) contains NaN (not a number) in {rows.sum()} row(s): look for 0 / 0, inf / inf, inf - inf or exp overflowing."
         fail(what, {"x": x}, got=got, mistake=overflow(x, rows))
     expect_array(got, x.shape, "softmax(x)", {"x": x})
     return got
