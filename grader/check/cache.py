@@ -151,7 +151,10 @@ def save_failing(submission: Path, report) -> None:
     for exercise in report.exercises:
         kept = {check: found for check, found in kept.items() if check.partition(".")[0] != exercise.name}
         kept |= {check.id: check.example for check in exercise.checks if check.example}
-    write_json(submission, FAILING, kept)
+    if kept:
+        write_json(submission, FAILING, kept)
+    elif (state_dir(submission) / FAILING).is_file():
+        (state_dir(submission) / FAILING).unlink(missing_ok=True)
 
 
 def failing_examples(submission: Path) -> dict[str, dict]:
