@@ -12,6 +12,7 @@ import click
 from grader import kit
 from grader.check.cache import cached_report, last_known, read_json, write_json
 from grader.check.checks.harness import ARG_NAMES
+from grader.check.report import submission_args
 from grader.exercises import BY_NAME
 from grader.paths import GRADER_DIR
 from grader.style import paint, shown_command
@@ -180,14 +181,15 @@ def hint(exercise: str, function: str | None = None, submission: Path | None = N
     passed_note(folder, exercise)
     if stuck:
         click.echo(f"{function} is the first function of {exercise} that your last check did not pass.")
-    click.echo(ladder_text(exercise, function, rung, done=before >= len(ladder), file=f"{shown(folder)}{exercise}.py"))
+    where = submission_args(folder, False)
+    click.echo(ladder_text(exercise, function, rung, done=before >= len(ladder), file=f"{shown(folder)}{exercise}.py", where=where))
     if not remembered:
         click.echo(f"(Your place on the ladder could not be saved in {folder / '.grader'}.)", err=True)
     return 0
 
 
-def ladder_text(exercise: str, function: str, rung: int, done: bool, file: str) -> str:
-    """The rungs up to this one, earlier ones dim, and what comes after."""
+def ladder_text(exercise: str, function: str, rung: int, done: bool, file: str, where: tuple[str, ...] = ()) -> str:
+    """The rungs up to this one, earlier ones dim, and what comes after; where names the folder in the commands shown."""
     ladder = LADDERS[exercise][function]
     width = min(88, shutil.get_terminal_size((88, 24)).columns) - 4
     lines = [paint(f"Hint {rung} of {len(ladder)} for {exercise}: {function}({', '.join(ARG_NAMES[function])})", bold=True)]
@@ -196,23 +198,24 @@ def ladder_text(exercise: str, function: str, rung: int, done: bool, file: str) 
         lines.append(text if number == rung and not done else paint(text, dim=True))
     lines.append("")
     functions = BY_NAME[exercise].functions
-    again = ("hint", exercise) + ((function,) if len(functions) > 1 else ())
+    again = ("hint", exercise) + ((function,) if len(functions) > 1 else ()) + where
     if rung < len(ladder):
         told = f"Still stuck? {shown_command(*again)} again gives hint {rung + 1}."
     else:
         told = (
             f"That was the last hint for {function}. Its docstring in {file} states the spec and the formula, "
-            f"and the top of the file says what it is for; {shown_command('try', exercise, function)} runs it on "
-            f"a small example beside what it should give, and {shown_command('check', exercise)} shows the "
-            "smallest input your code gets wrong."
+            f"and the top of the file says what it is for; {shown_command('try', exercise, function, *where)} runs "
+            f"it in this terminal, where print() and breakpoint() work, on the input of the check it last failed (or "
+            f"a small example) beside what it should give, and {shown_command('check', exercise, *where)} shows "
+            "the smallest input each failing check found."
         )
-    lines.append(textwrap.fill(told, width + 4))
+    lines.append(textwrap.fill(told, width + 4, break_on_hyphens=False, break_long_words=False))
     others = [name for name in functions if name != function]
     if others:
         listed = " or ".join(filter(None, [", ".join(others[:-1]), others[-1]]))
-        told = f"The other functions of {exercise} have ladders of their own: {shown_command('hint', exercise, 'FUNCTION')}"
+        told = f"The other functions of {exercise} have ladders of their own: {shown_command('hint', exercise, 'FUNCTION', *where)}"
         told += f" with FUNCTION {listed}."
-        lines.append(textwrap.fill(told, width + 4))
+        lines.append(textwrap.fill(told, width + 4, break_on_hyphens=False, break_long_words=False))
     return "\n".join(lines)
 
 

@@ -18,12 +18,13 @@ import numpy as np
 
 from grader.check.checks.examples import OUTPUTS, examples, expected
 from grader.check.cache import failing_examples
+from grader.check.report import submission_args
 from grader.check.checks.harness import ARG_NAMES, FORWARD, GRADIENT, largest_difference, narrower, reference_for
 from grader.exercises import BY_NAME
 from grader.sandbox.codec import Batches, Foreign, ToyModel, decode, encode
 from grader import kit
 from grader.student.status import resolve, unknown_function
-from grader.style import mark, paint
+from grader.style import mark, paint, shown_command
 
 RUN = """\
 import sys, traceback, importlib
@@ -89,7 +90,8 @@ def try_one(folder: Path, exercise: str, function: str) -> bool:
         click.echo(largest_difference(*pair))
         if note := narrower(pair[0], dict(zip(names, args))):
             click.echo(note)
-    click.echo(f"{mark('passed' if ok else 'failed')} {'they agree' if ok else 'they differ'}; `grader check {exercise}` checks far more.\n")
+    more = shown_command("check", exercise, *submission_args(folder, False))
+    click.echo(f"{mark('passed' if ok else 'failed')} {'they agree' if ok else 'they differ'}; {more} checks far more.\n")
     return ok
 
 
