@@ -183,6 +183,12 @@ def test_what_the_students_code_prints_is_shown_after_a_run_too(ungated, referen
     assert "Your code printed (the end):\ntraining for 3 steps\ntraining for 2 steps" in out and "8-character MLP" in out
 
 
+def test_the_import_rule_holds_in_the_comparison_too(ungated, reference_copy, capsys):
+    edit(reference_copy, "training", "    losses = []\n", "    losses = []\n    import psutil  # installed, and still refused\n")
+    assert comparison.compare(submission=reference_copy, **QUICK) == 1
+    assert "training.py imports psutil, which the grader does not allow" in capsys.readouterr().err
+
+
 @pytest.mark.posix("probes the worker with os.kill(pid, 0), which on Windows sends Ctrl-C instead")
 def test_ctrl_c_kills_the_worker_and_exits_130(monkeypatch, capsys):
     started = []

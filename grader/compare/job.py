@@ -20,6 +20,7 @@ from grader.compare.corpus import DECISION_CUE, load_replies
 from grader.sandbox.codec import PACKAGE
 from grader.sandbox.limits import limit_resources, watch_parent
 from grader.sandbox.messages import call_failure
+from grader.sandbox.imports import install
 from grader.sandbox.session import BlockSolutions, load_package
 
 BATCH = 16  # replies per step
@@ -208,6 +209,7 @@ def student_functions(folder: Path) -> dict:
     """The student's functions the comparison calls (their train calls their sgd_step), from their folder."""
     sys.meta_path.insert(0, BlockSolutions())
     load_package(PACKAGE, folder)
+    install()  # the checks' import rule: numpy, the standard library and the sibling modules only
     modules = {name: importlib.import_module(f"{PACKAGE}.{name}") for name in ("masking", "softmax", "heads", "training")}
     return {
         "apply_causal_mask": modules["masking"].apply_causal_mask,
