@@ -1,7 +1,7 @@
 """Median wall time of `grader check --solutions`, confined and unconfined, in one run.
 
 Usage: python3 bench/bench_check.py [RUNS]   (default 5 runs of each case in each isolation)
-Targets: all five ≤ 10 s and one exercise ≤ 3 s; the isolated run of all five within 2x the
+Targets: all five ≤ 4 s and one exercise ≤ 1.5 s; the isolated run of all five within 2x the
 unisolated one. Runs alternate between the isolations, so load on the machine falls on both alike.
 """
 
@@ -14,7 +14,7 @@ import time
 from grader.exercises import NAMES
 from grader.sandbox import isolation
 
-TARGETS = {"all five": 10.0, "one exercise": 3.0}
+TARGETS = {"all five": 4.0, "one exercise": 1.5}
 
 
 def timed(args: list[str], tier: str) -> float:

@@ -307,5 +307,5 @@ def test_find_submission_says_what_is_missing(tmp_path):
         find_submission(folder, solutions=False)
     with pytest.raises(SubmissionError, match="does not exist"):
         find_submission(tmp_path / "nowhere", solutions=False)
-    with pytest.raises(SubmissionError, match="not both"):
+    with pytest.raises(SubmissionError, match="name two different folders: give one of them"):
         find_submission(folder, solutions=True)

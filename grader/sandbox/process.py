@@ -14,6 +14,11 @@ import time
 
 import psutil
 
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None
+
 from grader.sandbox.channel import END_OF_CALL
 from grader.sandbox.codec import decode, encode
 from grader.sandbox.errors import StudentError, _Failed
@@ -23,6 +28,7 @@ from grader.sandbox.private import Room
 
 STARTUP_SECONDS = 60.0  # starting a worker is the grader's cost, not the student's
 STARTUP_CAP = 1 << 20  # bytes of the worker's first reply
+PIPE_BYTES = 1 << 20  # the request and reply pipes' size, where it can be set
 OUTPUT_KEPT = 16 << 10  # bytes of the student's output kept per call
 OUTPUT_GRACE = 1.0  # seconds to wait for a call's output after its reply
 POLL = 0.05  # seconds between looks at the worker while waiting
@@ -96,6 +102,8 @@ class Worker:
             self.launch.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
             env=self.launch.env, cwd=self.launch.cwd, **self.launch.popen,
         )
+        for pipe in (self.process.stdin, self.process.stdout):
+            widen(pipe)
         for target in (self._read_frames, self._read_output, self._write_frames):
             threading.Thread(target=target, daemon=True, name=f"worker-{self.process.pid}-{target.__name__}").start()
 
@@ -223,6 +231,15 @@ class Worker:
                 except OSError:
                     pass
             self.launch.room.remove()
+
+
+def widen(pipe) -> None:
+    """Let a pipe hold 1 MiB where the OS allows it (Linux), so a large array crosses in a few steps, not hundreds."""
+    if hasattr(fcntl, "F_SETPIPE_SZ"):  # not on macOS, nor on Windows (no fcntl)
+        try:
+            fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+        except OSError:  # over the system's limit: the pipe keeps its size
+            pass
 
 
 def _read_exactly(pipe, size) -> bytes | None:

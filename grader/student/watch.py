@@ -12,6 +12,7 @@ import click
 
 from grader import kit
 from grader.check.cache import files_fingerprint, last_known, unchanged
+from grader.check.report import submission_args
 from grader.exercises import BY_NAME, NAMES
 from grader.paths import MODULES
 from grader.sandbox.tree import ONE_THREAD, end_tree, new_session
@@ -32,7 +33,7 @@ def watch(exercise: str | None = None, submission: Path | None = None) -> int:
     try:
         Watcher(folder, exercise).run()
     except KeyboardInterrupt:
-        click.echo(f"\nStopped watching. Your progress is saved: {shown_command('status')} shows it.")
+        click.echo(f"\nStopped watching. Your progress is saved: {shown_command('status', *submission_args(folder, False))} shows it.")
     return 0
 
 
@@ -138,7 +139,7 @@ class Watcher:
         from grader.check.results import Report
         from grader.check.runner import add_root_causes
 
-        target = self.target
+        target, where = self.target, submission_args(self.folder, False)
         known = last_known(self.folder)
         report = Report.from_json({"exercises": [known[n] for n in NAMES if n in known]})
         add_root_causes(report.exercises)
@@ -147,12 +148,14 @@ class Watcher:
         if result is not None and result.status == "passed":
             advice = next_step(report, self.folder, watching=True)
         else:
-            advice = f"Edit {shown(self.folder)}{target}.py and save to check it again; {shown_command('hint', target)} gives a hint."
+            advice = (f"Edit {shown(self.folder)}{target}.py and save to check it again; {shown_command('hint', target, *where)} "
+                      f"gives a hint, and {shown_command('try', target, *where)}, in another terminal, runs your functions "
+                      "where print() and breakpoint() work.")
         since = self.started if self.checking == target else None
-        screen = f"{progress(report, fresh, self.checking)}\n{legend()}\n\n{verdict(target, result, since)}\n\n{advice}"
+        screen = f"{progress(report, fresh, self.checking)}\n{legend()}\n\n{verdict(target, result, since, where)}\n\n{advice}"
         for name, fault in self.faults.items():
             screen += "\n" + paint(f"The grader could not check {name}: {fault}", fg="red")
-            screen += f"\n{shown_command('check', name)} shows the whole message; watching goes on."
+            screen += f"\n{shown_command('check', name, *where)} shows the whole message; watching goes on."
         return screen
 
     def show(self) -> None:
@@ -195,7 +198,7 @@ def legend() -> str:
     return "  ".join(f"{mark(status)} {paint(words, dim=True)}" for status, words in LEGEND.items())
 
 
-def verdict(name: str, result, since: float | None = None) -> str:
+def verdict(name: str, result, since: float | None = None, where: tuple[str, ...] = ()) -> str:
     """The target's verdict (the first failing check in full, the others by name), or that it is being checked since then."""
     if result is None and since is not None:
         return f"{mark('checking')} {name}: checking (started {int(time.monotonic() - since)} s ago)"
@@ -220,7 +223,7 @@ def verdict(name: str, result, since: float | None = None) -> str:
         lines.append(f"  {failing[0].id}: " + message.replace("\n", "\n    "))
     if len(failing) > 1:
         others = ", ".join(c.id for c in failing[1:])
-        lines.append(f"  Also failing: {others} ({shown_command('check', name)} shows each).")
+        lines.append(f"  Also failing: {others} ({shown_command('check', name, *where)} shows each).")
     return "\n".join(lines)
 
 

@@ -1,25 +1,12 @@
-"""Hypothesis profiles, the submission option and the `student` fixture for the hidden checks."""
+"""The submission option, the chosen Hypothesis profile (profiles.py), the seed and the `student` fixture for the checks."""
 
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
+from hypothesis import seed, settings
 
+from grader.check.checks import profiles  # noqa: F401  (registers the profiles)
 from grader.check.checks.harness import BUDGET, SEED, Submission, Workers
-
-COMMON = dict(
-    derandomize=True,
-    database=None,
-    deadline=None,
-    report_multiple_bugs=False,
-    print_blob=False,
-    verbosity=Verbosity.quiet,
-    suppress_health_check=list(HealthCheck),
-    phases=(Phase.explicit, Phase.generate, Phase.shrink),  # no explain phase: it reruns many times
-)
-settings.register_profile("default", max_examples=30, **COMMON)  # a student's run
-settings.register_profile("quick", max_examples=15, **dict(COMMON, phases=(Phase.explicit, Phase.generate)))  # the kit's mutant matrix
-settings.register_profile("thorough", parent=settings.get_profile("ci"), max_examples=300, **COMMON)
 
 
 def pytest_addoption(parser):

@@ -3,7 +3,8 @@
 Hypothesis draws small inputs, which shrink to a counterexample a student can read; code that
 only breaks at the comparison's sizes (a mask made for 8 positions, a loop cut at 100 steps)
 passes those. So each check also runs once on inputs as large as `grader compare` hands over:
-a batch of 16 replies of 141 positions, the head's widths, 1,400 training steps.
+batches of 16 replies of 141 positions (2 replies for a head, which is slower to check), the
+head's widths, the attention model's parameters, 1,000 training steps in one call.
 """
 
 import numpy as np
@@ -11,11 +12,14 @@ import numpy as np
 from grader.check.checks.harness import CheckFailed
 
 BATCH, T, C, D, D_V = 16, 141, 32, 32, 128  # replies per batch, positions, head input, query and value sizes
+HEAD_BATCH = 2  # replies in a head's input: each crosses to the grader three times (scores, mask, softmax), and 16
+# would double the time of `grader check heads`; the worked examples hold the comparison's batch of 16
 VOCAB = 40  # the comparison's alphabet and boundary token: the width of its logits
-STEPS = 1400  # training steps of both models together
+STEPS = 1000  # steps of the comparison's longest train call, the MLP's (the attention model's is 400)
 PARAMS = {"emb": (VOCAB, 16), "w1": (128, 128), "b1": (128,), "w2": (128, VOCAB), "b2": (VOCAB,),
           "tok": (VOCAB, C), "pos": (160, C), "w_q": (C, D), "w_k": (C, D), "w_v": (C, D_V)}  # the attention model's
-SAID = f"At the sizes `grader compare` uses ({BATCH} replies of {T} positions, {len(PARAMS)} parameters, {STEPS:,} steps; float64), this check fails:"
+SAID = (f"At the sizes `grader compare` uses ({T} positions, the head's widths {C} and {D_V}, {len(PARAMS)} parameters, "
+        f"{STEPS:,} steps; float64), this check fails:")
 
 
 def values(shape: tuple, bound: float, seed: int = 0) -> np.ndarray:
@@ -30,8 +34,8 @@ def causal(scores: np.ndarray) -> np.ndarray:
 
 
 def head() -> tuple:
-    """x (B, T, C) and the head's weights w_q, w_k (C, D) and w_v (C, D_V)."""
-    return values((BATCH, T, C), 2.0), values((C, D), 0.3, 1), values((C, D), 0.3, 2), values((C, D_V), 0.3, 3)
+    """x (HEAD_BATCH, T, C) and the head's weights w_q, w_k (C, D) and w_v (C, D_V)."""
+    return values((HEAD_BATCH, T, C), 2.0), values((C, D), 0.3, 1), values((C, D), 0.3, 2), values((C, D_V), 0.3, 3)
 
 
 def at_scale(*make):
@@ -81,7 +85,7 @@ def softmax_grads() -> tuple:
 
 def head_grads() -> tuple:
     """d_out (B, T, D_V) and a head's inputs."""
-    return (values((BATCH, T, D_V), 2.0, 4), *head())
+    return (values((HEAD_BATCH, T, D_V), 2.0, 4), *head())
 
 
 def multi_head() -> tuple:

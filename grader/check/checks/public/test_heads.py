@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from grader.check.checks.examples import examples, expect_example
 from grader.check.checks.harness import FORWARD, expect_array, expect_close, expect_unchanged, fail
 from grader.check.checks import scale
+from grader.check.checks.profiles import FEW
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import fill, head_inputs, multi_head_inputs
 
@@ -111,6 +112,7 @@ def test_multi_head_joins_the_heads(student, args):
 
 
 @at_scale(scale.multi_head)
+@FEW
 @given(multi_head_inputs())
 def test_inputs_unchanged(student, args):
     """x, the weights and w_o are the same after both calls."""

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from grader.check.checks.examples import examples, expect_example
 from grader.check.checks.harness import expect_array, expect_unchanged, fail
 from grader.check.checks import scale
+from grader.check.checks.profiles import FEW
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import square_scores
 
@@ -60,6 +61,7 @@ def test_seen_entries_unchanged(student, scores):
 
 
 @at_scale(scale.scores)
+@FEW
 @given(square_scores())
 def test_inputs_unchanged(student, scores):
     """The scores are the same after the call."""

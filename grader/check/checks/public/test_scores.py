@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from grader.check.checks.examples import examples, expect_example
 from grader.check.checks.harness import expect_array, expect_unchanged, fail
 from grader.check.checks import scale
+from grader.check.checks.profiles import FEW
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import SEEDS, queries_and_keys
 
@@ -50,6 +51,7 @@ def test_keys_permute_columns(student, qk, shuffle):
 
 
 @at_scale(scale.queries_and_keys)
+@FEW
 @given(queries_and_keys())
 def test_inputs_unchanged(student, qk):
     """q and k are the same after the call."""

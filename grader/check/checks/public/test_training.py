@@ -13,6 +13,7 @@ from grader import kit
 from grader.check.checks.examples import examples, expect_example
 from grader.check.checks.harness import GRADIENT, expect_array, expect_close, expect_unchanged, fail
 from grader.check.checks import scale
+from grader.check.checks.profiles import FEW
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import fill, head_inputs, softmax_inputs
 from grader.sandbox.codec import Batches, ToyModel
@@ -211,6 +212,7 @@ def test_train_steps_by_its_definition(student, run):
 
 
 @at_scale(scale.head_grads)
+@FEW
 @given(head_grads())
 def test_inputs_unchanged(student, args):
     """softmax_backward, attention_head_backward and sgd_step's grads are the same after the calls."""
