@@ -21,7 +21,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from grader.paths import EXERCISES_DIR, KIT_ROOT, SOLUTIONS_DIR
+from grader.course.stubs import write_stubs
+from grader.paths import KIT_ROOT, SOLUTIONS_DIR
 from grader.sandbox import isolation
 
 NBGRADER_PYTHON = Path(os.environ.get("NBGRADER_PYTHON", sys.executable))
@@ -47,7 +48,7 @@ def copy(base: Path, folder: Path) -> Path:
 def submissions(root: Path) -> dict[str, Path]:
     """The 40 submission folders, by a label saying what each is."""
     folders = {f"correct{i:02d}": copy(SOLUTIONS_DIR, root / f"correct{i:02d}") for i in range(20)}
-    folders |= {f"stub{i}": copy(EXERCISES_DIR, root / f"stub{i}") for i in range(8)}
+    folders |= {f"stub{i}": write_stubs(root / f"stub{i}") for i in range(8)}  # pristine, whatever exercises/ holds
     for module, (right, wrong) in MISTAKES.items():
         folder = copy(SOLUTIONS_DIR, root / f"wrong_{module}")
         path = folder / f"{module}.py"

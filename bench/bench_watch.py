@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 from grader.exercises import NAMES
-from grader.paths import EXERCISES_DIR, KIT_ROOT, SOLUTIONS_DIR
+from grader.course.stubs import stub_source
+from grader.paths import KIT_ROOT, SOLUTIONS_DIR
 
 CHECKING = re.compile(r": checking \(started")  # the target's line while its check runs
 VERDICT = re.compile(r"after your save")  # the header of the first screen with a verdict after a save
@@ -76,10 +77,10 @@ def time_exercise(folder, name, saves):
         settle(lines)
         checking, verdict = [], []
         for index in range(saves):
-            source = SOLUTIONS_DIR if index % 2 == 0 else EXERCISES_DIR
+            text = (SOLUTIONS_DIR / f"{name}.py").read_text() if index % 2 == 0 else stub_source(name)
             settle(lines, quiet=3.0)
             saved = time.monotonic()
-            save(folder / f"{name}.py", (source / f"{name}.py").read_text())
+            save(folder / f"{name}.py", text)
             checking.append(next_line(lines, CHECKING) - saved)
             verdict.append(next_line(lines, VERDICT) - saved)
         return checking, verdict
@@ -95,7 +96,7 @@ def main():
         folder = Path(tmp) / "exercises"
         shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
         for name in NAMES:
-            shutil.copy(EXERCISES_DIR / f"{name}.py", folder / f"{name}.py")
+            (folder / f"{name}.py").write_text(stub_source(name))
             checking, verdict = time_exercise(folder, name, saves)
             shutil.copy(SOLUTIONS_DIR / f"{name}.py", folder / f"{name}.py")
             shown = ", ".join(f"{s:.2f}" for s in verdict)
