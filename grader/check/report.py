@@ -63,8 +63,8 @@ def details(result: ExerciseResult, where: tuple[str, ...] = ()) -> list[str]:
     if result.note:
         lines.append(f"  Note: {result.note}")
     if result.status == "failed":
-        lines.append(f"  Debug it: {shown_command('try', result.name, *where)} runs your functions on a small example in this "
-                     "terminal, where print() and breakpoint() work.")
+        lines.append(f"  Debug it: {shown_command('try', result.name, *where)} runs your functions on the input they last failed "
+                     "on, in this terminal, where print() and breakpoint() work.")
     return lines
 
 
