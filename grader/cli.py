@@ -162,17 +162,21 @@ def watch(exercise, submission):
 @click.argument("exercise", type=EXERCISE, metavar="EXERCISE")
 @click.argument("function", required=False)
 @SUBMISSION
-def try_(exercise, function, submission):
-    """Run your function here, in the foreground, on a small example, beside what it should give.
+@click.option("--input", "given", multiple=True, metavar="NAME=EXPR",
+              help="Try it on your own input: an argument by name, as a Python expression with numpy as np (repeatable).")
+def try_(exercise, function, submission, given):
+    """Run your function here, in the foreground, beside what it should give.
 
-    print() shows and breakpoint() stops in this terminal. FUNCTION defaults to
-    each function of the exercise in turn.
+    Its input is the one the check it last failed was run on, else a small
+    worked example, or yours with --input. print() shows and breakpoint()
+    stops in this terminal. FUNCTION defaults to each function of the
+    exercise in turn.
 
-    Example: grader try softmax
+    Example: grader try softmax --input 'x=np.array([[1.0, 2.0, -np.inf]])'
     """
     from grader.student.trying import try_function
 
-    sys.exit(try_function(exercise, function, submission=submission))
+    sys.exit(try_function(exercise, function, submission=submission, given=given))
 
 
 @main.command()

@@ -1,4 +1,4 @@
-"""`grader try` on the input of the check the function last failed, kept by `grader check`, else on a worked example."""
+"""`grader try` on the input of the check the function last failed (kept by `grader check`), on one the student gives, else on a worked example."""
 
 import json
 import shutil
@@ -6,6 +6,7 @@ import shutil
 from click.testing import CliRunner
 
 from grader import kit
+from grader.check.checks.examples import examples
 from grader.cli import main
 from grader.paths import SOLUTIONS_DIR
 
@@ -86,5 +87,33 @@ def test_the_students_kit_says_what_the_check_said(tmp_path, monkeypatch):
     grader("check", "softmax", "--submission", folder)
     monkeypatch.setattr(kit, "is_student_kit", lambda: True)
     tried = grader("try", "softmax", "--submission", folder)
-    assert "The student's kit has no expected value for this input; the check said:" in tried.output
+    assert "No expected value for this input: the student's kit holds no reference solution; the check said: softmax" in tried.output
     assert "expected:" not in tried.output and tried.exit_code == 1
+
+
+def test_try_on_an_input_the_student_gives(tmp_path):
+    folder = work(tmp_path)
+    tried = grader("try", "softmax", "--submission", folder, "--input", "x=np.array([[1.0, 2.0, -np.inf]])")
+    assert tried.exit_code == 0, tried.output
+    assert "softmax on your input:" in tried.output and "-inf" in tried.output and "they agree" in tried.output
+    tried = grader("try", "scores", "--submission", folder, "--input", "q=[[1, 0]]", "--input", "k=[[1, 0], [0, 1]]")
+    assert "attention_scores on your input:" in tried.output and "0.7071" in tried.output and tried.exit_code == 0
+
+
+def test_a_given_input_that_cannot_be_read_says_how_to_write_one(tmp_path):
+    folder = work(tmp_path)
+    for bad, words in (("y=1", "write NAME=EXPR with NAME one of x"), ("x=np.arrray(1)", "could not be read (AttributeError"),
+                       ("x=", "write NAME=EXPR")):
+        tried = grader("try", "softmax", "--submission", folder, "--input", bad)
+        assert tried.exit_code == 2 and words in tried.output and "Traceback" not in tried.output, tried.output
+    tried = grader("try", "training", "--submission", folder, "--input", "x=1")
+    assert tried.exit_code == 2 and "name it" in tried.output
+
+
+def test_the_students_kit_has_no_expected_value_for_a_given_input(tmp_path, monkeypatch):
+    folder = work(tmp_path)
+    examples("softmax.softmax")  # the worked examples now, which the student's kit would read from its examples.npz
+    monkeypatch.setattr(kit, "is_student_kit", lambda: True)
+    tried = grader("try", "softmax", "--submission", folder, "--input", "x=[1.0, 2.0]")
+    assert "No expected value for this input: the student's kit holds no reference solution" in tried.output
+    assert "yours:" in tried.output and "expected:" not in tried.output

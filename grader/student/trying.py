@@ -49,25 +49,63 @@ except BaseException as error:
     sys.exit(3)
 Path(answer).write_bytes(encode({"value": value, "args": args}))
 """
+NO_REFERENCE = "the student's kit holds no reference solution"
 TOY = {"w": np.array([[0.5], [-0.25]]), "b": np.array([0.1])}
 PAIRS = [(np.array([[1.0, 2.0], [0.0, 1.0]]), np.array([[1.0], [0.0]])), (np.array([[2.0, 0.0]]), np.array([[1.0]]))]
 
 
-def try_function(exercise: str, function: str | None = None, submission: Path | None = None) -> int:
-    """Run each function of the exercise (or the one named) on its smallest example; 0 when all match."""
+def try_function(exercise: str, function: str | None = None, submission: Path | None = None, given: tuple = ()) -> int:
+    """Run each function of the exercise (or the one named) on its example, or on the given inputs; 0 when all match."""
     folder = resolve(submission, "try your function")
-    if folder is None:
-        return 2
-    if unknown_function(exercise, function):
+    if folder is None or unknown_function(exercise, function):
         return 2
     functions = BY_NAME[exercise].functions
-    matches = [try_one(folder, exercise, name) for name in ([function] if function else functions)]
+    if given and (function or functions[0]) in ("sgd_step", "train") or given and not function and len(functions) > 1:
+        click.echo(f"--input goes with one function of arrays: name it, as in `grader try {exercise} FUNCTION --input ...`"
+                   f" ({', '.join(f for f in functions if f not in ('sgd_step', 'train'))}).", err=True)
+        return 2
+    inputs = read_inputs(given, function or functions[0]) if given else {}
+    if inputs is None:
+        return 2
+    matches = [try_one(folder, exercise, name, inputs) for name in ([function] if function else functions)]
     return 0 if all(matches) else 1
 
 
-def try_one(folder: Path, exercise: str, function: str) -> bool:
+def read_inputs(given: tuple, function: str) -> dict | None:
+    """{argument name: value} from NAME=EXPR items (numpy as np), or None after saying what is wrong."""
+    inputs = {}
+    for item in given:
+        name, _, text = item.partition("=")
+        if name.strip() not in ARG_NAMES[function] or not text.strip():
+            click.echo(f"--input {item!r}: write NAME=EXPR with NAME one of {', '.join(ARG_NAMES[function])}, "
+                       "for example --input 'x=np.array([[1.0, 2.0, -np.inf]])'.", err=True)
+            return None
+        try:
+            value = eval(text, {"np": np, "__builtins__": {}})  # the student's own expression, on their own machine
+        except Exception as error:  # noqa: BLE001  (any mistake in the expression is theirs to see)
+            click.echo(f"--input {item!r}: the expression could not be read ({type(error).__name__}: {error}).", err=True)
+            return None
+        inputs[name.strip()] = np.asarray(value, dtype=float) if isinstance(value, (list, int, float)) and name.strip() != "T" else value
+    return inputs
+
+
+def given_example(exercise: str, function: str, inputs: dict) -> tuple:
+    """The function's example with the student's own inputs in place, and what it should give if the kit knows."""
+    args, _, names, _ = example(exercise, function)
+    args = tuple(inputs.get(name, arg) for name, arg in zip(names, args))
+    try:
+        want = f"{NO_REFERENCE}; `grader check` judges your function" if kit.is_student_kit() else should_give(exercise, function, args)
+    except Exception as error:  # noqa: BLE001  (inputs the reference cannot take: say so beside the student's result)
+        want = f"the reference could not take these inputs either ({type(error).__name__}: {error})"
+    return args, want, names, "your input"
+
+
+def try_one(folder: Path, exercise: str, function: str, inputs: dict | None = None) -> bool:
     """Show the example, run the student's function on it, and show what came back beside what should have."""
-    args, want, names, source = failing(folder, exercise, function) or example(exercise, function)
+    if inputs:
+        args, want, names, source = given_example(exercise, function, inputs)
+    else:
+        args, want, names, source = failing(folder, exercise, function) or example(exercise, function)
     click.echo(paint(f"{function} on {source}:", bold=True))
     for name, value in zip(names, args):
         click.echo(shown(f"  {name} = ", value))
@@ -80,8 +118,8 @@ def try_one(folder: Path, exercise: str, function: str) -> bool:
     if function == "train":
         got = {"losses": got, "params": outcome["args"][0].params, "batches taken": outcome["args"][1].taken}
     click.echo(shown("  yours:    ", got))
-    if isinstance(want, str):  # a failing check's input in the student's kit, which holds no reference
-        click.echo(f"  The student's kit has no expected value for this input; the check said: {want}\n")
+    if isinstance(want, str):  # why there is no expected value: the student's kit has no reference, or it could not run
+        click.echo(f"  No expected value for this input: {want}.\n")
         return False
     tolerance = GRADIENT if exercise == "training" else FORWARD
     ok = agrees(got, want, tolerance)
@@ -103,7 +141,8 @@ def failing(folder: Path, exercise: str, function: str) -> tuple | None:
                 args = decode(base64.b64decode(kept["args"]))
             except (ValueError, TypeError, KeyError, IndexError, struct.error):  # a damaged state file: use the worked example
                 return None
-            want = should_give(exercise, function, args) if defined(function) or not kit.is_student_kit() else kept.get("said", "")
+            said = str(kept.get("said", "")).rstrip(".")
+            want = should_give(exercise, function, args) if defined(function) or not kit.is_student_kit() else f"{NO_REFERENCE}; the check said: {said}"
             return args, want, ARG_NAMES[function], f"the input of the failing check {check}"
     return None
 
