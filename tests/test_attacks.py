@@ -19,6 +19,7 @@ import subprocess
 import sys
 import threading
 import time
+import unicodedata
 from pathlib import Path
 
 import psutil
@@ -188,6 +189,21 @@ def alone(folder: Path, tmp_path: Path) -> str:
     subprocess.run([sys.executable, "-m", "grader", "check", "--submission", str(folder), "--json", str(out)],
                    capture_output=True, timeout=300, cwd=tmp_path)
     return f"{json.loads(out.read_text())['total']['points']:.1f}"
+
+
+def test_terminal_escapes_from_student_code_reach_no_terminal_and_no_csv(tmp_path):
+    """What student code prints or raises is shown with its control characters escaped: no forged screen, in check or batch."""
+    require_isolation()
+    folder = attack(tmp_path, ATTACKS / "forges_the_terminal.py", 0)
+    out, csv_file = tmp_path / "result.json", tmp_path / "grades.csv"
+    run = subprocess.run([sys.executable, "-m", "grader", "check", "softmax", "--submission", str(folder), "--json", str(out)],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path, env={**os.environ, "NO_COLOR": "1"})
+    batch = subprocess.run([sys.executable, "-m", "grader", "batch", str(folder), "--csv", str(csv_file)],
+                           capture_output=True, text=True, timeout=300, cwd=tmp_path, env={**os.environ, "NO_COLOR": "1"})
+    shown = run.stdout + run.stderr + batch.stdout + batch.stderr + csv_file.read_text(encoding="utf-8")
+    assert not [c for c in shown if unicodedata.category(c) == "Cc" and c not in "\n\r\t"], shown[:2000]
+    assert "\\x1b[2J" in run.stdout and "raised ValueError" in run.stdout  # escaped, there to read
+    assert run.returncode == 1 and json.loads(out.read_text())["total"]["points"] == 0.0
 
 
 def test_a_huge_reply_is_refused_without_the_grader_growing(tmp_path):

@@ -22,6 +22,7 @@ from grader.sandbox import isolation
 from grader.sandbox.errors import StudentError
 from grader.sandbox.private import Snapshot
 from grader.sandbox.process import GRADER_FAULT
+from grader.style import visible
 
 CHECKS_DIR = Path(__file__).resolve().parent / "checks"
 KINDS = {"public": ("public",), "all": ("public", "hidden")}  # which folders of checks/ each kind of run uses
@@ -58,12 +59,12 @@ class Collector:
         check = _check_id(item)
         self.seconds[check] = self.seconds.get(check, 0.0) + report.duration
         student = getattr(item, "funcargs", {}).get("student") if call.when == "call" else None
-        everything = student.printed.everything() if student else ""
+        everything = visible(student.printed.everything()) if student else ""
         if call.when == "call" and report.passed:
             self.results[check] = CheckResult(check, "passed", printed=everything)
         elif report.failed or report.skipped:
             status, message, by_grader = verdict(call.excinfo.value if call.excinfo else None)
-            message += student.printed.told(_exercise(item)) if student else ""
+            message = visible(message + (student.printed.told(_exercise(item)) if student else ""))
             example = student.last_example() if student and status == "failed" else None
             example = example and {**example, "said": message.splitlines()[0]}  # what the check said, for `grader try`
             self.results.setdefault(check, CheckResult(check, status, message, by_grader, printed=everything, example=example))

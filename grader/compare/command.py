@@ -19,7 +19,7 @@ from grader.compare import view as compare_view
 from grader.compare.corpus import check_reply
 from grader.paths import KIT_ROOT
 from grader.sandbox.tree import TOKEN_VAR, end_tree, isolated_env, kill_marked, new_session
-from grader.style import shown_command
+from grader.style import shown_command, visible
 
 STEPS = {"mlp": 1000, "attention": 400}  # the attention model starts from the trained MLP
 SAMPLES = 100  # replies each model writes
@@ -223,5 +223,5 @@ class Worker:
         self.output.seek(0, os.SEEK_END)
         size = self.output.tell()
         self.output.seek(max(0, size - OUTPUT_TAIL))
-        text = self.output.read().decode("utf-8", errors="replace").strip()
+        text = visible(self.output.read().decode("utf-8", errors="replace").strip())
         return f"\nYour code printed (the end):\n{text}" if text else ""
