@@ -60,11 +60,12 @@ def try_function(exercise: str, function: str | None = None, submission: Path | 
     if folder is None or unknown_function(exercise, function):
         return 2
     functions = BY_NAME[exercise].functions
-    if given and (function or functions[0]) in ("sgd_step", "train") or given and not function and len(functions) > 1:
+    target = function or (functions[0] if len(functions) == 1 else None)  # the one function --input is for
+    if given and (target is None or defined(target)):
         click.echo(f"--input goes with one function of arrays: name it, as in `grader try {exercise} FUNCTION --input ...`"
                    f" ({', '.join(f for f in functions if f not in ('sgd_step', 'train'))}).", err=True)
         return 2
-    inputs = read_inputs(given, function or functions[0]) if given else {}
+    inputs = read_inputs(given, target) if given else {}
     if inputs is None:
         return 2
     matches = [try_one(folder, exercise, name, inputs) for name in ([function] if function else functions)]
