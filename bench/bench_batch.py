@@ -75,17 +75,32 @@ def time_kit(folders: dict[str, Path], jobs: int, work: Path, tier: str) -> None
     csv_file = work / f"grades-{tier}.csv"
     start = time.perf_counter()
     run = subprocess.run(
-        [sys.executable, "-m", "grader", "batch", *map(str, folders.values()), "--jobs", str(jobs), "--csv", str(csv_file),
-         "--allow-unisolated"],
-        capture_output=True, text=True, cwd=work, env={**os.environ, isolation.TIER_VAR: tier},
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "batch",
+            *map(str, folders.values()),
+            "--jobs",
+            str(jobs),
+            "--csv",
+            str(csv_file),
+            "--allow-unisolated",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=work,
+        env={**os.environ, isolation.TIER_VAR: tier},
     )
     seconds = time.perf_counter() - start
     with csv_file.open(newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     median = statistics.median(float(r["seconds"]) for r in rows)
-    print(f"grader batch --jobs {jobs}, isolation {tier}: {len(rows)} rows for {len(folders)} submissions in {seconds:.1f} s "
-          f"(exit status {run.returncode}): {60 * len(rows) / seconds:.1f} submissions per minute, "
-          f"median {median:.1f} s per submission")
+    print(
+        f"grader batch --jobs {jobs}, isolation {tier}: {len(rows)} rows for {len(folders)} submissions in {seconds:.1f} s "
+        f"(exit status {run.returncode}): {60 * len(rows) / seconds:.1f} submissions per minute, "
+        f"median {median:.1f} s per submission"
+    )
     print("  statuses:", dict(Counter(r["status"] for r in rows)))
     for r in rows:
         if Path(r["folder"]).name in HOSTILE_CASES:
@@ -108,8 +123,14 @@ def nbgrader(course: Path, *args: str, timeout: float | None = None) -> tuple[in
     env = dict(os.environ, PATH=f"{NBGRADER_PYTHON.parent}{os.pathsep}{os.environ.get('PATH', '')}")
     env["JUPYTER_CONFIG_DIR"] = str(course.parent / "jupyter-config")
     start = time.perf_counter()
-    process = subprocess.Popen([str(NBGRADER_PYTHON), "-m", "nbgrader", *args], cwd=course, env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    process = subprocess.Popen(
+        [str(NBGRADER_PYTHON), "-m", "nbgrader", *args],
+        cwd=course,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         status = process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -149,8 +170,10 @@ def time_nbgrader(folders: dict[str, Path], work: Path) -> None:
         submit(course, label, folder)
     status, seconds = nbgrader(course, "autograde", ASSIGNMENT)
     graded = len(list((course / "autograded").glob(f"*/{ASSIGNMENT}/{ASSIGNMENT}.ipynb")))
-    print(f"nbgrader autograde: {graded} of {len(calm)} non-hostile submissions in {seconds:.1f} s (exit status {status}): "
-          f"{60 * len(calm) / seconds:.1f} submissions per minute, {seconds / len(calm):.1f} s each")
+    print(
+        f"nbgrader autograde: {graded} of {len(calm)} non-hostile submissions in {seconds:.1f} s (exit status {status}): "
+        f"{60 * len(calm) / seconds:.1f} submissions per minute, {seconds / len(calm):.1f} s each"
+    )
     for case in HOSTILE_CASES:
         student = submit(course, case, folders[case])
         status, seconds = nbgrader(course, "autograde", ASSIGNMENT, "--student", student, timeout=HOSTILE_SECONDS)

@@ -21,8 +21,9 @@ def timed(args: list[str], tier: str) -> float:
     """Wall seconds for one `python -m grader check --solutions ARGS` in a fresh process, in this isolation."""
     start = time.perf_counter()
     env = {**os.environ, isolation.TIER_VAR: tier}
-    run = subprocess.run([sys.executable, "-m", "grader", "check", "--solutions", "--json", os.devnull, *args],
-                         capture_output=True, text=True, env=env)
+    run = subprocess.run(
+        [sys.executable, "-m", "grader", "check", "--solutions", "--json", os.devnull, *args], capture_output=True, text=True, env=env
+    )
     if run.returncode != 0:
         raise SystemExit(f"grader check --solutions failed in isolation {tier}:\n{run.stderr[-2000:]}")
     return time.perf_counter() - start
@@ -48,8 +49,11 @@ def main(runs: int) -> None:
             times.sort()
             medians[label, tier] = median = statistics.median(times)
             verdict = "within" if median <= target else "OVER"
-            print(f"{label:<10} {tier:<10} median {median:5.2f} s (min {times[0]:.2f}, max {times[-1]:.2f}), "
-                  f"{runs} runs: {verdict} the {target:g} s target", flush=True)
+            print(
+                f"{label:<10} {tier:<10} median {median:5.2f} s (min {times[0]:.2f}, max {times[-1]:.2f}), "
+                f"{runs} runs: {verdict} the {target:g} s target",
+                flush=True,
+            )
     for tier in available[:-1]:
         ratio = medians["all five", tier] / medians["all five", "none"]
         print(f"all five, {tier} / none: {ratio:.2f}x ({'within' if ratio <= 2 else 'OVER'} the 2x target)")

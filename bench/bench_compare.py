@@ -36,8 +36,7 @@ def run_numpy(seed: int, steps: dict) -> dict:
 
     def emit(event):
         if event["event"] == "model":
-            figures[event["model"]] = (float(np.mean(event["decision_probs"])),
-                                       sum(check_reply(r).correct for r in event["replies"]))
+            figures[event["model"]] = (float(np.mean(event["decision_probs"])), sum(check_reply(r).correct for r in event["replies"]))
 
     job = training_job.Job({"seed": seed, "steps": steps}, emit)
     job.run({"attention_head": attention_head, "attention_head_backward": attention_head_backward, "train": train, "softmax": softmax})
@@ -76,8 +75,9 @@ def run_torch(seed: int, steps: dict) -> dict:
         for _ in range(n):
             x, y = next(data)
             logits = forward(p, x, attend)
-            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                                     torch.as_tensor(y).reshape(-1), ignore_index=models.IGNORE)
+            loss = torch.nn.functional.cross_entropy(
+                logits.reshape(-1, logits.shape[-1]), torch.as_tensor(y).reshape(-1), ignore_index=models.IGNORE
+            )
             opt.zero_grad()
             loss.backward()
             opt.step()

@@ -17,8 +17,8 @@ import threading
 import time
 from pathlib import Path
 
-from grader.exercises import NAMES
 from grader.course.stubs import stub_source
+from grader.exercises import NAMES
 from grader.paths import KIT_ROOT, SOLUTIONS_DIR
 
 CHECKING = re.compile(r": checking \(started")  # the target's line while its check runs
@@ -100,8 +100,10 @@ def main():
             checking, verdict = time_exercise(folder, name, saves)
             shutil.copy(SOLUTIONS_DIR / f"{name}.py", folder / f"{name}.py")
             shown = ", ".join(f"{s:.2f}" for s in verdict)
-            print(f"{name:9} save to verdict: median {statistics.median(verdict):.2f} s ({shown}); "
-                  f"to checking shown: median {statistics.median(checking):.2f} s")
+            print(
+                f"{name:9} save to verdict: median {statistics.median(verdict):.2f} s ({shown}); "
+                f"to checking shown: median {statistics.median(checking):.2f} s"
+            )
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

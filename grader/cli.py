@@ -3,7 +3,7 @@
 import sys
 from pathlib import Path
 
-if sys.version_info < (3, 11):  # before any import that needs a newer Python
+if sys.version_info < (3, 11):  # noqa: UP036 (runs on an older Python too, to say so) before any import that needs a newer Python
     print(
         f"Attention by Hand needs Python 3.11 or newer, and {sys.executable} is Python "
         f"{sys.version.split()[0]}: set the kit up with a newer python3, as the README's first line does.",
@@ -33,9 +33,7 @@ SUBMISSION = click.option(
     help="A folder holding the five modules (default: ./exercises).",
 )
 SOLUTIONS = click.option("--solutions", is_flag=True, hidden=STUDENT_KIT, help="Use the reference solutions instead.")
-JSON_FILE = click.option(
-    "--json", "json_file", type=click.Path(path_type=Path), default=None, help="Also write the result as JSON."
-)
+JSON_FILE = click.option("--json", "json_file", type=click.Path(path_type=Path), default=None, help="Also write the result as JSON.")
 JUNIT_FILE = click.option(
     "--junit", "junit_file", type=click.Path(path_type=Path), default=None, help="Also write the verdicts as JUnit XML (pytest's format)."
 )
@@ -125,9 +123,7 @@ def compare(submission, solutions, seed, json_file, plot_file, no_mask):
     from grader.compare.command import compare as run
 
     no_reference(solutions)
-    sys.exit(
-        run(submission=submission, solutions=solutions, seed=seed, json_file=json_file, plot_file=plot_file, no_mask=no_mask)
-    )
+    sys.exit(run(submission=submission, solutions=solutions, seed=seed, json_file=json_file, plot_file=plot_file, no_mask=no_mask))
 
 
 @main.command()
@@ -162,8 +158,13 @@ def watch(exercise, submission):
 @click.argument("exercise", type=EXERCISE, metavar="EXERCISE")
 @click.argument("function", required=False)
 @SUBMISSION
-@click.option("--input", "given", multiple=True, metavar="NAME=EXPR",
-              help="Try it on your own input: an argument by name, as a Python expression with numpy as np (repeatable).")
+@click.option(
+    "--input",
+    "given",
+    multiple=True,
+    metavar="NAME=EXPR",
+    help="Try it on your own input: an argument by name, as a Python expression with numpy as np (repeatable).",
+)
 def try_(exercise, function, submission, given):
     """Run your function here, in the foreground, beside what it should give.
 

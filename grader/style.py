@@ -19,8 +19,9 @@ def visible(text: str) -> str:
     Student code chooses what it prints and raises: shown raw, terminal escapes could clear an
     instructor's screen and draw a forged report there.
     """
-    return "".join(c if c in "\n\t" or not (unicodedata.category(c) == "Cc" or c in BIDI) else c.encode("unicode_escape").decode()
-                   for c in text)
+    return "".join(
+        c if c in "\n\t" or not (unicodedata.category(c) == "Cc" or c in BIDI) else c.encode("unicode_escape").decode() for c in text
+    )
 
 
 BIDI = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")  # characters that reorder the text shown after them

@@ -70,8 +70,10 @@ def pytest_report_header(config):
 def pytest_configure(config):
     """Stop at once, saying what to install, when the test extras are missing; else get the process ready."""
     if missing := missing_extras():
-        raise pytest.UsageError(f"{HEADER}\nThey need the kit's test and nbgrader extras; this environment lacks {', '.join(missing)}."
-                                f"\nTo run them, in the kit's folder and its venv: {INSTALL}")
+        raise pytest.UsageError(
+            f"{HEADER}\nThey need the kit's test and nbgrader extras; this environment lacks {', '.join(missing)}."
+            f"\nTo run them, in the kit's folder and its venv: {INSTALL}"
+        )
     # Under ATTENTION_BY_HAND_SIMULATE_OTHER_OS=1 (tests/test_portable.py), the APIs Windows lacks raise here too.
     # A run started in the background by a shell inherits SIGINT ignored, and so would every grader the tests
     # start: give it back, so the tests of Ctrl-C see what a terminal's Ctrl-C does.

@@ -41,8 +41,10 @@ pytestmark = pytest.mark.linux("the attacks use /proc, fork and POSIX signals, a
 def require_isolation():
     tier = isolation.choose().name
     if tier == "none":
-        pytest.fail("this machine cannot confine student code (bubblewrap namespaces or root): the attacks are not run. "
-                    + "; ".join(f"{t}: {isolation.why_not(t)}" for t in ("namespaces", "user")))
+        pytest.fail(
+            "this machine cannot confine student code (bubblewrap namespaces or root): the attacks are not run. "
+            + "; ".join(f"{t}: {isolation.why_not(t)}" for t in ("namespaces", "user"))
+        )
     return tier
 
 
@@ -67,7 +69,9 @@ def planted(root: Path) -> list[Path]:
     reference = (SOLUTIONS_DIR / "softmax.py").read_bytes()
     folders = [stubs(root / name) for name in PLANTED]
     extra, unchecked, timestamp, package = folders
-    (extra / "__init__.py").write_text("import importlib, sys\nsys.modules['_submission.softmax'] = importlib.import_module('solutions.softmax')\n")
+    (extra / "__init__.py").write_text(
+        "import importlib, sys\nsys.modules['_submission.softmax'] = importlib.import_module('solutions.softmax')\n"
+    )
     (extra / "sitecustomize.py").write_text("import builtins\nbuiltins.__import__ = None\n")
     cache = Path(importlib.util.cache_from_source(str(unchecked / "softmax.py")))
     cache.parent.mkdir()
@@ -75,7 +79,12 @@ def planted(root: Path) -> list[Path]:
     stat = (timestamp / "softmax.py").stat()
     cache = Path(importlib.util.cache_from_source(str(timestamp / "softmax.py")))
     cache.parent.mkdir()
-    header = importlib.util.MAGIC_NUMBER + b"\0" * 4 + int(stat.st_mtime).to_bytes(4, "little") + (stat.st_size & 0xFFFFFFFF).to_bytes(4, "little")
+    header = (
+        importlib.util.MAGIC_NUMBER
+        + b"\0" * 4
+        + int(stat.st_mtime).to_bytes(4, "little")
+        + (stat.st_size & 0xFFFFFFFF).to_bytes(4, "little")
+    )
     cache.write_bytes(pyc(reference, header))
     (package / "softmax").mkdir()
     (package / "softmax" / "__init__.py").write_bytes(reference)
@@ -96,7 +105,9 @@ def honest(root: Path) -> list[Path]:
     shutil.copytree(SOLUTIONS_DIR, good, ignore=shutil.ignore_patterns("__pycache__"))
     partial = root / "honest_partial"
     shutil.copytree(SOLUTIONS_DIR, partial, ignore=shutil.ignore_patterns("__pycache__"))
-    (partial / "softmax.py").write_text("import numpy as np\n\ndef softmax(x):\n    return np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)\n")
+    (partial / "softmax.py").write_text(
+        "import numpy as np\n\ndef softmax(x):\n    return np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)\n"
+    )
     return [good, partial]
 
 
@@ -160,8 +171,9 @@ def test_no_attack_gains_a_point_or_touches_anything_else(tmp_path):
     honest_files, before, started = digest([good, partial]), kit_and_site(), time.time()
     csv_file = tmp_path / "grades.csv"
     command = [sys.executable, "-m", "grader", "batch", *map(str, folders), "--jobs", "2", "--csv", str(csv_file)]
-    run = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=tmp_path,
-                         env={**os.environ, "INSTRUCTOR_TOKEN": SECRET, "NO_COLOR": "1"})
+    run = subprocess.run(
+        command, capture_output=True, text=True, timeout=900, cwd=tmp_path, env={**os.environ, "INSTRUCTOR_TOKEN": SECRET, "NO_COLOR": "1"}
+    )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     time.sleep(1.0)  # a daemon that escaped would rewrite the CSV within 0.1 s
     text = csv_file.read_text(encoding="utf-8")
@@ -186,8 +198,12 @@ def test_no_attack_gains_a_point_or_touches_anything_else(tmp_path):
 def alone(folder: Path, tmp_path: Path) -> str:
     """A submission's total when `grader check` grades it by itself."""
     out = tmp_path / "alone.json"
-    subprocess.run([sys.executable, "-m", "grader", "check", "--submission", str(folder), "--json", str(out)],
-                   capture_output=True, timeout=300, cwd=tmp_path)
+    subprocess.run(
+        [sys.executable, "-m", "grader", "check", "--submission", str(folder), "--json", str(out)],
+        capture_output=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     return f"{json.loads(out.read_text())['total']['points']:.1f}"
 
 
@@ -196,10 +212,22 @@ def test_terminal_escapes_from_student_code_reach_no_terminal_and_no_csv(tmp_pat
     require_isolation()
     folder = attack(tmp_path, ATTACKS / "forges_the_terminal.py", 0)
     out, csv_file = tmp_path / "result.json", tmp_path / "grades.csv"
-    run = subprocess.run([sys.executable, "-m", "grader", "check", "softmax", "--submission", str(folder), "--json", str(out)],
-                         capture_output=True, text=True, timeout=300, cwd=tmp_path, env={**os.environ, "NO_COLOR": "1"})
-    batch = subprocess.run([sys.executable, "-m", "grader", "batch", str(folder), "--csv", str(csv_file)],
-                           capture_output=True, text=True, timeout=300, cwd=tmp_path, env={**os.environ, "NO_COLOR": "1"})
+    run = subprocess.run(
+        [sys.executable, "-m", "grader", "check", "softmax", "--submission", str(folder), "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    batch = subprocess.run(
+        [sys.executable, "-m", "grader", "batch", str(folder), "--csv", str(csv_file)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
     shown = run.stdout + run.stderr + batch.stdout + batch.stderr + csv_file.read_text(encoding="utf-8")
     assert not [c for c in shown if unicodedata.category(c) == "Cc" and c not in "\n\r\t"], shown[:2000]
     assert "\\x1b[2J" in run.stdout and "raised ValueError" in run.stdout  # escaped, there to read
@@ -211,8 +239,12 @@ def test_a_huge_reply_is_refused_without_the_grader_growing(tmp_path):
     folder = attack(tmp_path, ATTACKS / "huge_reply.py", 0)
     out = tmp_path / "result.json"
     start, peak = time.monotonic(), 0
-    grader = subprocess.Popen([sys.executable, "-m", "grader", "check", "softmax", "--submission", str(folder), "--json", str(out)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path)
+    grader = subprocess.Popen(
+        [sys.executable, "-m", "grader", "check", "softmax", "--submission", str(folder), "--json", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=tmp_path,
+    )
     watched = psutil.Process(grader.pid)
     while grader.poll() is None:
         try:
@@ -230,8 +262,14 @@ def test_the_json_of_a_check_is_the_graders_and_carries_no_secret(tmp_path):
     out = tmp_path / "result.json"
     for name in ("environment_leak", "daemon_rewrites_results", "writes_results"):
         folder = attack(tmp_path, ATTACKS / f"{name}.py", 0)
-        run = subprocess.run([sys.executable, "-m", "grader", "check", "--submission", str(folder), "--json", str(out)],
-                             capture_output=True, text=True, timeout=300, cwd=tmp_path, env={**os.environ, "INSTRUCTOR_TOKEN": SECRET})
+        run = subprocess.run(
+            [sys.executable, "-m", "grader", "check", "--submission", str(folder), "--json", str(out)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=tmp_path,
+            env={**os.environ, "INSTRUCTOR_TOKEN": SECRET},
+        )
         time.sleep(1.0)  # a daemon that escaped rewrites the JSON within 0.1 s
         text = out.read_text(encoding="utf-8")
         assert run.returncode == 1 and SECRET not in text + run.stdout, name

@@ -107,11 +107,14 @@ def test_a_killed_batch_leaves_a_whole_csv_and_the_rerun_completes(tmp_path, pri
 
 def test_rows_from_the_checks_json(tmp_path):
     result = tmp_path / "result.json"
-    exercises = [
-        {"name": name, "status": "passed", "points": 10.0, "max_points": 10.0, "checks": []} for name in NAMES
-    ]
-    exercises[2] = {"name": "softmax", "status": "error", "points": 0.0, "max_points": 20.0,
-                    "checks": [{"id": "softmax.rows", "status": "error", "message": "softmax did not return within 10 s\nmore"}]}
+    exercises = [{"name": name, "status": "passed", "points": 10.0, "max_points": 10.0, "checks": []} for name in NAMES]
+    exercises[2] = {
+        "name": "softmax",
+        "status": "error",
+        "points": 0.0,
+        "max_points": 20.0,
+        "checks": [{"id": "softmax.rows", "status": "error", "message": "softmax did not return within 10 s\nmore"}],
+    }
     result.write_text(json.dumps({"total": {"points": 40.0, "max_points": 100.0}, "exercises": exercises}))
     graded = row("/s", 1, result, "", False, 300, 1)
     assert graded["status"] == "graded" and graded["softmax"] == "0.0" and graded["total"] == "40.0"

@@ -93,7 +93,7 @@ def test_the_plots_tick_labels_do_not_overlap(tmp_path):
     boxes = [label.get_window_extent() for label in axes.get_xticklabels()]
     boxes += [text.get_window_extent() for text in axes.texts]
     assert len(boxes) == 6
-    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
     pyplot.close(fig)
 
 
@@ -109,8 +109,9 @@ def test_quick_run_writes_the_json_of_spec_and_is_deterministic(tmp_path, capsys
         assert 0 <= figures["p_decision"] <= 1 and figures["sampled_replies"] == 5
         assert 0 <= figures["correct_replies"] <= 5
     other = json.loads(again.read_text())
-    assert other["models"] == data["models"] | {n: {**f, "train_seconds": other["models"][n]["train_seconds"]}
-                                                for n, f in data["models"].items()}
+    assert other["models"] == data["models"] | {
+        n: {**f, "train_seconds": other["models"][n]["train_seconds"]} for n, f in data["models"].items()
+    }
     out = capsys.readouterr().out
     assert "8-character MLP" in out and "0.86" in out and "Adam" in out
 
@@ -125,9 +126,13 @@ def test_no_mask_trains_the_students_own_head_without_the_mask_too(tmp_path, cap
 
 
 def test_no_mask_says_so_when_the_head_masks_without_apply_causal_mask(ungated, reference_copy, tmp_path, capsys):
-    edit(reference_copy, "heads", "    shares = softmax(apply_causal_mask(attention_scores(q, k)))",
-         "    scores = attention_scores(q, k)\n"
-         "    shares = softmax(np.where(np.tril(np.ones(scores.shape[-2:], dtype=bool)), scores, -np.inf))")
+    edit(
+        reference_copy,
+        "heads",
+        "    shares = softmax(apply_causal_mask(attention_scores(q, k)))",
+        "    scores = attention_scores(q, k)\n"
+        "    shares = softmax(np.where(np.tril(np.ones(scores.shape[-2:], dtype=bool)), scores, -np.inf))",
+    )
     path = tmp_path / "r.json"
     assert comparison.compare(submission=reference_copy, no_mask=True, json_file=path, **QUICK) == 0
     assert set(json.loads(path.read_text())["models"]) == {"mlp", "attention"}
@@ -149,28 +154,39 @@ def test_the_reference_models_are_not_called_yours(tmp_path, capsys):
 
 def test_without_a_terminal_the_training_says_what_it_does_and_how_long_it_takes():
     assert comparison.training_words(comparison.STEPS) == (
-        "Training the models: 1000 steps of the MLP, then 400 with attention; this takes 8 to 30 s...")
+        "Training the models: 1000 steps of the MLP, then 400 with attention; this takes 8 to 30 s..."
+    )
     assert "takes" not in comparison.training_words(QUICK["steps"])
 
 
 def test_an_exception_in_the_students_train_is_reported(ungated, reference_copy, capsys):
-    edit(reference_copy, "training", "        x, y = next(batches)\n",
-         "        x, y = next(batches)\n        if len(losses) == 2:\n            raise ValueError('boom')\n")
+    edit(
+        reference_copy,
+        "training",
+        "        x, y = next(batches)\n",
+        "        x, y = next(batches)\n        if len(losses) == 2:\n            raise ValueError('boom')\n",
+    )
     assert comparison.compare(submission=reference_copy, **QUICK) == 1
     err = capsys.readouterr().err
     assert "ValueError: boom" in err and "training.py" in err and "8-character MLP" not in err
 
 
 def test_a_nan_loss_says_the_training_diverged(ungated, reference_copy, capsys):
-    edit(reference_copy, "heads", "    return shares @ v, shares",
-         "    if x.dtype == np.float32:\n        v = v * np.nan\n    return shares @ v, shares")
+    edit(
+        reference_copy,
+        "heads",
+        "    return shares @ v, shares",
+        "    if x.dtype == np.float32:\n        v = v * np.nan\n    return shares @ v, shares",
+    )
     assert comparison.compare(submission=reference_copy, **QUICK) == 1
     err = capsys.readouterr().err
     assert "diverged while training the attention model" in err and "nan" in err
 
 
 def test_what_the_students_code_prints_is_shown_when_it_fails(ungated, reference_copy, capsys):
-    edit(reference_copy, "training", "    losses = []\n", "    losses = []\n    print('hello from train')\n    import os\n    os._exit(3)\n")
+    edit(
+        reference_copy, "training", "    losses = []\n", "    losses = []\n    print('hello from train')\n    import os\n    os._exit(3)\n"
+    )
     assert comparison.compare(submission=reference_copy, **QUICK) == 1
     err = capsys.readouterr().err
     assert "exited with status 3" in err and "hello from train" in err

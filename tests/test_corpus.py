@@ -36,7 +36,7 @@ def ngram_counts(replies):
     counts = defaultdict(Counter)
     for text in padded(replies):
         for i in range(WINDOW, len(text)):
-            counts[text[i - WINDOW:i]][text[i]] += 1
+            counts[text[i - WINDOW : i]][text[i]] += 1
     return counts
 
 
@@ -79,11 +79,15 @@ def test_every_reply_the_grammar_can_make_is_60_to_140_characters():
     for pick, acks in ((max, corpus.ACKS), (min, [""])):
         for condition, verdict in corpus.VERDICTS.items():
             reply = corpus.TEMPLATE.format(
-                greeting=pick(corpus.GREETINGS, key=len), name=pick(corpus.NAMES, key=len),
+                greeting=pick(corpus.GREETINGS, key=len),
+                name=pick(corpus.NAMES, key=len),
                 ack=pick(acks, key=len).format(item=max(corpus.ITEMS, key=len), number="12345"),
-                subject=pick(corpus.SUBJECTS, key=len), condition=condition,
-                days=pick(corpus.DAYS), decision=corpus.DECISIONS[verdict],
-                closing=pick(corpus.CLOSINGS, key=len))
+                subject=pick(corpus.SUBJECTS, key=len),
+                condition=condition,
+                days=pick(corpus.DAYS),
+                decision=corpus.DECISIONS[verdict],
+                closing=pick(corpus.CLOSINGS, key=len),
+            )
             assert check_reply(reply).correct
             assert 60 <= len(reply) <= 140, reply
 
@@ -97,7 +101,7 @@ def test_alphabet_covers_every_character(train):
 def test_the_decision_is_invisible_to_eight_characters(train):
     for reply in train:
         at = corpus.decision_positions(reply)
-        assert reply[at - WINDOW:at] == CUE_SPOT
+        assert reply[at - WINDOW : at] == CUE_SPOT
         condition = check_reply(reply).condition
         assert reply[at] == corpus.CONDITIONS[condition]
     assert len(set(corpus.CONDITIONS.values())) == 2
@@ -115,7 +119,7 @@ def test_the_order_acknowledgements_share_eight_characters_then_part(train):
         match = re.search(r"(thanks for your|sorry about) order #[0-9]{5}", reply)
         if match:
             end = match.end()
-            assert re.fullmatch("r #[0-9]{5}", reply[end - WINDOW:end])
+            assert re.fullmatch("r #[0-9]{5}", reply[end - WINDOW : end])
             nexts[match[1]].add(reply[end])
     assert nexts == {"thanks for your": {"."}, "sorry about": {" "}}
     share = sum("order #" in reply for reply in train) / len(train)
@@ -129,11 +133,11 @@ def test_every_other_choice_is_free_or_seen_in_eight_characters(train):
     takers = defaultdict(dict)  # context -> next character -> (reply, position)
     for r, text in enumerate(texts):
         for i in range(WINDOW, len(text)):
-            takers[text[i - WINDOW:i]].setdefault(text[i], (r, i))
+            takers[text[i - WINDOW : i]].setdefault(text[i], (r, i))
     spoilt = Counter()
     for text in texts[:1000]:
         for i in range(WINDOW, len(text)):
-            context = text[i - WINDOW:i]
+            context = text[i - WINDOW : i]
             for char, (r, j) in takers[context].items():
                 if char != text[i]:
                     spliced = (text[:i] + texts[r][j:])[WINDOW:-1]
@@ -144,8 +148,7 @@ def test_every_other_choice_is_free_or_seen_in_eight_characters(train):
 
 
 def test_a_perfect_eight_character_model_writes_about_40_percent_correct(train):
-    model = {context: (list(nexts), list(accumulate(nexts.values())))
-             for context, nexts in ngram_counts(train).items()}
+    model = {context: (list(nexts), list(accumulate(nexts.values()))) for context, nexts in ngram_counts(train).items()}
     rng = random.Random(0)
     correct = 0
     for _ in range(2000):
@@ -166,15 +169,18 @@ def test_a_contradicting_decision_is_well_formed_but_not_correct(train):
     assert (verdict.condition, verdict.decision) == ("past", "accept")
 
 
-@pytest.mark.parametrize("spoil", [
-    lambda r: r[:-1],
-    lambda r: r[:40],
-    lambda r: r.replace("window", "windw"),
-    lambda r: r + ".",
-    lambda r: r.replace(",", ",,", 1),
-    lambda r: r.upper(),
-    lambda r: "",
-])
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        lambda r: r[:-1],
+        lambda r: r[:40],
+        lambda r: r.replace("window", "windw"),
+        lambda r: r + ".",
+        lambda r: r.replace(",", ",,", 1),
+        lambda r: r.upper(),
+        lambda r: "",
+    ],
+)
 def test_a_malformed_reply_is_not_well_formed(train, spoil):
     verdict = check_reply(spoil(train[0]))
     assert not verdict.well_formed and not verdict.correct

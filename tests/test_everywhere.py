@@ -30,8 +30,13 @@ def test_ctrl_c_stops_a_check_saves_nothing_and_leaves_nothing_running(tmp_path)
     folder = tmp_path / "work"
     shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
     (folder / "softmax.py").write_text(HANG, encoding="utf-8")
-    check = subprocess.Popen([sys.executable, "-m", "grader", "check", "--submission", str(folder)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    check = subprocess.Popen(
+        [sys.executable, "-m", "grader", "check", "--submission", str(folder)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
     time.sleep(4)  # into the hanging softmax
     below = psutil.Process(check.pid).children(recursive=True)  # its workers, and bubblewrap around them
     assert below, "the check should have started its workers by now"

@@ -117,8 +117,12 @@ def test_the_zip_holds_the_two_scripts_and_the_kit_only(kit_zip, tmp_path):
         infos = {info.filename: info for info in archive.infolist()}
         scripts = {name: archive.read(name) for name in ("setup.sh", "run_autograder")}
     names = set(infos)
-    expected = ["grader/cli.py", "grader/check/checks/hidden/test_softmax.py", "grader/check/checks/public/test_softmax.py",
-                "grader/course/gradescope_results.schema.json"]
+    expected = [
+        "grader/cli.py",
+        "grader/check/checks/hidden/test_softmax.py",
+        "grader/check/checks/public/test_softmax.py",
+        "grader/course/gradescope_results.schema.json",
+    ]
     assert set(expected + ["exercises/softmax.py", "solutions/softmax.py", "data/train.txt"]) <= names
     top = {"setup.sh", "run_autograder", "pyproject.toml", "README.md", "grader", "exercises", "solutions", "data"}
     assert {name.split("/")[0] for name in names} == top
@@ -232,7 +236,11 @@ def test_a_softmax_that_forges_the_results_gets_the_honest_score(root, pristine)
         assert len(pids) >= 2 and not [pid for pid in pids if alive(pid)]
     else:  # confined, it cannot even write its witness outside its own sandbox
         assert not (root / "witness").exists() and not (root / "pids").exists()
-        assert [p.pid for p in psutil.process_iter(["create_time"]) if p.info["create_time"] >= started and "results.json" in " ".join(cmdline(p))] == []
+        assert [
+            p.pid
+            for p in psutil.process_iter(["create_time"])
+            if p.info["create_time"] >= started and "results.json" in " ".join(cmdline(p))
+        ] == []
 
 
 def cmdline(process) -> list[str]:
@@ -270,8 +278,14 @@ def test_run_autograder_writes_results_even_when_python_cannot_start(root):
 
 def test_what_the_check_json_says_about_the_run_goes_to_extra_data():
     exercises = [
-        {"name": e.name, "status": "passed", "points": e.points, "max_points": e.points, "sha256": {f"{e.name}.py": "ab" * 32},
-         "checks": [{"id": f"{e.name}.a", "status": "passed", "message": ""}]}
+        {
+            "name": e.name,
+            "status": "passed",
+            "points": e.points,
+            "max_points": e.points,
+            "sha256": {f"{e.name}.py": "ab" * 32},
+            "checks": [{"id": f"{e.name}.a", "status": "passed", "message": ""}],
+        }
         for e in EXERCISES
     ]
     check = {"total": {"points": 100.0, "max_points": 100.0}, "exercises": exercises, "checks": "all", "isolation": "namespaces"}

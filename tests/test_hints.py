@@ -109,16 +109,31 @@ def test_without_a_verdict_it_starts_with_the_first_function(submission):
 
 
 def test_it_starts_with_the_first_function_the_last_check_did_not_pass(submission):
-    verdict(submission, "training", {"softmax_backward_finite_differences": "passed", "head_backward_finite_differences": "failed",
-                                     "sgd_step_moves_downhill": "not_started", "train_steps_by_its_definition": "not_started"})
+    verdict(
+        submission,
+        "training",
+        {
+            "softmax_backward_finite_differences": "passed",
+            "head_backward_finite_differences": "failed",
+            "sgd_step_moves_downhill": "not_started",
+            "train_steps_by_its_definition": "not_started",
+        },
+    )
     result = hint(submission, "training")
     assert "Hint 1 of 4 for training: attention_head_backward" in result.output
     assert "attention_head_backward is the first function of training that your last check did not pass" in result.output
 
 
 def test_a_function_whose_checks_all_pass_is_skipped_even_by_checks_named_otherwise(submission):
-    verdict(submission, "masking", {"causal_mask_is_the_lower_triangle": "passed", "causal_mask_worked_examples": "passed",
-                                    "each_position_sees_itself_and_the_past": "not_started"})
+    verdict(
+        submission,
+        "masking",
+        {
+            "causal_mask_is_the_lower_triangle": "passed",
+            "causal_mask_worked_examples": "passed",
+            "each_position_sees_itself_and_the_past": "not_started",
+        },
+    )
     assert "Hint 1 of 4 for masking: apply_causal_mask" in hint(submission, "masking").output
 
 

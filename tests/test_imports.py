@@ -73,7 +73,9 @@ def test_a_module_that_imports_a_refused_sibling_is_told_which_file(tmp_path):
 
 
 def test_siblings_the_standard_library_and_numpy_lazy_submodules_are_allowed(tmp_path):
-    folder = submission(tmp_path, softmax="""
+    folder = submission(
+        tmp_path,
+        softmax="""
         import collections
         import math
         import numpy as np
@@ -89,7 +91,8 @@ def test_siblings_the_standard_library_and_numpy_lazy_submodules_are_allowed(tmp
             dot = np.einsum("ij,ij->", x[:, :2], x[:, :2])
             return lazy, float(np.linalg.norm([3.0, 4.0])), drawn, float(dot), math.pi, scores.attention_scores(x, x).shape, \\
                 causal_mask(2).tolist(), functools.reduce(int.__add__, collections.Counter("aab").values())
-        """)
+        """,
+    )
     with Student(folder) as student:
         lazy, norm, drawn, dot, pi, shape, mask, count = student.call("softmax", "softmax", X).value
     assert lazy and norm == 5.0 and np.array_equal(drawn, np.random.default_rng(0).normal(size=3)) and dot == 5.25
@@ -97,7 +100,9 @@ def test_siblings_the_standard_library_and_numpy_lazy_submodules_are_allowed(tmp
 
 
 def test_a_refused_library_looks_absent_to_code_that_falls_back(tmp_path):
-    folder = submission(tmp_path, softmax="""
+    folder = submission(
+        tmp_path,
+        softmax="""
         try:
             import hypothesis
         except ImportError:  # installed here, absent as far as the grader's rule goes: the same everywhere
@@ -105,7 +110,8 @@ def test_a_refused_library_looks_absent_to_code_that_falls_back(tmp_path):
 
         def softmax(x):
             return hypothesis is None
-        """)
+        """,
+    )
     with Student(folder) as student:
         assert student.call("softmax", "softmax", X).value is True
 
@@ -124,8 +130,13 @@ def test_through_the_checks_the_exercise_is_an_error_and_the_others_keep_their_v
 
 
 def grader_try(folder, cwd):
-    return subprocess.run([sys.executable, "-m", "grader", "try", "softmax", "--submission", str(folder)],
-                          capture_output=True, text=True, timeout=120, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "grader", "try", "softmax", "--submission", str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+    )
 
 
 @pytest.mark.parametrize("statement", ["import torch", "import hypothesis", 'importlib.import_module("scipy")'])
@@ -137,7 +148,9 @@ def test_grader_try_refuses_the_same_imports_with_the_same_words(tmp_path, state
 
 
 def test_grader_try_allows_numpy_and_the_standard_library(tmp_path):
-    folder = submission(tmp_path, softmax="""
+    folder = submission(
+        tmp_path,
+        softmax="""
         import math
         import numpy as np
 
@@ -146,7 +159,8 @@ def test_grader_try_allows_numpy_and_the_standard_library(tmp_path):
             shifted = np.exp(x - np.max(x, axis=-1, keepdims=True))
             np.testing.assert_equal(math.isfinite(1.0), True)
             return functools.reduce(np.divide, [shifted, np.sum(shifted, axis=-1, keepdims=True)])
-        """)
+        """,
+    )
     run = grader_try(folder, tmp_path)
     assert run.returncode == 0 and "they agree" in run.stdout, run.stdout + run.stderr
 
@@ -156,6 +170,10 @@ def test_grader_try_allows_numpy_and_the_standard_library(tmp_path):
 def test_the_portable_path_gives_the_same_verdicts():
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k", "not portable and not grader_try"],
-        cwd=KIT_ROOT, env={**os.environ, SIMULATE_VAR: "1"}, capture_output=True, text=True, timeout=600,
+        cwd=KIT_ROOT,
+        env={**os.environ, SIMULATE_VAR: "1"},
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert run.returncode == 0 and " passed" in run.stdout and "failed" not in run.stdout, run.stdout[-6000:] + run.stderr[-2000:]

@@ -159,6 +159,7 @@ def test_no_mask_takes_the_mask_out_of_the_students_own_head_and_puts_it_back():
 
 def test_a_head_that_masks_without_apply_causal_mask_is_named():
     """A head that masks by hand cannot be unmasked by replacing apply_causal_mask; the probe says which function."""
+
     def by_hand(x, w_q, w_k, w_v):
         scores = (x @ w_q) @ np.swapaxes(x @ w_k, -1, -2)
         shares = softmax(np.where(np.tril(np.ones(scores.shape[-2:], dtype=bool)), scores, -np.inf))

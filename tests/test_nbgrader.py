@@ -131,8 +131,12 @@ def environment(home: Path, config_dir: Path | None = None, python: Path | None 
     scripts = str(Path(python or sys.executable).parent)  # nbgrader runs its own `alembic` from there
     env = dict(os.environ, PATH=scripts + os.pathsep + os.environ.get("PATH", ""), HOME=str(home))
     env.pop("PYTHONPATH", None)
-    env.update(JUPYTER_CONFIG_DIR=str(config_dir or home / ".jupyter"), JUPYTER_DATA_DIR=str(home / "data"),
-               JUPYTER_RUNTIME_DIR=str(home / "runtime"), IPYTHONDIR=str(home / ".ipython"))
+    env.update(
+        JUPYTER_CONFIG_DIR=str(config_dir or home / ".jupyter"),
+        JUPYTER_DATA_DIR=str(home / "data"),
+        JUPYTER_RUNTIME_DIR=str(home / "runtime"),
+        IPYTHONDIR=str(home / ".ipython"),
+    )
     return env
 
 
@@ -142,7 +146,9 @@ RAN: list[list[str]] = []  # every command the round trip ran, as an instructor 
 def nbgrader(cwd: Path, env: dict, *args: str, python: Path | None = None) -> str:
     """Run an nbgrader command (with the students' Python when given); its combined output, failing the test if it fails."""
     RAN.append(["nbgrader", *args])
-    run = subprocess.run([str(python or sys.executable), "-m", "nbgrader", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    run = subprocess.run(
+        [str(python or sys.executable), "-m", "nbgrader", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900
+    )
     assert run.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{run.stdout}\n{run.stderr}"
     return run.stdout + run.stderr
 
@@ -213,8 +219,15 @@ def modules_of(student: str) -> dict[str, str]:
     everything = {name: solution(name) for name in MODULES}
     early = {name: solution(name) for name in ("scores", "masking")}
     hanging = everything | {"training": replace_function(solution("training"), "sgd_step", HANGING_SGD_STEP)}
-    return {"correct": everything, "zipper": everything, "partial": early | {"softmax": NAIVE_SOFTMAX}, "hanging": hanging,
-            "noisy": everything | {"scores": NOISY_SCORES}, "killer": early, "sleeper": early}.get(student, {})
+    return {
+        "correct": everything,
+        "zipper": everything,
+        "partial": early | {"softmax": NAIVE_SOFTMAX},
+        "hanging": hanging,
+        "noisy": everything | {"scores": NOISY_SCORES},
+        "killer": early,
+        "sleeper": early,
+    }.get(student, {})
 
 
 def targets(course: Path) -> dict[str, str]:
@@ -231,10 +244,14 @@ def change(student: str, folder: Path, course: Path) -> None:
     """What each student does to their copy of the assignment."""
     for name, source in modules_of(student).items():
         (folder / "exercises" / f"{name}.py").write_text(source, encoding="utf-8")
-    cells = {"quiet": QUIET, "killer": KILLER, "sleeper": SLEEPER,
-             "copier": COPIER.format(reference={name: solution(name) for name in MODULES}, assignment=ASSIGNMENT),
-             "mallory": WRITER.format(sleep=SLEEPS[2], targets=targets(course)),
-             "noisy": "import grader, numpy\ntry:\n    import hypothesis\nexcept ImportError:\n    pass"}
+    cells = {
+        "quiet": QUIET,
+        "killer": KILLER,
+        "sleeper": SLEEPER,
+        "copier": COPIER.format(reference={name: solution(name) for name in MODULES}, assignment=ASSIGNMENT),
+        "mallory": WRITER.format(sleep=SLEEPS[2], targets=targets(course)),
+        "noisy": "import grader, numpy\ntry:\n    import hypothesis\nexcept ImportError:\n    pass",
+    }
     if student in cells:
         add_cell(folder, cells[student])
     if student == "noisy":  # files named like libraries, which the kernel imports
@@ -249,8 +266,14 @@ def students_python(root: Path, course: Path) -> Path:
     venv = fresh_venv(root / "students-venv")
     pip_install(venv, "-e", str(course / "for-students" / "kit"))
     python = venv / BIN / ("python.exe" if os.name == "nt" else "python")
-    probe = subprocess.run([str(python), "-c", "import grader.kit, importlib.util as u; print(grader.kit.KIND, u.find_spec('solutions'))"],
-                           capture_output=True, text=True, timeout=60, cwd=root, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    probe = subprocess.run(
+        [str(python), "-c", "import grader.kit, importlib.util as u; print(grader.kit.KIND, u.find_spec('solutions'))"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=root,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )
     assert probe.stdout.split() == ["student", "None"], probe.stdout + probe.stderr
     return python
 
@@ -322,8 +345,10 @@ def left_running(root: Path, since: float) -> list[str]:
 def course(tmp_path_factory):
     """A course taken through the whole round trip; the test functions read its results."""
     if Gradebook is None:
-        pytest.fail("nbgrader is not installed in this environment: install the kit with its nbgrader extra, "
-                    "pip install -e '.[test,nbgrader]', to run the nbgrader round trip.")
+        pytest.fail(
+            "nbgrader is not installed in this environment: install the kit with its nbgrader extra, "
+            "pip install -e '.[test,nbgrader]', to run the nbgrader round trip."
+        )
     root = tmp_path_factory.mktemp("nbgrader")
     course, env = root / "course", environment(root / "instructor")
     course.mkdir()
@@ -352,8 +377,18 @@ def course(tmp_path_factory):
         nbgrader(course, env, "generate_feedback", ASSIGNMENT)
         nbgrader(course, env, "export")
         expected = {student: check.result() for student, check in checks.items()}
-    return {"root": course, "release": course / "release" / ASSIGNMENT, "folders": folders, "expected": expected,
-            "validated": validated, "submitted": submitted, "collected": collected, "log": log, "seconds": seconds, "left": left}
+    return {
+        "root": course,
+        "release": course / "release" / ASSIGNMENT,
+        "folders": folders,
+        "expected": expected,
+        "validated": validated,
+        "submitted": submitted,
+        "collected": collected,
+        "log": log,
+        "seconds": seconds,
+        "left": left,
+    }
 
 
 def autograded(course, student: str) -> dict:

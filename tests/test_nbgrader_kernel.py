@@ -114,12 +114,15 @@ def test_tidy_leaves_no_litter_and_no_link(tmp_path):
     )
 
 
-@pytest.mark.parametrize("found, expected", [
-    ("exercises/scores.py", "exercises/scores.py"),
-    ("attention-by-hand/attention-by-hand/exercises/scores.py", "exercises/scores.py"),
-    ("attention-by-hand/attention-by-hand.ipynb", "attention-by-hand.ipynb"),
-    ("attention-by-hand.ipynb", "attention-by-hand.ipynb"),
-    ("notes/helper.py", "notes/helper.py"),
-])
+@pytest.mark.parametrize(
+    "found, expected",
+    [
+        ("exercises/scores.py", "exercises/scores.py"),
+        ("attention-by-hand/attention-by-hand/exercises/scores.py", "exercises/scores.py"),
+        ("attention-by-hand/attention-by-hand.ipynb", "attention-by-hand.ipynb"),
+        ("attention-by-hand.ipynb", "attention-by-hand.ipynb"),
+        ("notes/helper.py", "notes/helper.py"),
+    ],
+)
 def test_zip_collect_files_a_students_files_from_exercises_on(found, expected):
     assert file_id(found) == expected

@@ -21,8 +21,18 @@ from test_attacks import ATTACKS, SECRET, attack, digest, honest, survivors
 
 from grader.paths import KIT_ROOT
 
-CASES = ("reads_reference_by_path", "environment_leak", "kills_everything", "daemon_rewrites_results", "fork_bomb",
-         "overwrites_neighbours", "proc_parent_mem", "fills_tmp", "gc_hunt", "pid_hopper")
+CASES = (
+    "reads_reference_by_path",
+    "environment_leak",
+    "kills_everything",
+    "daemon_rewrites_results",
+    "fork_bomb",
+    "overwrites_neighbours",
+    "proc_parent_mem",
+    "fills_tmp",
+    "gc_hunt",
+    "pid_hopper",
+)
 SYSTEM_PYTHON = Path("/usr/bin/python3")
 
 pytestmark = pytest.mark.linux("a user of the worker's own, with Landlock, is Linux's")
@@ -40,8 +50,12 @@ def grader_env():
         os.chmod(base, 0o755)
         subprocess.run([str(SYSTEM_PYTHON), "-m", "venv", str(base / "venv")], check=True, timeout=120)
         python = base / "venv" / "bin" / "python"
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "numpy", "psutil", "click", "pytest", "hypothesis"],
-                       check=True, timeout=600, capture_output=True)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", "numpy", "psutil", "click", "pytest", "hypothesis"],
+            check=True,
+            timeout=600,
+            capture_output=True,
+        )
         kit = base / "kit"
         kit.mkdir(mode=0o700)
         for name in ("grader", "solutions", "exercises", "data"):
@@ -61,8 +75,14 @@ def test_attacks_as_a_user_of_their_own_get_nothing(grader_env, tmp_path):
     folders, started, before = [good, *cases], time.time(), digest([good, kit])
     csv_file = tmp_path / "grades.csv"
     env = {**os.environ, "ATTENTION_BY_HAND_ISOLATION": "user", "PYTHONPATH": str(kit), "INSTRUCTOR_TOKEN": SECRET, "NO_COLOR": "1"}
-    run = subprocess.run([str(python), "-m", "grader", "batch", *map(str, folders), "--jobs", "2", "--csv", str(csv_file)],
-                         capture_output=True, text=True, timeout=900, cwd=tmp_path, env=env)
+    run = subprocess.run(
+        [str(python), "-m", "grader", "batch", *map(str, folders), "--jobs", "2", "--csv", str(csv_file)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=tmp_path,
+        env=env,
+    )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     time.sleep(1.0)
     text = csv_file.read_text(encoding="utf-8")

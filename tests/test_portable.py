@@ -26,7 +26,11 @@ def test_the_hostile_and_mistaken_submissions_get_the_same_verdicts_without_linu
     start = time.monotonic()
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *SUITES],
-        cwd=KIT_ROOT, env={**os.environ, SIMULATE_VAR: "1"}, capture_output=True, text=True, timeout=900,
+        cwd=KIT_ROOT,
+        env={**os.environ, SIMULATE_VAR: "1"},
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     tally = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr[-2000:]
     print(f"portable run: {tally} ({time.monotonic() - start:.0f} s)")

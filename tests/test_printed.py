@@ -9,14 +9,14 @@ from grader.check.runner import run_checks
 from grader.cli import main
 from grader.paths import SOLUTIONS_DIR
 
-SHAPE_PRINTING_SOFTMAX = '''import numpy as np
+SHAPE_PRINTING_SOFTMAX = """import numpy as np
 
 
 def softmax(x):
     print("x has shape", x.shape)
     e = np.exp(x)  # no shift: fails on large scores
     return e / e.sum(axis=-1, keepdims=True)
-'''
+"""
 CHATTY_SOFTMAX = SHAPE_PRINTING_SOFTMAX.replace('print("x has shape", x.shape)', 'print("\\n".join(f"line {i}" for i in range(30)))')
 
 

@@ -28,8 +28,14 @@ from grader.paths import KIT_ROOT, MODULES, SOLUTIONS_DIR
 MUTANTS = Path(__file__).resolve().parent / "mutants" / "wrong"
 PUBLIC_LINE = re.compile(r"public checks: (\d+) of (\d+) pass · the hidden checks run when your work is graded")
 # A handful of known mistakes, one or two per exercise, that the student's kit must show failing.
-SOME_MUTANTS = ("scores__no_scale", "masking__fills_zero", "softmax__no_max_shift", "heads__keys_from_wq",
-                "training__head_backward_no_scale", "training__train_one_batch")
+SOME_MUTANTS = (
+    "scores__no_scale",
+    "masking__fills_zero",
+    "softmax__no_max_shift",
+    "heads__keys_from_wq",
+    "training__head_backward_no_scale",
+    "training__train_one_batch",
+)
 
 
 @pytest.fixture(scope="module")
@@ -89,8 +95,11 @@ def test_no_file_of_the_release_holds_a_reference_functions_body(kit):
     assert set(bodies) >= {"softmax.softmax", "training.attention_head_backward", "training.train"}
     found = []
     python = {path: set(statements(ast.parse(path.read_text(encoding="utf-8")))) for path in kit.rglob("*.py")}
-    texts = {path: squeezed(path.read_text(encoding="utf-8", errors="replace")) for path in kit.rglob("*") if path.is_file()
-             and path.suffix not in (".py", ".npz")}  # code in a README or a comment-free text; .py files by their statements
+    texts = {
+        path: squeezed(path.read_text(encoding="utf-8", errors="replace"))
+        for path in kit.rglob("*")
+        if path.is_file() and path.suffix not in (".py", ".npz")
+    }  # code in a README or a comment-free text; .py files by their statements
     for function, body in bodies.items():
         for statement in (s for s in body if not trivial(s)):
             found += [f"{path.relative_to(kit)}: {statement}" for path, seen in python.items() if statement in seen]
@@ -243,8 +252,10 @@ def test_a_student_gets_public_feedback_in_the_students_venv(student, tmp_path):
     assert hint.returncode == 0 and "Hint 1 of 4 for softmax" in hint.stdout and "every public check" in hint.stdout
     status = run(student, "grader", "status", cwd=folder)
     assert status.returncode == 0 and f"public checks: {ran} of {ran} pass" in status.stdout
-    compare = ("import sys; from grader.compare.command import compare; "
-               "sys.exit(compare(no_mask=True, json_file='figures.json', steps={'mlp': 3, 'attention': 2}, samples=5))")
+    compare = (
+        "import sys; from grader.compare.command import compare; "
+        "sys.exit(compare(no_mask=True, json_file='figures.json', steps={'mlp': 3, 'attention': 2}, samples=5))"
+    )
     trained = run(student, "python", "-c", compare, cwd=folder)
     assert trained.returncode == 0, trained.stdout + trained.stderr
     figures = json.loads((folder / "figures.json").read_text(encoding="utf-8"))
@@ -280,8 +291,13 @@ def test_instructor_commands_are_not_in_the_students_kit(student, tmp_path):
 
 def test_a_wheel_of_the_release_installs_for_a_hub_and_carries_the_examples(kit, tmp_path):
     """pip wheel of the folder holds the grader, examples and corpus, nothing of the reference; installed, it checks."""
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", str(kit), "-w", str(tmp_path)],
-                          capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", str(kit), "-w", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     (wheel,) = tmp_path.glob("attention_by_hand_student-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
@@ -301,8 +317,14 @@ def test_grader_watch_works_in_the_students_venv(student, tmp_path):
     folder = work_folder(tmp_path / "watching", "softmax__warns_then_fixes")
     env = {**os.environ, "NO_COLOR": "1"}
     env.pop("PYTHONPATH", None)
-    process = subprocess.Popen([str(student / BIN / "grader"), "watch", "softmax"], cwd=folder, env=env, text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    process = subprocess.Popen(
+        [str(student / BIN / "grader"), "watch", "softmax"],
+        cwd=folder,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     lines: queue.Queue = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in process.stdout], daemon=True).start()
     seen, deadline = [], time.monotonic() + 90

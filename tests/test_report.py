@@ -165,8 +165,11 @@ def test_unreadable_submission_exits_2(tmp_path):
 
 def test_a_hidden_failure_behind_every_public_pass_is_named():
     """The full report says when an exercise passes every public check and fails a hidden one."""
-    checks = [CheckResult("softmax.rows_sum_to_one", "passed", public=True), CheckResult("softmax.shift_invariant", "passed", public=True),
-              CheckResult("softmax.matches_reference", "failed", "softmax(x) is not what it should be", public=False)]
+    checks = [
+        CheckResult("softmax.rows_sum_to_one", "passed", public=True),
+        CheckResult("softmax.shift_invariant", "passed", public=True),
+        CheckResult("softmax.matches_reference", "failed", "softmax(x) is not what it should be", public=False),
+    ]
     report = Report([ExerciseResult("softmax", "failed", 13.0, 20.0, checks)], seed=1, checks="all")
     text = render(report, Path("exercises"))
     assert "passes every public check (2 of 2) and fails 1 of 1 hidden" in text
@@ -187,8 +190,9 @@ def test_the_student_kits_report_says_what_ran_and_claims_no_grade():
 
 def passing(names, checks="all") -> Report:
     """A report in which every named exercise passes its one public check."""
-    results = [ExerciseResult(n, "passed", BY_NAME[n].points, BY_NAME[n].points, [CheckResult(f"{n}.p", "passed", public=True)])
-               for n in names]
+    results = [
+        ExerciseResult(n, "passed", BY_NAME[n].points, BY_NAME[n].points, [CheckResult(f"{n}.p", "passed", public=True)]) for n in names
+    ]
     return Report(results, seed=1, checks=checks)
 
 
@@ -234,7 +238,10 @@ def test_a_dead_worker_is_described_without_contradicting_itself():
     from grader.sandbox.errors import _Failed
 
     exited = _Failed("crashed", 3).describe("softmax", 10)
-    assert exited == "softmax ended the Python process (exit status 3, as os._exit does) instead of returning: remove that call and return the result."
+    assert (
+        exited
+        == "softmax ended the Python process (exit status 3, as os._exit does) instead of returning: remove that call and return the result."
+    )
     if hasattr(signal, "SIGKILL"):
         killed = _Failed("crashed", -signal.SIGKILL).describe("softmax", 10)
         assert "far too much memory" in killed and "array far too large" in killed and "ctypes" not in killed

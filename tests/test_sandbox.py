@@ -114,13 +114,16 @@ def test_a_stub_is_not_started(pristine):
 
 
 def test_printed_output_is_captured_not_mixed_into_the_protocol(tmp_path):
-    folder = submission(tmp_path, scores="""
+    folder = submission(
+        tmp_path,
+        scores="""
         import sys
         def attention_scores(q, k):
             print("hello from scores")
             print("warning", file=sys.stderr)
             return q @ k.swapaxes(-1, -2) / q.shape[-1] ** 0.5
-        """)
+        """,
+    )
     with Student(folder) as student:
         outcome = student.call("scores", "attention_scores", np.ones((2, 4)), np.ones((3, 4)))
     np.testing.assert_allclose(outcome.value, np.full((2, 3), 2.0))
@@ -128,19 +131,23 @@ def test_printed_output_is_captured_not_mixed_into_the_protocol(tmp_path):
 
 
 def test_every_call_sends_back_its_warnings_even_if_a_module_silenced_them_at_import(tmp_path):
-    folder = submission(tmp_path, scores="""
+    folder = submission(
+        tmp_path,
+        scores="""
         import warnings
         import numpy as np
         np.seterr(all="ignore")
         warnings.filterwarnings("ignore")
         def attention_scores(q, k):
             return q @ k.swapaxes(-1, -2) / q.shape[-1] ** 0.5
-        """, softmax="""
+        """,
+        softmax="""
         import numpy as np
         def softmax(x):
             e = np.exp(x)
             return e / e.sum(axis=-1, keepdims=True)
-        """)
+        """,
+    )
     x = np.array([1e4, 0.0])
     with Student(folder) as student:
         student.call("scores", "attention_scores", np.ones((2, 4)), np.ones((3, 4)))
@@ -152,12 +159,15 @@ def test_every_call_sends_back_its_warnings_even_if_a_module_silenced_them_at_im
 
 
 def test_a_call_may_silence_its_own_warnings_and_the_reference_gives_none(tmp_path):
-    folder = submission(tmp_path, scores="""
+    folder = submission(
+        tmp_path,
+        scores="""
         import numpy as np
         def attention_scores(q, k):
             with np.errstate(all="ignore"):
                 return np.exp(q @ k.swapaxes(-1, -2) * 1e3)
-        """)
+        """,
+    )
     x = np.array([[1e4, -1e4, -np.inf], [-1e4, -np.inf, -1e4 + 1]])
     with Student(folder) as student:
         assert student.call("scores", "attention_scores", np.ones((2, 4)), np.ones((3, 4))).warnings == ()
@@ -165,13 +175,16 @@ def test_a_call_may_silence_its_own_warnings_and_the_reference_gives_none(tmp_pa
 
 
 def test_warnings_are_capped_in_number_and_length(tmp_path):
-    folder = submission(tmp_path, softmax="""
+    folder = submission(
+        tmp_path,
+        softmax="""
         import warnings
         def softmax(x):
             for i in range(50):
                 warnings.warn(f"{i} " + "w" * 1000, UserWarning)
             return x
-        """)
+        """,
+    )
     with Student(folder) as student:
         caught = student.call("softmax", "softmax", np.zeros(2)).warnings
     assert len(caught) == MAX_WARNINGS and all(len(w) == WARNING_CHARS for w in caught)
@@ -179,10 +192,13 @@ def test_warnings_are_capped_in_number_and_length(tmp_path):
 
 
 def test_an_exception_names_the_students_file_and_line(tmp_path):
-    folder = submission(tmp_path, scores="""
+    folder = submission(
+        tmp_path,
+        scores="""
         def attention_scores(q, k):
             return q @ k
-        """)
+        """,
+    )
     with Student(folder) as student, pytest.raises(StudentError) as caught:
         student.call("scores", "attention_scores", np.ones((2, 4)), np.ones((3, 4)))
     assert caught.value.kind == "raised"
@@ -233,8 +249,12 @@ def test_train_sends_back_the_model_params_and_how_many_batches_were_taken():
 
 
 def test_an_in_place_update_shows_in_the_args(tmp_path):
-    folder = submission(tmp_path, training=(SOLUTIONS_DIR / "training.py").read_text().replace(
-        "params[name] = params[name] - lr * grads[name]", "params[name] -= lr * grads[name]"))
+    folder = submission(
+        tmp_path,
+        training=(SOLUTIONS_DIR / "training.py")
+        .read_text()
+        .replace("params[name] = params[name] - lr * grads[name]", "params[name] -= lr * grads[name]"),
+    )
     with Student(folder) as student:
         outcome = student.call("training", "sgd_step", {"w": np.ones(2)}, {"w": np.ones(2)}, 0.5)
     assert outcome.value is None
@@ -242,14 +262,17 @@ def test_an_in_place_update_shows_in_the_args(tmp_path):
 
 
 def test_a_timeout_costs_one_call_and_a_fresh_worker_serves_the_next(tmp_path):
-    folder = submission(tmp_path, scores="""
+    folder = submission(
+        tmp_path,
+        scores="""
         import numpy as np
         def attention_scores(q, k):
             if q.shape[0] == 1:
                 while True:
                     pass
             return q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-        """)
+        """,
+    )
     with Student(folder, timeout=1) as student:
         start = time.monotonic()
         with pytest.raises(StudentError) as caught:
@@ -278,11 +301,14 @@ def test_importing_the_solutions_is_refused_statically(tmp_path):
 
 
 def test_importing_the_solutions_is_refused_at_run_time(tmp_path):
-    folder = submission(tmp_path, softmax="""
+    folder = submission(
+        tmp_path,
+        softmax="""
         import importlib
         def softmax(x):
             return getattr(importlib, "import_" + "module")("sol" + "utions.softmax").softmax(x)
-        """)
+        """,
+    )
     with Student(folder) as student, pytest.raises(StudentError) as caught:
         student.call("softmax", "softmax", np.zeros(2))
     assert caught.value.kind == "refused"

@@ -12,16 +12,22 @@ from grader.course.stubs import stub_source
 from grader.paths import KIT_ROOT, MODULES, SOLUTIONS_DIR
 
 # the tests that take stubs, run in a copy of the kit whose exercises/ holds a student's work
-STUB_TESTS = ["tests/test_checks.py::test_stubs_are_not_started", "tests/test_layout.py", "tests/test_sandbox.py::test_a_stub_is_not_started",
-              "tests/test_state.py", "tests/test_stubs.py::test_the_stubs_are_exercises_as_committed", "tests/test_work_is_here.py"]
-WORK_IS_HERE = '''from pathlib import Path
+STUB_TESTS = [
+    "tests/test_checks.py::test_stubs_are_not_started",
+    "tests/test_layout.py",
+    "tests/test_sandbox.py::test_a_stub_is_not_started",
+    "tests/test_state.py",
+    "tests/test_stubs.py::test_the_stubs_are_exercises_as_committed",
+    "tests/test_work_is_here.py",
+]
+WORK_IS_HERE = """from pathlib import Path
 
 from grader.paths import EXERCISES_DIR, KIT_ROOT
 
 
 def test_the_tests_here_see_this_copy_and_its_work():
     assert KIT_ROOT == Path(__file__).resolve().parents[1] and "NotImplementedError" not in (EXERCISES_DIR / "softmax.py").read_text()
-'''
+"""
 
 
 def committed(module: str) -> str:
@@ -62,8 +68,9 @@ def test_the_kits_tests_pass_whatever_exercises_holds(tmp_path):
     shutil.copytree(SOLUTIONS_DIR, kit / "exercises", ignore=shutil.ignore_patterns("__pycache__"))
     (kit / "exercises" / "__init__.py").write_text("def half_written(:\n", encoding="utf-8")
     (kit / "tests" / "test_work_is_here.py").write_text(WORK_IS_HERE, encoding="utf-8")
-    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *STUB_TESTS], cwd=kit,
-                         capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *STUB_TESTS], cwd=kit, capture_output=True, text=True, timeout=300
+    )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     header = next(line for line in run.stdout.splitlines() if "kit's own tests" in line)  # before pytest's rootdir: line
     assert "`grader check`" in header and run.stdout.index(header) < run.stdout.index("rootdir:")

@@ -10,15 +10,15 @@ from grader.check.checks.examples import examples
 from grader.cli import main
 from grader.paths import SOLUTIONS_DIR
 
-FLOAT32_SOFTMAX = '''import numpy as np
+FLOAT32_SOFTMAX = """import numpy as np
 
 
 def softmax(x):
     x = x.astype(np.float32)
     e = np.exp(x - np.max(x, axis=-1, keepdims=True))
     return e / e.sum(axis=-1, keepdims=True)
-'''
-ZIP_TRAIN = '''
+"""
+ZIP_TRAIN = """
 def train(model, batches, steps, lr):
     losses = []
     for (x, y), _ in zip(batches, range(steps)):
@@ -26,7 +26,7 @@ def train(model, batches, steps, lr):
         sgd_step(model.params, grads, lr)
         losses.append(float(loss))
     return losses
-'''
+"""
 
 
 def work(tmp_path, module: str | None = None, source: str = "") -> str:
@@ -102,8 +102,11 @@ def test_try_on_an_input_the_student_gives(tmp_path):
 
 def test_a_given_input_that_cannot_be_read_says_how_to_write_one(tmp_path):
     folder = work(tmp_path)
-    for bad, words in (("y=1", "write NAME=EXPR with NAME one of x"), ("x=np.arrray(1)", "could not be read (AttributeError"),
-                       ("x=", "write NAME=EXPR")):
+    for bad, words in (
+        ("y=1", "write NAME=EXPR with NAME one of x"),
+        ("x=np.arrray(1)", "could not be read (AttributeError"),
+        ("x=", "write NAME=EXPR"),
+    ):
         tried = grader("try", "softmax", "--submission", folder, "--input", bad)
         assert tried.exit_code == 2 and words in tried.output and "Traceback" not in tried.output, tried.output
     tried = grader("try", "training", "--submission", folder, "--input", "x=1")

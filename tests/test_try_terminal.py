@@ -13,7 +13,7 @@ from grader.paths import SOLUTIONS_DIR
 
 pytestmark = pytest.mark.posix("a pseudo-terminal (the pty module)")
 
-STOPPING_SOFTMAX = '''import numpy as np
+STOPPING_SOFTMAX = """import numpy as np
 
 
 def softmax(x):
@@ -22,7 +22,7 @@ def softmax(x):
     breakpoint()
     e = np.exp(x - top)
     return e / np.sum(e, axis=-1, keepdims=True)
-'''
+"""
 
 
 class Terminal:

@@ -151,7 +151,9 @@ def run_python(code: str):
 
 
 def test_a_save_during_a_check_cuts_it_short(submission, monkeypatch):
-    slow_check = "import sys, time, pathlib; (pathlib.Path(sys.argv[1]) / 'masking.py').write_text('# saved while the check ran\\n'); time.sleep(60)"
+    slow_check = (
+        "import sys, time, pathlib; (pathlib.Path(sys.argv[1]) / 'masking.py').write_text('# saved while the check ran\\n'); time.sleep(60)"
+    )
     monkeypatch.setattr(watch, "recheck_command", run_python(slow_check))
     watcher = watch.Watcher(submission, None)
     started = time.monotonic()

@@ -17,8 +17,9 @@ def fresh_venv(folder: Path) -> Path:
     """
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, timeout=120)
     python = folder / BIN / ("python.exe" if os.name == "nt" else "python")
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     Path(purelib, "parent-packages.pth").write_text("\n".join(site.getsitepackages()) + "\n", encoding="utf-8")
     return folder
 

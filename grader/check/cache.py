@@ -110,11 +110,7 @@ def _valid(name: str, verdict) -> bool:
 
 def _stored(submission: Path, current: dict[str, str]) -> dict[str, dict]:
     """The saved exercise verdicts (as JSON, by name) whose files are unchanged."""
-    return {
-        name: entry["verdict"]
-        for name, entry in _saved(submission).items()
-        if entry.get("fingerprint") == current.get(name)
-    }
+    return {name: entry["verdict"] for name, entry in _saved(submission).items() if entry.get("fingerprint") == current.get(name)}
 
 
 def _report(exercises: list[dict], seed: int):

@@ -52,8 +52,10 @@ def details(result: ExerciseResult, where: tuple[str, ...] = ()) -> list[str]:
         return lines
     if result.hidden_only_failure:
         (seen, public), (passed, hidden) = result.counts(True), result.counts(False)
-        lines.append(f"    passes every public check ({seen} of {public}) and fails {hidden - passed} of {hidden} hidden: "
-                     f"in the student's kit `grader check {result.name}` shows it passing.")
+        lines.append(
+            f"    passes every public check ({seen} of {public}) and fails {hidden - passed} of {hidden} hidden: "
+            f"in the student's kit `grader check {result.name}` shows it passing."
+        )
     for check in result.checks:
         if check.status == "passed":
             continue
@@ -63,8 +65,10 @@ def details(result: ExerciseResult, where: tuple[str, ...] = ()) -> list[str]:
     if result.note:
         lines.append(f"  Note: {result.note}")
     if result.status == "failed":
-        lines.append(f"  Debug it: {shown_command('try', result.name, *where)} runs your functions on the input they last failed "
-                     "on, in this terminal, where print() and breakpoint() work.")
+        lines.append(
+            f"  Debug it: {shown_command('try', result.name, *where)} runs your functions on the input they last failed "
+            "on, in this terminal, where print() and breakpoint() work."
+        )
     return lines
 
 
@@ -125,12 +129,18 @@ def next_step(report: Report, folder: Path, solutions: bool) -> list[str]:
         return [
             f"The grader could not run the checks of {name}: that is not about your code, so there is nothing to fix in {name}.py.",
             "Report the message above to your instructor"
-            + ("." if kit.is_student_kit() else f"; {shown_command('check', '--solutions')} shows whether the grader works on this machine."),
+            + (
+                "."
+                if kit.is_student_kit()
+                else f"; {shown_command('check', '--solutions')} shows whether the grader works on this machine."
+            ),
         ]
     if first.status == "not_started":
         step = f"Next: fill in {', '.join(BY_NAME[name].functions)} in {name}.py, then run {shown_command('check', name, *where)}."
     elif first.status == "error":
-        step = f"Next: fix what stops {name}.py from running (the message above says what), then run {shown_command('check', name, *where)}."
+        step = (
+            f"Next: fix what stops {name}.py from running (the message above says what), then run {shown_command('check', name, *where)}."
+        )
     else:
         step = f"Next: fix {name} from its first message above, then run {shown_command('check', name, *where)}."
     return [
@@ -149,8 +159,11 @@ def all_pass(report: Report, where: tuple[str, ...]) -> str:
     every = {result.name for result in report.exercises} == set(NAMES)
     if report.checks == "public":
         said = f"{public_line(report).capitalize()}. "
-        return said + (f"All five exercises pass their public checks: run {compare}." if every
-                       else f"Once all five exercises pass their public checks, run {compare}.")
+        return said + (
+            f"All five exercises pass their public checks: run {compare}."
+            if every
+            else f"Once all five exercises pass their public checks, run {compare}."
+        )
     if every:
         return f"All five exercises pass every check, public and hidden: run {compare}."
     return f"Every check that was run passes, public and hidden. Once all five exercises pass, run {compare}."
@@ -169,5 +182,11 @@ def render(report: Report, folder: Path, solutions: bool = False, output: bool =
     lines += (printed(report) if output else []) + table(report) + [""] + next_step(report, folder, solutions)
     copied = [f"{e.name}.py" for e in report.exercises if e.same_as_reference]
     if copied:
-        lines += ["", paint(f"For the instructor: {', '.join(copied)} {'is' if len(copied) == 1 else 'are'} byte for byte the kit's reference solution.", bold=True)]
+        lines += [
+            "",
+            paint(
+                f"For the instructor: {', '.join(copied)} {'is' if len(copied) == 1 else 'are'} byte for byte the kit's reference solution.",
+                bold=True,
+            ),
+        ]
     return "\n".join(lines)

@@ -119,8 +119,14 @@ class Report:
                 points=float(e["points"]),
                 max_points=float(e["max_points"]),
                 checks=[
-                    CheckResult(c["id"], c["status"], c.get("message", ""), c.get("fault") == "grader", public=c.get("public") is True,
-                                printed=c.get("printed", ""))
+                    CheckResult(
+                        c["id"],
+                        c["status"],
+                        c.get("message", ""),
+                        c.get("fault") == "grader",
+                        public=c.get("public") is True,
+                        printed=c.get("printed", ""),
+                    )
                     for c in e["checks"]
                 ],
                 note=e.get("note", ""),

@@ -31,8 +31,7 @@ class JobFailed(Exception):
     """The training job stopped without its figures; the message says why, for the student."""
 
 
-def compare(submission=None, solutions=False, seed=0, json_file=None, plot_file=None, no_mask=False,
-            steps=None, samples=SAMPLES) -> int:
+def compare(submission=None, solutions=False, seed=0, json_file=None, plot_file=None, no_mask=False, steps=None, samples=SAMPLES) -> int:
     """Gate on the checks, train both models in a worker, and report them beside the lesson's figures.
 
     steps ({"mlp": n, "attention": n}) and samples shorten a run, for the kit's own tests.
@@ -174,8 +173,9 @@ class Worker:
         env = {**isolated_env(self.home), TOKEN_VAR: self.token}
         boot = "import sys; sys.path.insert(0, sys.argv[1]); from grader.compare.job import main; main(*sys.argv[2:])"
         args = [sys.executable, "-I", "-u", "-X", "utf8", "-c", boot, str(KIT_ROOT), str(os.getpid()), json.dumps(spec)]
-        self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self.output,
-                                        cwd=self.home, env=env, **new_session())
+        self.process = subprocess.Popen(
+            args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self.output, cwd=self.home, env=env, **new_session()
+        )
         self.lines: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True, name="compare-events").start()
 
@@ -191,9 +191,11 @@ class Worker:
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise JobFailed(f"The training took longer than {limit:.0f} s and was stopped. "
-                                "Is your attention_head or attention_head_backward much slower than it needs to be "
-                                "(a Python loop over positions)? Vectorise it with matrix products.")
+                raise JobFailed(
+                    f"The training took longer than {limit:.0f} s and was stopped. "
+                    "Is your attention_head or attention_head_backward much slower than it needs to be "
+                    "(a Python loop over positions)? Vectorise it with matrix products."
+                )
             try:
                 line = self.lines.get(timeout=min(remaining, 1.0))
             except queue.Empty:

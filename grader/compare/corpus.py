@@ -12,14 +12,16 @@ from grader.paths import DATA_DIR
 SPLITS = {"train": (4000, 0), "valid": (500, 1)}  # split -> (replies, seed)
 
 GREETINGS = ("hi", "hello", "dear")
-NAMES = ("anna", "ben", "carla", "david", "emma", "felix", "grace", "hugo",
-         "iris", "jonas", "kate", "leo", "maria", "nina", "omar", "paul")
-ITEMS = ("jacket", "boots", "lamp", "kettle", "scarf", "backpack", "blender", "speaker",
-         "mug", "rug")
+NAMES = ("anna", "ben", "carla", "david", "emma", "felix", "grace", "hugo", "iris", "jonas", "kate", "leo", "maria", "nina", "omar", "paul")
+ITEMS = ("jacket", "boots", "lamp", "kettle", "scarf", "backpack", "blender", "speaker", "mug", "rug")
 # acknowledgement -> its probability; the two order ones end alike in "r #" and five digits,
 # then go on differently: the second blind spot.
-ACKS = {"": 0.3, "thanks for sending back the {item}. ": 0.3,
-        "thanks for your order #{number}. ": 0.2, "sorry about order #{number} and the wait. ": 0.2}
+ACKS = {
+    "": 0.3,
+    "thanks for sending back the {item}. ": 0.3,
+    "thanks for your order #{number}. ": 0.2,
+    "sorry about order #{number} and the wait. ": 0.2,
+}
 SUBJECTS = ("your return", "this parcel", "the item", "the box")
 DAYS = (7, 14, 30, 60, 90)
 DECISIONS = {"accept": "we will take it back", "refuse": "sadly we cannot take it back"}
@@ -28,14 +30,12 @@ CLOSINGS = ("have a good day", "kind regards", "best wishes", "take care")
 
 DECISION_CUE = "window, so "
 CONDITIONS = {condition: DECISIONS[verdict][0] for condition, verdict in VERDICTS.items()}
-TEMPLATE = ("{greeting} {name}, {ack}{subject} is {condition} the {days}-day window, "
-            "so {decision}. {closing}.")
+TEMPLATE = "{greeting} {name}, {ack}{subject} is {condition} the {days}-day window, so {decision}. {closing}."
 
 
 def _regex(template: str, **slots: str) -> str:
     """`template` as a regular expression, each {field} replaced by the pattern in `slots`."""
-    return "".join(re.escape(literal) + (slots[field] if field else "")
-                   for literal, field, _, _ in Formatter().parse(template))
+    return "".join(re.escape(literal) + (slots[field] if field else "") for literal, field, _, _ in Formatter().parse(template))
 
 
 def _one_of(name: str, options) -> str:
@@ -43,15 +43,21 @@ def _one_of(name: str, options) -> str:
     return f"(?P<{name}>" + "|".join(re.escape(str(option)) for option in options) + ")"
 
 
-_ACK = "(?P<ack>" + "|".join(_regex(ack, item=_one_of("item", ITEMS), number="[0-9]{5}")
-                             for ack in ACKS if ack) + ")?"
-REPLY_RE = re.compile(_regex(
-    TEMPLATE, greeting=_one_of("greeting", GREETINGS), name=_one_of("name", NAMES), ack=_ACK,
-    subject=_one_of("subject", SUBJECTS), condition=_one_of("condition", VERDICTS),
-    days=_one_of("days", DAYS), decision=_one_of("decision", DECISIONS.values()),
-    closing=_one_of("closing", CLOSINGS)))
-_TEXTS = (TEMPLATE, *ACKS, *GREETINGS, *NAMES, *ITEMS, *SUBJECTS, *VERDICTS,
-          *DECISIONS.values(), *CLOSINGS, "0123456789")
+_ACK = "(?P<ack>" + "|".join(_regex(ack, item=_one_of("item", ITEMS), number="[0-9]{5}") for ack in ACKS if ack) + ")?"
+REPLY_RE = re.compile(
+    _regex(
+        TEMPLATE,
+        greeting=_one_of("greeting", GREETINGS),
+        name=_one_of("name", NAMES),
+        ack=_ACK,
+        subject=_one_of("subject", SUBJECTS),
+        condition=_one_of("condition", VERDICTS),
+        days=_one_of("days", DAYS),
+        decision=_one_of("decision", DECISIONS.values()),
+        closing=_one_of("closing", CLOSINGS),
+    )
+)
+_TEXTS = (TEMPLATE, *ACKS, *GREETINGS, *NAMES, *ITEMS, *SUBJECTS, *VERDICTS, *DECISIONS.values(), *CLOSINGS, "0123456789")
 ALPHABET = "".join(sorted(set(re.sub(r"\{\w*\}", "", "".join(_TEXTS)))))
 
 
@@ -92,9 +98,16 @@ def _reply(rng: random.Random) -> str:
     subject = rng.choice(SUBJECTS)
     condition = "past" if rng.random() < 0.5 else "within"
     days, closing = rng.choice(DAYS), rng.choice(CLOSINGS)
-    return TEMPLATE.format(greeting=greeting, name=name, ack=ack, subject=subject,
-                           condition=condition, days=days,
-                           decision=DECISIONS[VERDICTS[condition]], closing=closing)
+    return TEMPLATE.format(
+        greeting=greeting,
+        name=name,
+        ack=ack,
+        subject=subject,
+        condition=condition,
+        days=days,
+        decision=DECISIONS[VERDICTS[condition]],
+        closing=closing,
+    )
 
 
 def generate(n: int, seed: int) -> list[str]:
@@ -122,8 +135,7 @@ def load_replies(split: str, folder: str | Path | None = None) -> list[str]:
         raise ValueError(f"split must be one of {sorted(SPLITS)}, not {split!r}")
     path = Path(folder if folder is not None else DATA_DIR) / f"{split}.txt"
     if not path.is_file():
-        raise FileNotFoundError(f"no replies corpus at {path}; regenerate it with: "
-                                f"python -m grader.compare.corpus --out {path.parent}")
+        raise FileNotFoundError(f"no replies corpus at {path}; regenerate it with: python -m grader.compare.corpus --out {path.parent}")
     return path.read_text(encoding="utf-8").splitlines()
 
 

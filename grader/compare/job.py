@@ -18,9 +18,9 @@ import numpy as np
 from grader.compare import models
 from grader.compare.corpus import DECISION_CUE, load_replies
 from grader.sandbox.codec import PACKAGE
+from grader.sandbox.imports import install
 from grader.sandbox.limits import limit_resources, watch_parent
 from grader.sandbox.messages import call_failure
-from grader.sandbox.imports import install
 from grader.sandbox.session import BlockSolutions, load_package
 
 BATCH = 16  # replies per step
@@ -174,8 +174,13 @@ def without_mask(function, mask, package: str = PACKAGE):
         return scores
 
     def call(*args):
-        bound = [(vars(m), key) for name, m in list(sys.modules.items()) if name.startswith(package + ".")
-                 for key, value in list(vars(m).items()) if value is mask]
+        bound = [
+            (vars(m), key)
+            for name, m in list(sys.modules.items())
+            if name.startswith(package + ".")
+            for key, value in list(vars(m).items())
+            if value is mask
+        ]
         for namespace, key in bound:
             namespace[key] = identity
         try:
@@ -194,14 +199,18 @@ def still_masked(head, head_backward) -> str | None:
     x, w_q, w_k, w_v = rng.standard_normal((1, 4, 3)), rng.standard_normal((3, 2)), rng.standard_normal((3, 2)), rng.standard_normal((3, 2))
     shares = np.asarray(head(x, w_q, w_k, w_v)[1])
     if np.allclose(np.triu(shares[0], 1), 0):
-        return ("your attention_head masks without calling your apply_causal_mask (--no-mask replaces that function "
-                "by the identity), so there is no head without the mask to train. Call apply_causal_mask, as the stub's hint says.")
+        return (
+            "your attention_head masks without calling your apply_causal_mask (--no-mask replaces that function "
+            "by the identity), so there is no head without the mask to train. Call apply_causal_mask, as the stub's hint says."
+        )
     d_out = np.zeros((1, 4, 2))
     d_out[:, 0] = 1.0  # the output at position 0: with the mask it depends on x[0] alone
     d_x = np.asarray(head_backward(d_out, x, w_q, w_k, w_v)[0])
     if np.allclose(d_x[:, 1:], 0):
-        return ("your attention_head_backward masks without calling your apply_causal_mask (--no-mask replaces that function "
-                "by the identity), so its gradients would not be those of the head without the mask.")
+        return (
+            "your attention_head_backward masks without calling your apply_causal_mask (--no-mask replaces that function "
+            "by the identity), so its gradients would not be those of the head without the mask."
+        )
     return None
 
 

@@ -8,8 +8,11 @@ from grader.paths import KIT_ROOT
 
 def no_matplotlib() -> str:
     """What to say when --plot was asked for without matplotlib: the figures above are all there is, and how to get the plot."""
-    where = (f"run pip install -e '.[plot]' in the kit's folder ({KIT_ROOT}), with the kit's environment active,"
-             if (KIT_ROOT / "pyproject.toml").is_file() else "run pip install matplotlib")
+    where = (
+        f"run pip install -e '.[plot]' in the kit's folder ({KIT_ROOT}), with the kit's environment active,"
+        if (KIT_ROOT / "pyproject.toml").is_file()
+        else "run pip install matplotlib"
+    )
     return f"No plot was drawn: --plot needs matplotlib, which is not installed. To get it, {where} then run this command again."
 
 
@@ -38,7 +41,7 @@ def draw(path, result: dict, models: dict) -> None:
         text, shares = picture["text"][-64:], picture["shares"][-64:]
         look.bar(range(len(shares)), shares, color="tab:orange")
         look.set_xticks(range(len(text)), list(text), fontsize=7, family="monospace")
-        look.set(ylabel="share", title='Where the head looks before writing the decision')
+        look.set(ylabel="share", title="Where the head looks before writing the decision")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -49,8 +52,11 @@ def kit_and_lesson(bars, figures: dict) -> None:
     names = [n for n in figures if n in LESSON]
     groups = [
         ("p(right decision)", [figures[n]["p_decision"] for n in names], [LESSON[n][0] for n in names]),
-        ("correct replies / 100", [figures[n]["correct_replies"] / figures[n]["sampled_replies"] for n in names],
-         [LESSON[n][1] / 100 for n in names]),
+        (
+            "correct replies / 100",
+            [figures[n]["correct_replies"] / figures[n]["sampled_replies"] for n in names],
+            [LESSON[n][1] / 100 for n in names],
+        ),
     ]
     ticks = []
     for offset, (label, kit, lesson) in enumerate(groups):

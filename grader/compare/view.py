@@ -108,10 +108,11 @@ def table(result: dict) -> str:
 
     lesson = {n: LESSON.get(n, ("", "")) for n in names}
     rows = [
-        row(f'p(right decision after "{DECISION_CUE}")',
-            [(f"{figures[n]['p_decision']:.2f}", f"{lesson[n][0]:.2f}" if n in LESSON else "") for n in names]),
-        row(f"correct replies of {figures[names[0]]['sampled_replies']}",
-            [(figures[n]["correct_replies"], lesson[n][1]) for n in names]),
+        row(
+            f'p(right decision after "{DECISION_CUE}")',
+            [(f"{figures[n]['p_decision']:.2f}", f"{lesson[n][0]:.2f}" if n in LESSON else "") for n in names],
+        ),
+        row(f"correct replies of {figures[names[0]]['sampled_replies']}", [(figures[n]["correct_replies"], lesson[n][1]) for n in names]),
         row("training loss at the end", [(f"{figures[n]['final_loss']:.3f}", "") for n in names]),
         f"{'training steps (seconds)':<40}" + "".join(f"{spent(figures[n]):<22}" for n in names),
     ]
@@ -127,15 +128,17 @@ def spent(figures: dict) -> str:
 def notes(result: dict) -> str:
     """Why the figures are what they are, and how the models were trained."""
     who = whose(result)
-    return "\n".join([
-        'The MLP sees only the last 8 characters, always "dow, so ": it can only guess "past" or "within".',
-        f"{who.capitalize()} head reads the condition 26-29 characters back.",
-        "Why the kit's attention figure beats the lesson's 0.86: a well-trained head is nearly sure, and at",
-        "temperature 1 a reply is right about as often as that probability, so 0.86 and 90 of 100 cannot both hold.",
-        f"Training: {who} train and sgd_step make every update, but the kit's models hand sgd_step Adam's",
-        "step direction (cosine schedule) in place of the raw gradient; the attention model starts from the",
-        "trained MLP.",
-    ])
+    return "\n".join(
+        [
+            'The MLP sees only the last 8 characters, always "dow, so ": it can only guess "past" or "within".',
+            f"{who.capitalize()} head reads the condition 26-29 characters back.",
+            "Why the kit's attention figure beats the lesson's 0.86: a well-trained head is nearly sure, and at",
+            "temperature 1 a reply is right about as often as that probability, so 0.86 and 90 of 100 cannot both hold.",
+            f"Training: {who} train and sgd_step make every update, but the kit's models hand sgd_step Adam's",
+            "step direction (cosine schedule) in place of the raw gradient; the attention model starts from the",
+            "trained MLP.",
+        ]
+    )
 
 
 def replies(models: dict, names: dict = LABELS) -> str:
@@ -185,7 +188,9 @@ def curves(models: dict, names: dict = LABELS) -> str:
     high = math.log(max(max(v) for v in losses.values()))
     per_column = max(1, math.ceil(max(len(v) for v in losses.values()) / CURVE_WIDTH))
     bars = BARS if fancy() else PLAIN_BARS
-    lines = [f"Training loss, log scale from {math.exp(low):.3f} to {math.exp(high):.2f} ({per_column} step{'s' if per_column > 1 else ''} a column):"]
+    lines = [
+        f"Training loss, log scale from {math.exp(low):.3f} to {math.exp(high):.2f} ({per_column} step{'s' if per_column > 1 else ''} a column):"
+    ]
     for name, values in losses.items():
         columns = [values[i : i + per_column] for i in range(0, len(values), per_column)]
         levels = [(math.log(sum(c) / len(c)) - low) / max(high - low, 1e-9) for c in columns]

@@ -102,8 +102,10 @@ def defaults(course_dir: Path) -> tuple[str, str]:
 def course_settings(course_dir: Path) -> list[str]:
     """The course-wide blocks of settings: the course and its exchange, then the kit's autograde."""
     course_id, exchange = defaults(course_dir)
-    return [COURSE.format(course_id=course_id, exchange=exchange),
-            AUTOGRADE.format(timeout=CELL_TIMEOUT, notebook_timeout=NOTEBOOK_TIMEOUT)]
+    return [
+        COURSE.format(course_id=course_id, exchange=exchange),
+        AUTOGRADE.format(timeout=CELL_TIMEOUT, notebook_timeout=NOTEBOOK_TIMEOUT),
+    ]
 
 
 def settings(assignment: str) -> str:
@@ -121,8 +123,10 @@ def write_settings(course_dir: Path, assignment: str) -> tuple[str, str]:
     else:
         missing = missing_lines(config.read_text(encoding="utf-8"), course_dir, assignment)
         if missing:
-            click.echo(f"{config} exists and was left as it is. Add these lines to it (keep your own course id, "
-                       "exchange and longer timeouts if it has them):\n")
+            click.echo(
+                f"{config} exists and was left as it is. Add these lines to it (keep your own course id, "
+                "exchange and longer timeouts if it has them):\n"
+            )
             click.echo("\n".join(missing))
         else:
             click.echo(f"{config} already has the settings {assignment} needs.")

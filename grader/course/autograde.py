@@ -96,9 +96,9 @@ def course_directory(configurable):
 class GradeModules(NbGraderPreprocessor):
     """Grade the submission's exercises/ as collected, before any cell runs, in nbgrader's own process."""
 
-    allow_unisolated = Bool(
-        False, help="Grade even where the students' code cannot be confined (for a trial run, never for grades)."
-    ).tag(config=True)
+    allow_unisolated = Bool(False, help="Grade even where the students' code cannot be confined (for a trial run, never for grades).").tag(
+        config=True
+    )
 
     def preprocess(self, nb: NotebookNode, resources: dict):
         linux.protect_grader()  # before any kernel starts: no process of the same user reads or writes our memory
@@ -118,8 +118,10 @@ class GradeModules(NbGraderPreprocessor):
 def grade(files) -> dict:
     """Each exercise's (points, report text) for these modules; every exercise 0 when they cannot be read."""
     if isinstance(files, Unreadable):
-        text = (f"Not graded: {files}. Submit your five modules in the folder exercises/ beside the notebook "
-                "(check them first with `grader check`).")
+        text = (
+            f"Not graded: {files}. Submit your five modules in the folder exercises/ beside the notebook "
+            "(check them first with `grader check`)."
+        )
         return {"isolation": "-", "points": {n: 0.0 for n in NAMES}, "texts": dict.fromkeys(NAMES, text)}
     from hypothesis.configuration import set_hypothesis_home_dir
 

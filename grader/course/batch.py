@@ -26,8 +26,9 @@ UNISOLATED = (
 )
 
 
-def batch(dirs, jobs: int = 2, csv_file: Path = Path("grades.csv"), timeout: float = SUBMISSION_SECONDS,
-          allow_unisolated: bool = False) -> int:
+def batch(
+    dirs, jobs: int = 2, csv_file: Path = Path("grades.csv"), timeout: float = SUBMISSION_SECONDS, allow_unisolated: bool = False
+) -> int:
     """Grade every folder not yet in the CSV, jobs at a time; 0 when every folder has its row."""
     csv_file = Path(csv_file)
     problem = usage_problem(jobs, csv_file) or isolation_problem(allow_unisolated)
@@ -122,7 +123,12 @@ def run_check(folder: Path, result: Path, timeout: float, running: Running | Non
     command = [sys.executable, "-m", "grader", "check", "--submission", str(folder), "--json", str(result)]
     started = time.time()
     process = subprocess.Popen(
-        command, cwd=result.parent, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        command,
+        cwd=result.parent,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         **new_session(),
     )
     if running:

@@ -83,14 +83,25 @@ def try_it(module: str, function: str, *args, limit: float = TRY_LIMIT, submissi
     with tempfile.TemporaryDirectory() as tmp:
         request_file = Path(tmp) / "args"
         request_file.write_bytes(request)
-        command = [sys.executable, "-I", "-m", "grader.course.cells", "--try", module, function,
-                   str(submission.resolve()), str(request_file), str(limit)]
+        command = [
+            sys.executable,
+            "-I",
+            "-m",
+            "grader.course.cells",
+            "--try",
+            module,
+            function,
+            str(submission.resolve()),
+            str(request_file),
+            str(limit),
+        ]
         output, finished, status = run(command, limit + TRY_STARTUP, {**os.environ, RUN_VAR: marker})
     kill_marked(f"{RUN_VAR}={marker}")  # processes the student's code started and left behind
     print(output, end="", flush=True)
     if not finished:
-        print(f"Trying {function} did not finish within {limit + TRY_STARTUP:g} s: "
-              f"look for a loop that never ends in exercises/{module}.py.")
+        print(
+            f"Trying {function} did not finish within {limit + TRY_STARTUP:g} s: look for a loop that never ends in exercises/{module}.py."
+        )
     elif status:
         how = f"exit status {status}" if status > 0 else f"signal {-status}"
         print(f"{function} ended the process that ran it ({how}) instead of returning: remove that call and return the result.")

@@ -22,8 +22,9 @@ class KitCollector(FileNameCollectorPlugin):
         suffix = Path(submitted_file).suffix
         if suffix not in self.valid_ext:
             if suffix not in ARCHIVES:
-                self.log.warning("Not collected: %s (only %s files are; zip archives are unpacked)",
-                                 submitted_file, ", ".join(self.valid_ext))
+                self.log.warning(
+                    "Not collected: %s (only %s files are; zip archives are unpacked)", submitted_file, ", ".join(self.valid_ext)
+                )
             return None
         info = super().collect(submitted_file)
         if not info:
@@ -31,8 +32,13 @@ class KitCollector(FileNameCollectorPlugin):
         info["file_id"] = file_id(info["file_id"])
         key = (info["student_id"], info["file_id"])
         if key in self.taken:
-            self.log.warning("Not collected: %s, since %s was already collected as %s for %s",
-                             submitted_file, self.taken[key], info["file_id"], info["student_id"])
+            self.log.warning(
+                "Not collected: %s, since %s was already collected as %s for %s",
+                submitted_file,
+                self.taken[key],
+                info["file_id"],
+                info["student_id"],
+            )
             return None
         self.taken[key] = submitted_file
         return info

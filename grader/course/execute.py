@@ -30,9 +30,9 @@ PR_SET_CHILD_SUBREAPER = 36
 class RunNotebook(Execute):
     """Run the notebook's own cells for the feedback, in the kit's kernel; graded cells are left to WriteGrades."""
 
-    notebook_timeout = Integer(
-        300, help="Seconds for all the notebook's cells together; the cells after that are not run."
-    ).tag(config=True)
+    notebook_timeout = Integer(300, help="Seconds for all the notebook's cells together; the cells after that are not run.").tag(
+        config=True
+    )
 
     def __init__(self, **kwargs):
         kwargs.setdefault("shutdown_kernel", "immediate")  # a hung kernel is killed at once, not waited for
@@ -57,8 +57,12 @@ class RunNotebook(Execute):
             return super().preprocess(nb, resources, km)
         except Exception as error:  # the kernel did not start, or failed between cells: the grading goes on
             tail = self.manager.log_tail() if self.manager is not None else ""
-            self.log.error("The notebook's cells could not all run (%s: %s); its graded cells are graded all the same.\n%s",
-                           type(error).__name__, error, tail)
+            self.log.error(
+                "The notebook's cells could not all run (%s: %s); its graded cells are graded all the same.\n%s",
+                type(error).__name__,
+                error,
+                tail,
+            )
             return nb, resources
         finally:
             if self.manager is not None:
@@ -86,8 +90,10 @@ class RunNotebook(Execute):
     def stop(self, cell, why: str) -> None:
         """End the run at this cell, saying so in its output and in nbgrader's log."""
         self.stopped = why
-        note = (f"Autograde stopped the notebook here: {why}. The cells below were not run. The graded cells "
-                "grade exercises/ as you submitted it, before any cell ran, so their points do not depend on this.\n")
+        note = (
+            f"Autograde stopped the notebook here: {why}. The cells below were not run. The graded cells "
+            "grade exercises/ as you submitted it, before any cell ran, so their points do not depend on this.\n"
+        )
         cell.outputs.append(NotebookNode(output_type="stream", name="stdout", text=note))
         self.log.warning("Stopped running the notebook at cell %s: %s", cell.get("id", "?"), why)
 

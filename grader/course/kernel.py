@@ -99,15 +99,24 @@ def view_arguments(folder: str, room: str, hidden: list[str], user_namespace: bo
     masks = [str(Path(p).resolve()) for p in (SOLUTIONS_DIR, CHECKS_DIR, *hidden)]
     masks = [mask for mask in dict.fromkeys(masks) if any(_under(mask, tree) for tree in ["/usr", *trees])]
     # shallower first, so that a course inside the kit hides it, and the submission inside the course shows again
-    for path, kind in sorted([(t, "tree") for t in trees] + [(m, "mask") for m in masks] + [(folder, "bind")],
-                             key=lambda entry: len(Path(entry[0]).parts)):
+    for path, kind in sorted(
+        [(t, "tree") for t in trees] + [(m, "mask") for m in masks] + [(folder, "bind")], key=lambda entry: len(Path(entry[0]).parts)
+    ):
         if kind == "mask":
             view.empty(path)
         else:
             view.mount("--ro-bind" if kind == "tree" else "--bind", path)
     view.mount("--bind", room)
-    options = ["--die-with-parent", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-               "--unshare-cgroup-try", "--hostname", "autograde"]
+    options = [
+        "--die-with-parent",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--hostname",
+        "autograde",
+    ]
     if user_namespace:
         options += ["--unshare-user", "--cap-drop", "ALL"]
         if linux.bwrap_knows(linux.find_bwrap(), "--disable-userns"):
@@ -118,10 +127,19 @@ def view_arguments(folder: str, room: str, hidden: list[str], user_namespace: bo
 
 def kernel_env(marker: str, home: str, confined: bool) -> dict[str, str]:
     """The kernel's whole environment: nothing of nbgrader's (no token, no instructor's path), a home of its own."""
-    env = {"PATH": os.pathsep.join([str(Path(sys.prefix) / "bin"), "/usr/local/bin", "/usr/bin", "/bin"]),
-           "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg",
-           "IPYTHONDIR": f"{home}/.ipython", "JUPYTER_CONFIG_DIR": f"{home}/.jupyter", "JUPYTER_DATA_DIR": f"{home}/.jupyter-data",
-           "NBGRADER_EXECUTION": "autograde", **ONE_THREAD}
+    env = {
+        "PATH": os.pathsep.join([str(Path(sys.prefix) / "bin"), "/usr/local/bin", "/usr/bin", "/bin"]),
+        "HOME": home,
+        "TMPDIR": home,
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "MPLBACKEND": "Agg",
+        "IPYTHONDIR": f"{home}/.ipython",
+        "JUPYTER_CONFIG_DIR": f"{home}/.jupyter",
+        "JUPYTER_DATA_DIR": f"{home}/.jupyter-data",
+        "NBGRADER_EXECUTION": "autograde",
+        **ONE_THREAD,
+    }
     name, _, value = marker.partition("=")
     env[name] = value
     if confined:
@@ -129,7 +147,7 @@ def kernel_env(marker: str, home: str, confined: bool) -> dict[str, str]:
     return env
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bwrap_problem() -> str:
     """Why the kernel cannot be confined here, or "" when bubblewrap started Python in the kernel's view (as its user)."""
     if not sys.platform.startswith("linux"):
@@ -155,7 +173,9 @@ class ConfinedKernelManager(AsyncKernelManager):
     """A kernel manager that confines its kernel as the module says, and ends all it started."""
 
     confinement = Enum(
-        ["bwrap", "auto", "none"], default_value="bwrap", config=True,
+        ["bwrap", "auto", "none"],
+        default_value="bwrap",
+        config=True,
         help="bwrap: no kernel unless bubblewrap confines it; auto: unconfined (with a warning) where it cannot; none: never.",
     )
     writable = Unicode("", help="The folder the kernel runs in and may write: the submission's autograded folder.")
@@ -175,8 +195,10 @@ class ConfinedKernelManager(AsyncKernelManager):
             return "none"
         problem = bwrap_problem()
         if problem and self.confinement == "bwrap":
-            raise RuntimeError(f"the kernel cannot be confined here ({problem}), so it is not started; "
-                               "c.ConfinedKernelManager.confinement = 'auto' would run it unconfined")
+            raise RuntimeError(
+                f"the kernel cannot be confined here ({problem}), so it is not started; "
+                "c.ConfinedKernelManager.confinement = 'auto' would run it unconfined"
+            )
         if problem:
             self.log.warning("The kernel runs unconfined, as nbgrader's user: %s.", problem)
         return "none" if problem else "bwrap"

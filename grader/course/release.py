@@ -122,8 +122,12 @@ def fill(template: Path) -> str:
     """A template of the release with the kit's version and dependencies in place."""
     project = tomllib.loads((KIT_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     dependencies = "".join(f"    {json.dumps(dependency)},\n" for dependency in project["dependencies"])
-    values = {"version": grader.__version__, "dependencies": dependencies, "first_command": FIRST_COMMAND,
-              "public_checks": str(public_checks())}
+    values = {
+        "version": grader.__version__,
+        "dependencies": dependencies,
+        "first_command": FIRST_COMMAND,
+        "public_checks": str(public_checks()),
+    }
     text = template.read_text(encoding="utf-8")
     for name, value in values.items():
         text = text.replace("{" + name + "}", value)
@@ -163,22 +167,25 @@ def verify(out: Path) -> None:
     present = [gone for gone in ("solutions", "grader/check/diagnosis.py", "grader/check/checks/hidden") if (out / gone).exists()]
     if leaks or present:
         raise ReleaseError(
-            "the student's kit would reach the reference: " + "; ".join(leaks + [f"{p} is in it" for p in present])
+            "the student's kit would reach the reference: "
+            + "; ".join(leaks + [f"{p} is in it" for p in present])
             + f". Nothing in {out} is safe to hand out: remove it, make that module work without the reference, and release again."
         )
 
 
 def summary(out: Path, counts: dict) -> str:
     """What was written, how to hand it out, and the student's first command."""
-    return "\n".join([
-        f"Wrote the student's kit to {out}:",
-        f"  exercises/        the {len(MODULES)} stubs",
-        f"  grader/           {counts['grader']} files of the grader: the public checks, no reference, no hidden check",
-        f"  grader/check/checks/examples.npz  {counts['examples']} arrays of worked examples, made now from the reference",
-        f"  grader/data/      the replies corpus ({counts['corpus']} files)",
-        "  README.md, pyproject.toml, .gitignore",
-        "Hand out the folder as it is (a zip, a repository, nbgrader's release), or build a wheel for a JupyterHub image:",
-        f"  pip wheel --no-deps {out} -w dist/",
-        "A student's first command, in the folder:",
-        f"  {FIRST_COMMAND}",
-    ])
+    return "\n".join(
+        [
+            f"Wrote the student's kit to {out}:",
+            f"  exercises/        the {len(MODULES)} stubs",
+            f"  grader/           {counts['grader']} files of the grader: the public checks, no reference, no hidden check",
+            f"  grader/check/checks/examples.npz  {counts['examples']} arrays of worked examples, made now from the reference",
+            f"  grader/data/      the replies corpus ({counts['corpus']} files)",
+            "  README.md, pyproject.toml, .gitignore",
+            "Hand out the folder as it is (a zip, a repository, nbgrader's release), or build a wheel for a JupyterHub image:",
+            f"  pip wheel --no-deps {out} -w dist/",
+            "A student's first command, in the folder:",
+            f"  {FIRST_COMMAND}",
+        ]
+    )

@@ -43,9 +43,12 @@ def row(folder: Path, returncode, result: Path, output: str, timed_out: bool, ti
         total = float(report["total"]["points"])
     except (OSError, ValueError, KeyError, TypeError):
         how = f"killed by {signal.Signals(-returncode).name}" if returncode and returncode < 0 else f"exit status {returncode}"
-        return base | {"status": "error", "reason": f"the grader stopped without a result ({how}) after {seconds:.0f} s: run "
-                       "grader check on it alone; unconfined, a submission can stop its grader, else it is the grader's fault "
-                       f"to report. {last[:200]}".strip()}
+        return base | {
+            "status": "error",
+            "reason": f"the grader stopped without a result ({how}) after {seconds:.0f} s: run "
+            "grader check on it alone; unconfined, a submission can stop its grader, else it is the grader's fault "
+            f"to report. {last[:200]}".strip(),
+        }
     return base | graded(report, points, total)
 
 

@@ -97,7 +97,7 @@ def _blob(array, blobs):
     """Append the array as .npy bytes (format 1.0, C order); its index among the blobs."""
     if not array.flags.c_contiguous:
         array = array.copy(order="C")
-    header = "{'descr': %r, 'fortran_order': False, 'shape': %r, }" % (array.dtype.str, array.shape)
+    header = f"{{'descr': {array.dtype.str!r}, 'fortran_order': False, 'shape': {array.shape!r}, }}"
     header += " " * (-(len(NPY_MAGIC) + 2 + len(header) + 1) % 64) + "\n"
     blobs.append(NPY_MAGIC + struct.pack("<H", len(header)) + header.encode("latin1") + array.tobytes())
     return len(blobs) - 1
@@ -174,4 +174,3 @@ def _header(header: bytes):
     if dtype.kind not in ARRAY_KINDS or dtype.hasobject:
         raise ValueError(f"an array of dtype {dtype}")
     return dtype, tuple(int(n) for n in found["shape"].replace(",", " ").split())
-

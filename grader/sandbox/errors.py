@@ -54,12 +54,15 @@ def _how(status) -> str:
     if status >= 0:
         return f"exit status {status}, as os._exit does"
     number = -status
-    names = {getattr(signal, name, None): words for name, words in (
-        ("SIGSEGV", "segmentation fault"),
-        ("SIGKILL", "killed, most likely for using far too much memory"),
-        ("SIGXCPU", "out of CPU time"),
-        ("SIGBUS", "bus error"),
-    )}
+    names = {
+        getattr(signal, name, None): words
+        for name, words in (
+            ("SIGSEGV", "segmentation fault"),
+            ("SIGKILL", "killed, most likely for using far too much memory"),
+            ("SIGXCPU", "out of CPU time"),
+            ("SIGBUS", "bus error"),
+        )
+    }
     if number in names:
         return names[number]
     return signal.Signals(number).name if number in signal.valid_signals() else f"signal {number}"

@@ -50,4 +50,3 @@ def _solutions_import(node) -> int | None:
         if called in ("__import__", "import_module") and node.args and isinstance(node.args[0], ast.Constant):
             names = [str(node.args[0].value)]
     return node.lineno if any(name.split(".")[0] == "solutions" for name in names) else None
-

@@ -75,8 +75,17 @@ class Portable:
             env[RUN_VAR] = os.environ[RUN_VAR]
         config = {"uid": None, "sites": site_dirs(), "landlock": None}
         argv = [sys.executable, *PYTHON_FLAGS, str(room.kit / "grader" / "sandbox" / "boot.py"), str(room.kit), json.dumps(config)]
-        return Launch(argv=argv, env=env, cwd=str(room.home), room=room, folder=str(room.submission), parent=os.getpid(),
-                      processes=False, popen=new_session(), token=token)
+        return Launch(
+            argv=argv,
+            env=env,
+            cwd=str(room.home),
+            room=room,
+            folder=str(room.submission),
+            parent=os.getpid(),
+            processes=False,
+            popen=new_session(),
+            token=token,
+        )
 
     def end(self, worker) -> None:
         """Kill the worker's process tree, then any process still carrying its token."""
@@ -178,7 +187,7 @@ def choose(name: str | None = None) -> Portable:
     raise IsolationError("no way to run a worker was found")  # "none" always works
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _probe(tier: str) -> str:
     """Why the tier cannot be used here, or "" when a worker started in it answered."""
     if tier == "none":
@@ -216,4 +225,3 @@ def _try(tier: str):
     if tier == "namespaces":
         return Namespaces(linux.find_bwrap()), ""
     return (OwnUser() if tier == "user" else Portable()), ""
-

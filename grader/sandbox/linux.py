@@ -43,7 +43,7 @@ def find_bwrap() -> str | None:
         return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bwrap_knows(bwrap: str, option: str) -> bool:
     """Whether this bubblewrap has an option (--size came in 0.10)."""
     run = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10)
@@ -79,8 +79,16 @@ def kill_user(uid: int) -> None:
     kill = shutil.which("kill")
     for _ in range(5):
         if kill:
-            subprocess.run([kill, "-9", "-1"], user=uid, group=uid, extra_groups=[], stdin=subprocess.DEVNULL,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
+            subprocess.run(
+                [kill, "-9", "-1"],
+                user=uid,
+                group=uid,
+                extra_groups=[],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=30,
+            )
         left = [p for p in psutil.process_iter(["uids"]) if p.info["uids"] and p.info["uids"].real == uid]
         if not left:
             return
@@ -126,8 +134,17 @@ class Mounts:
 
     def arguments(self, user_namespace: bool) -> list[str]:
         """bubblewrap's options, in order."""
-        args = ["--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-                "--unshare-cgroup-try", "--hostname", "grader-worker"]
+        args = [
+            "--die-with-parent",
+            "--new-session",
+            "--unshare-pid",
+            "--unshare-net",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--hostname",
+            "grader-worker",
+        ]
         if user_namespace:
             args += ["--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
         binds = self.python_install()

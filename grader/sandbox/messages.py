@@ -9,7 +9,9 @@ from grader.sandbox.limits import MEMORY_BYTES
 
 def import_failure(module, error, folder) -> str:
     """Why a student module cannot be imported, for the student."""
-    if said := refusal(error, folder, f"your {module}.py imports the reference solutions; the grader does not grade it. Write the functions yourself."):
+    if said := refusal(
+        error, folder, f"your {module}.py imports the reference solutions; the grader does not grade it. Write the functions yourself."
+    ):
         return said
     if isinstance(error, SyntaxError):
         return f"your {module}.py cannot be imported: {error.msg} ({Path(error.filename or module).name}, line {error.lineno}). Fix the syntax and save."
@@ -66,4 +68,3 @@ def where(error, folder) -> str:
     last = frames[-1]
     code = f": {last.line.strip()}" if last.line else ""
     return f"({Path(last.filename).name}, line {last.lineno}{code})"
-

@@ -99,8 +99,14 @@ class Worker:
         self.landlocked = False  # whether Landlock confines the worker's view of the files
         self.mark_lost = False  # the student closed the output pipe: stop waiting for marks
         self.process = subprocess.Popen(
-            self.launch.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
-            env=self.launch.env, cwd=self.launch.cwd, **self.launch.popen,
+            self.launch.argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            bufsize=0,
+            env=self.launch.env,
+            cwd=self.launch.cwd,
+            **self.launch.popen,
         )
         for pipe in (self.process.stdin, self.process.stdout):
             widen(pipe)
@@ -112,8 +118,13 @@ class Worker:
 
         A worker that does not start is the grader's fault: StudentError of kind "grader".
         """
-        init = {"op": "init", "folder": self.launch.folder, "reference_for": list(reference_for),
-                "limits": {"processes": self.launch.processes, "sweep": self.launch.sweep, "simulate": simulating_other_os()}, "parent": self.launch.parent}
+        init = {
+            "op": "init",
+            "folder": self.launch.folder,
+            "reference_for": list(reference_for),
+            "limits": {"processes": self.launch.processes, "sweep": self.launch.sweep, "simulate": simulating_other_os()},
+            "parent": self.launch.parent,
+        }
         replies = []
         try:
             self.exchange(encode(init), STARTUP_SECONDS, STARTUP_CAP, lambda frame: replies.append(decode(frame)))

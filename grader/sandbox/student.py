@@ -95,9 +95,17 @@ class Student:
             reply = self._exchange({"op": "import", "module": module}, limit, f"importing {module}.py")
         except StudentError as error:
             if error.kind == "timeout":
-                error = StudentError("import", f"importing your {module}.py did not finish within {limit:g} s: look for a loop at module level.", error.output)
+                error = StudentError(
+                    "import",
+                    f"importing your {module}.py did not finish within {limit:g} s: look for a loop at module level.",
+                    error.output,
+                )
             elif error.kind in ("crashed", "memory"):
-                error = StudentError("import", f"your {module}.py ended the Python process while being imported ({error.message}): remove the module-level code that does it.", error.output)
+                error = StudentError(
+                    "import",
+                    f"your {module}.py ended the Python process while being imported ({error.message}): remove the module-level code that does it.",
+                    error.output,
+                )
             if error.kind != "grader":
                 self._broken[module] = error
             raise error from None
@@ -154,12 +162,17 @@ class Student:
 
 def ask_reference(function: Callable, name: str, args: tuple) -> dict:
     """The reference's value and arguments afterwards, or the error it raised, as the stand-in expects."""
-    arrays = [a for a in args if isinstance(a, np.ndarray)] + [v for a in args if type(a) is dict for v in a.values() if isinstance(v, np.ndarray)]
+    arrays = [a for a in args if isinstance(a, np.ndarray)] + [
+        v for a in args if type(a) is dict for v in a.values() if isinstance(v, np.ndarray)
+    ]
     size = sum(a.size for a in arrays)
     if name == "scores.attention_scores" and len(arrays) == 2 and min(a.ndim for a in arrays) >= 2:
         size = max(size, arrays[0].size // max(arrays[0].shape[-1], 1) * arrays[1].shape[-2])
     if size > ASK_ELEMENTS:
-        return {"error": "ValueError", "message": f"{name} is given or would return {size} numbers; the grader computes it for at most {ASK_ELEMENTS}"}
+        return {
+            "error": "ValueError",
+            "message": f"{name} is given or would return {size} numbers; the grader computes it for at most {ASK_ELEMENTS}",
+        }
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")

@@ -43,6 +43,8 @@ def find_submission(submission: Path | None = None, solutions: bool = False) -> 
 def where_to_get(folder: Path, missing: list[str]) -> str:
     """Where a missing module's stub can be had again: the kit's exercises/ folder, unless that is the folder."""
     if folder.resolve() == EXERCISES_DIR.resolve() or not all((EXERCISES_DIR / name).is_file() for name in missing):
-        return (f"get the missing stub again from the kit you were given (in a git clone of it: "
-                f"git -C {folder} checkout -- {' '.join(missing)}).")
+        return (
+            f"get the missing stub again from the kit you were given (in a git clone of it: "
+            f"git -C {folder} checkout -- {' '.join(missing)})."
+        )
     return f"copy the missing stub from the kit's exercises/ folder ({EXERCISES_DIR})."

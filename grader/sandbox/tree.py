@@ -59,7 +59,15 @@ def kill_marked(marker: str, since: float = 0.0) -> list[int]:
 
 def isolated_env(home: str) -> dict[str, str]:
     """The whole environment of a process that runs student code: PATH, a home of its own, one BLAS thread."""
-    env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": home, "TMPDIR": home, "TEMP": home, "TMP": home, "LANG": "C.UTF-8", **ONE_THREAD}
+    env = {
+        "PATH": os.environ.get("PATH", os.defpath),
+        "HOME": home,
+        "TMPDIR": home,
+        "TEMP": home,
+        "TMP": home,
+        "LANG": "C.UTF-8",
+        **ONE_THREAD,
+    }
     if sys.platform == "win32":  # Python cannot start without these on Windows
         env.update({name: os.environ[name] for name in ("SYSTEMROOT", "WINDIR", "USERPROFILE") if name in os.environ})
     return env

@@ -112,15 +112,22 @@ def encoded(reply, cap: int) -> bytes:
             shielded = {**reply, "value": shield(reply.get("value")), "args": tuple(shield(a) for a in reply.get("args", ()))}
             data = encode(shielded)
         except BaseException as error:
-            return encode({"error": "bad_output", "message": f"the value returned could not be sent to the grader ({type(error).__name__})."})
+            return encode(
+                {"error": "bad_output", "message": f"the value returned could not be sent to the grader ({type(error).__name__})."}
+            )
     return too_big(len(data), cap) if len(data) > cap else data
 
 
 def too_big(size: int, cap: int) -> bytes:
     """The error reply for a value far larger than the call should return."""
     shown = f"{size >> 20} MiB" if size >= 1 << 20 else f"{size} bytes"
-    return encode({"error": "bad_output", "message": f"the value returned is {shown}, far more than this call should return "
-                   f"(the grader takes up to {cap >> 20} MiB here): return only what the docstring asks for."})
+    return encode(
+        {
+            "error": "bad_output",
+            "message": f"the value returned is {shown}, far more than this call should return "
+            f"(the grader takes up to {cap >> 20} MiB here): return only what the docstring asks for.",
+        }
+    )
 
 
 def array_bytes(value, depth: int = 0) -> int:
@@ -144,6 +151,7 @@ def shield(value):
     except BaseException as error:
         type_name, text = describe(value)
         return Foreign(type_name, f"{text[:200]} ({error})")
+
 
 def restore(pristine):
     """Put back any builtin the student's code replaced or removed."""

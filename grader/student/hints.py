@@ -246,8 +246,11 @@ def checked_functions() -> dict[str, tuple[str, ...]]:
     for path in sorted(CHECKS_DIR.glob("*/test_*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         defs = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
-        exercise = next(node.value.value for node in tree.body if isinstance(node, ast.Assign)
-                        and [getattr(t, "id", None) for t in node.targets] == ["EXERCISE"])
+        exercise = next(
+            node.value.value
+            for node in tree.body
+            if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["EXERCISE"]
+        )
         for name in filter(lambda name: name.startswith("test_"), defs):
             check, named = f"{exercise}.{name.removeprefix('test_')}", strings(defs[name], defs)
             known = named | set(called.get(check, ()))  # the same id in public/ and hidden/: both

@@ -35,7 +35,6 @@ def unknown_function(exercise: str, function: str | None) -> bool:
     return False
 
 
-
 def status(submission: Path | None = None) -> int:
     """Print the student's progress; 0 once shown, 2 when the folder cannot be read."""
     folder = resolve(submission)
@@ -127,8 +126,10 @@ def step(exercise, result, folder: Path, watching: bool = False) -> str:
         then = f",\nthen run {shown_command('watch', *where)}: it rechecks your work every time you save."
         return f"Next: fill in {names} in {file}{' and save.' if watching else then}"
     if result.grader_fault:
-        return (f"Next: the grader could not check {exercise.name}, which is not about your code.\n"
-                f"{shown_command('check', exercise.name, *where)} shows the message to report to your instructor.")
+        return (
+            f"Next: the grader could not check {exercise.name}, which is not about your code.\n"
+            f"{shown_command('check', exercise.name, *where)} shows the message to report to your instructor."
+        )
     reason = first_problem(result)
     verb = "fails" if result.status == "failed" else "cannot be run"
     lines = [f"Next: {exercise.name} {verb}: {reason}"]

@@ -16,13 +16,13 @@ from pathlib import Path
 import click
 import numpy as np
 
-from grader.check.checks.examples import OUTPUTS, examples, expected
+from grader import kit
 from grader.check.cache import failing_examples
-from grader.check.report import submission_args
+from grader.check.checks.examples import OUTPUTS, examples, expected
 from grader.check.checks.harness import ARG_NAMES, FORWARD, GRADIENT, largest_difference, narrower, reference_for
+from grader.check.report import submission_args
 from grader.exercises import BY_NAME
 from grader.sandbox.codec import Batches, Foreign, ToyModel, decode, encode
-from grader import kit
 from grader.student.status import resolve, unknown_function
 from grader.style import mark, paint, shown_command
 
@@ -62,8 +62,11 @@ def try_function(exercise: str, function: str | None = None, submission: Path | 
     functions = BY_NAME[exercise].functions
     target = function or (functions[0] if len(functions) == 1 else None)  # the one function --input is for
     if given and (target is None or defined(target)):
-        click.echo(f"--input goes with one function of arrays: name it, as in `grader try {exercise} FUNCTION --input ...`"
-                   f" ({', '.join(f for f in functions if f not in ('sgd_step', 'train'))}).", err=True)
+        click.echo(
+            f"--input goes with one function of arrays: name it, as in `grader try {exercise} FUNCTION --input ...`"
+            f" ({', '.join(f for f in functions if f not in ('sgd_step', 'train'))}).",
+            err=True,
+        )
         return 2
     inputs = read_inputs(given, target) if given else {}
     if inputs is None:
@@ -78,8 +81,11 @@ def read_inputs(given: tuple, function: str) -> dict | None:
     for item in given:
         name, _, text = item.partition("=")
         if name.strip() not in ARG_NAMES[function] or not text.strip():
-            click.echo(f"--input {item!r}: write NAME=EXPR with NAME one of {', '.join(ARG_NAMES[function])}, "
-                       "for example --input 'x=np.array([[1.0, 2.0, -np.inf]])'.", err=True)
+            click.echo(
+                f"--input {item!r}: write NAME=EXPR with NAME one of {', '.join(ARG_NAMES[function])}, "
+                "for example --input 'x=np.array([[1.0, 2.0, -np.inf]])'.",
+                err=True,
+            )
             return None
         try:
             value = eval(text, {"np": np, "__builtins__": {}})  # the student's own expression, on their own machine
@@ -143,7 +149,11 @@ def failing(folder: Path, exercise: str, function: str) -> tuple | None:
             except (ValueError, TypeError, KeyError, IndexError, struct.error):  # a damaged state file: use the worked example
                 return None
             said = str(kept.get("said", "")).rstrip(".")
-            want = should_give(exercise, function, args) if defined(function) or not kit.is_student_kit() else f"{NO_REFERENCE}; the check said: {said}"
+            want = (
+                should_give(exercise, function, args)
+                if defined(function) or not kit.is_student_kit()
+                else f"{NO_REFERENCE}; the check said: {said}"
+            )
             return args, want, ARG_NAMES[function], f"the input of the failing check {check}"
     return None
 

@@ -21,8 +21,14 @@ from grader.style import colour_on, mark, paint, shown_command
 
 POLL = 0.1  # seconds between looks at the files
 SHOWN_FAILURES = 3
-LEGEND = {"passed": "passes", "failed": "fails", "error": "cannot run", "not_started": "not started",
-          "checking": "being checked", "unknown": "no verdict yet"}  # every mark the screen uses, by status
+LEGEND = {
+    "passed": "passes",
+    "failed": "fails",
+    "error": "cannot run",
+    "not_started": "not started",
+    "checking": "being checked",
+    "unknown": "no verdict yet",
+}  # every mark the screen uses, by status
 
 
 def watch(exercise: str | None = None, submission: Path | None = None) -> int:
@@ -148,9 +154,11 @@ class Watcher:
         if result is not None and result.status == "passed":
             advice = next_step(report, self.folder, watching=True)
         else:
-            advice = (f"Edit {shown(self.folder)}{target}.py and save to check it again; {shown_command('hint', target, *where)} "
-                      f"gives a hint, and {shown_command('try', target, *where)}, in another terminal, runs your functions "
-                      "where print() and breakpoint() work.")
+            advice = (
+                f"Edit {shown(self.folder)}{target}.py and save to check it again; {shown_command('hint', target, *where)} "
+                f"gives a hint, and {shown_command('try', target, *where)}, in another terminal, runs your functions "
+                "where print() and breakpoint() work."
+            )
         since = self.started if self.checking == target else None
         screen = f"{progress(report, fresh, self.checking)}\n{legend()}\n\n{verdict(target, result, since, where)}\n\n{advice}"
         for name, fault in self.faults.items():
@@ -240,8 +248,9 @@ class Job:
         self.errors = tempfile.TemporaryFile()
         env = {**os.environ, **ONE_THREAD}
         command = recheck_command(folder, names)
-        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.errors,
-                                        env=env, **new_session())
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.errors, env=env, **new_session()
+        )
 
     def running(self) -> bool:
         """True until the run has ended; then its failure, if any, is in .failure."""

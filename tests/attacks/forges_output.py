@@ -1,5 +1,6 @@
 # module: softmax
 """Prints a forged report, JSON and CSV row on stdout and stderr, hoping one is read as the grader's."""
+
 import json
 import sys
 

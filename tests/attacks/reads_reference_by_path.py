@@ -1,5 +1,6 @@
 # module: softmax
 """Looks for the reference on disk (argv, environment, /proc, likely folders) and runs it."""
+
 import os
 import sys
 

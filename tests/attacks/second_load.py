@@ -1,5 +1,6 @@
 # module: training
 """Fails to import only where some of its functions are served by the reference, hoping the reference module takes its place."""
+
 import sys
 
 if any(type(finder).__name__ == "FallbackFinder" for finder in sys.meta_path) or "_reference" in sys.modules:

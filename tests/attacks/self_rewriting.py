@@ -1,5 +1,6 @@
 # module: softmax
 """Rewrites its own file, and every softmax.py it can reach, with a correct softmax after it is read."""
+
 import os
 
 CORRECT = "import numpy as np\n\ndef softmax(x):\n    e = np.exp(x - x.max(axis=-1, keepdims=True))\n    return e / e.sum(axis=-1, keepdims=True)\n"

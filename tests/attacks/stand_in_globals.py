@@ -1,5 +1,6 @@
 # module: heads
 """Digs through the stand-in softmax's globals and closure for a reference attention_head."""
+
 from .softmax import softmax
 
 

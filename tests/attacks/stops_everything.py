@@ -1,5 +1,6 @@
 # module: softmax
 """Sends SIGSTOP to every process it can, hoping the batch freezes and writes no CSV."""
+
 import os
 import signal
 

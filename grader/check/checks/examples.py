@@ -63,8 +63,15 @@ ARGS = {  # each function's arguments, from an example's named inputs
     "training.softmax_backward": lambda a: (a["shares"], a["d_shares"]),
     "training.attention_head_backward": lambda a: (a["d_out"], a["x"], a["w_q"], a["w_k"], a["w_v"]),
 }
-COMPARISON_USES = {"scores.attention_scores", "masking.causal_mask", "masking.apply_causal_mask", "softmax.softmax",
-                   "heads.attention_head", "training.softmax_backward", "training.attention_head_backward"}
+COMPARISON_USES = {
+    "scores.attention_scores",
+    "masking.causal_mask",
+    "masking.apply_causal_mask",
+    "softmax.softmax",
+    "heads.attention_head",
+    "training.softmax_backward",
+    "training.attention_head_backward",
+}
 
 
 @dataclass(frozen=True)
@@ -215,4 +222,3 @@ def expect_example(got, example: Example, exact: bool = False):
             if example.size.dtype == np.float32:
                 lines.append("  This example is float32, as the comparison's arrays are.")
             fail("\n".join(lines), inputs, expected=theirs, got=mine)
-

@@ -96,15 +96,15 @@ def narrower(got, inputs: dict) -> str | None:
     if got.dtype.itemsize >= wide.itemsize:
         return None
     digits = np.finfo(got.dtype).precision
-    return (f"  Your result is {got.dtype}, but the input is {wide}: {got.dtype} keeps about {digits} significant digits, "
-            f"so it differs after those. Keep the input's dtype (look for .astype or np.{got.dtype}).")
+    return (
+        f"  Your result is {got.dtype}, but the input is {wide}: {got.dtype} keeps about {digits} significant digits, "
+        f"so it differs after those. Keep the input's dtype (look for .astype or np.{got.dtype})."
+    )
 
 
 def reference_functions(exercise: str) -> frozenset[str]:
     """The qualified names of every function of the exercises this one builds on."""
-    return frozenset(
-        f"{used}.{function}" for used in BY_NAME[exercise].uses for function in BY_NAME[used].functions
-    )
+    return frozenset(f"{used}.{function}" for used in BY_NAME[exercise].uses for function in BY_NAME[used].functions)
 
 
 def reference_for(names: frozenset[str]) -> dict:
@@ -196,7 +196,6 @@ class Submission:
                 raise Halt(error, _named(function, args) if error.kind in ("timeout", "crashed") else {}) from None
             fail(f"{error.message}\nIt happened on this input:", _named(function, args))
 
-
     def reference(self, module: str, function: str, args: tuple) -> Outcome:
         """The reference of an earlier exercise, called in the grader on copies of the arguments."""
         copies = copy.deepcopy(args)
@@ -269,7 +268,6 @@ def expect_unchanged(before: dict, after, function: str):
             type(new) is np.ndarray and new.shape == old.shape and np.array_equal(new, old, equal_nan=True)
         ):
             fail(
-                f"{function} changed its input {name}; it must leave its inputs as they were "
-                "(work on a copy, or build a new array).",
+                f"{function} changed its input {name}; it must leave its inputs as they were (work on a copy, or build a new array).",
                 {f"{name} before": old, f"{name} after": new},
             )

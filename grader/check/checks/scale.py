@@ -16,10 +16,22 @@ HEAD_BATCH = 2  # replies in a head's input: each crosses to the grader three ti
 # would double the time of `grader check heads`; the worked examples hold the comparison's batch of 16
 VOCAB = 40  # the comparison's alphabet and boundary token: the width of its logits
 STEPS = 1000  # steps of the comparison's longest train call, the MLP's (the attention model's is 400)
-PARAMS = {"emb": (VOCAB, 16), "w1": (128, 128), "b1": (128,), "w2": (128, VOCAB), "b2": (VOCAB,),
-          "tok": (VOCAB, C), "pos": (160, C), "w_q": (C, D), "w_k": (C, D), "w_v": (C, D_V)}  # the attention model's
-SAID = (f"At the sizes `grader compare` uses ({T} positions, the head's widths {C} and {D_V}, {len(PARAMS)} parameters, "
-        f"{STEPS:,} steps; float64), this check fails:")
+PARAMS = {
+    "emb": (VOCAB, 16),
+    "w1": (128, 128),
+    "b1": (128,),
+    "w2": (128, VOCAB),
+    "b2": (VOCAB,),
+    "tok": (VOCAB, C),
+    "pos": (160, C),
+    "w_q": (C, D),
+    "w_k": (C, D),
+    "w_v": (C, D_V),
+}  # the attention model's
+SAID = (
+    f"At the sizes `grader compare` uses ({T} positions, the head's widths {C} and {D_V}, {len(PARAMS)} parameters, "
+    f"{STEPS:,} steps; float64), this check fails:"
+)
 
 
 def values(shape: tuple, bound: float, seed: int = 0) -> np.ndarray:

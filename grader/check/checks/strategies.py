@@ -9,7 +9,7 @@ SEEDS = st.integers(0, 999)  # few enough to shrink fast, many enough with the s
 
 
 DIGITS = st.sampled_from((4, None))  # four significant digits, so a counterexample reads well; or every digit
-SHIFTS = st.one_of(st.integers(-10**4, 10**4).map(float), st.floats(-1e4, 1e4))  # whole numbers first, then any
+SHIFTS = st.one_of(st.integers(-(10**4), 10**4).map(float), st.floats(-1e4, 1e4))  # whole numbers first, then any
 
 
 def _filled(shape: tuple, seed: int, bound: float, digits: int | None) -> np.ndarray:

@@ -2,9 +2,9 @@
 
 from hypothesis import given
 
+from grader.check.checks import scale
 from grader.check.checks.harness import expect_close
 from grader.check.checks.public.test_heads import NAMES, head_of, multi_head_of
-from grader.check.checks import scale
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import head_inputs, multi_head_inputs
 from grader.check.diagnosis import diagnose

@@ -4,9 +4,9 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+from grader.check.checks import scale
 from grader.check.checks.harness import expect_array, fail
 from grader.check.checks.public.test_masking import masked
-from grader.check.checks import scale
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import square_scores
 from grader.check.diagnosis import diagnose

@@ -3,8 +3,8 @@
 import numpy as np
 from hypothesis import given
 
-from grader.check.checks.harness import expect_close, fail
 from grader.check.checks import scale
+from grader.check.checks.harness import expect_close, fail
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import softmax_inputs
 from grader.check.diagnosis import diagnose

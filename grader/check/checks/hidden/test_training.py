@@ -3,9 +3,9 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
+from grader.check.checks import scale
 from grader.check.checks.harness import GRADIENT, expect_close, fail
 from grader.check.checks.public.test_training import GRAD_NAMES, HEAD_NAMES, LATER, head_grads
-from grader.check.checks import scale
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import fill, softmax_inputs
 from grader.check.diagnosis import diagnose
@@ -48,5 +48,5 @@ def test_head_backward_matches_reference(student, args):
     if not isinstance(got, (tuple, list)) or len(got) != 4:
         fail("attention_head_backward should return four arrays (d_x, d_w_q, d_w_k, d_w_v).", inputs, got=got)
     for n, (name, mine, theirs) in enumerate(zip(GRAD_NAMES, got, attention_head_backward(*args))):
-        mistake = lambda: diagnose("attention_head_backward", args, mine, part=n)  # noqa: E731
+        mistake = lambda mine=mine, n=n: diagnose("attention_head_backward", args, mine, part=n)  # noqa: E731
         expect_close(mine, theirs, name, inputs, GRADIENT, mistake)

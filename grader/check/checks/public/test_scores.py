@@ -4,9 +4,9 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+from grader.check.checks import scale
 from grader.check.checks.examples import examples, expect_example
 from grader.check.checks.harness import expect_array, expect_unchanged, fail
-from grader.check.checks import scale
 from grader.check.checks.profiles import FEW
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import SEEDS, queries_and_keys
@@ -28,8 +28,11 @@ def test_ones_score_sqrt_d(student, d):
     q = np.ones((1, d))
     got = scores_of(student, q, q.copy())
     if not np.allclose(got, np.sqrt(d), rtol=1e-9):
-        named = {"q·k without dividing by √d": d, "q·k divided by d instead of √d": 1.0,
-                 "q·k multiplied by √d instead of divided": d * np.sqrt(d)}
+        named = {
+            "q·k without dividing by √d": d,
+            "q·k divided by d instead of √d": 1.0,
+            "q·k multiplied by √d instead of divided": d * np.sqrt(d),
+        }
         mistake = next((name for name, value in named.items() if d > 1 and np.allclose(got, value, rtol=1e-9)), None)
         fail(f"A query and a key of {d} ones should score {d}/√{d} = √{d}.", {"q": q, "k": q}, np.sqrt([[d]]), got, mistake)
 

@@ -4,9 +4,9 @@ import numpy as np
 from hypothesis import given
 
 from grader.check.advice import warning_advice
+from grader.check.checks import scale
 from grader.check.checks.examples import examples, expect_example
 from grader.check.checks.harness import expect_array, expect_no_warnings, expect_unchanged, fail
-from grader.check.checks import scale
 from grader.check.checks.profiles import FEW
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import SHIFTS, softmax_inputs
@@ -54,9 +54,11 @@ def epsilon_below(x: np.ndarray, got: np.ndarray) -> str | None:
         total = e.sum(axis=-1, keepdims=True)
         for epsilon in (1e-12, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4):
             if np.allclose(got, e / (total + epsilon), rtol=1e-9, atol=0):
-                return (f"a small number ({epsilon:g}) added to the sum below the line. It is never needed: once each row's "
-                        "maximum is subtracted the sum is at least 1 (the largest entry is exp(0) = 1), and it makes every row "
-                        "sum to a little less than 1")
+                return (
+                    f"a small number ({epsilon:g}) added to the sum below the line. It is never needed: once each row's "
+                    "maximum is subtracted the sum is at least 1 (the largest entry is exp(0) = 1), and it makes every row "
+                    "sum to a little less than 1"
+                )
     return None
 
 

@@ -10,9 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader import kit
+from grader.check.checks import scale
 from grader.check.checks.examples import examples, expect_example
 from grader.check.checks.harness import GRADIENT, CheckFailed, Halt, expect_array, expect_close, expect_unchanged, fail
-from grader.check.checks import scale
 from grader.check.checks.profiles import FEW
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import fill, head_inputs, softmax_inputs
@@ -218,15 +218,25 @@ def test_train_steps_by_its_definition(student, run):
         return
     outcome = student.call("training", "train", ToyModel(params), Batches(pairs), steps, lr, reference=LATER if by_value else ())
     expected, weights = by_definition(params, pairs, steps, lr)
-    shown = [x for pair in pairs[:steps] for x in pair] if by_value else f"{len(pairs)} (x, y) pairs of shapes {pairs[0][0].shape}, {pairs[0][1].shape}"
+    shown = (
+        [x for pair in pairs[:steps] for x in pair]
+        if by_value
+        else f"{len(pairs)} (x, y) pairs of shapes {pairs[0][0].shape}, {pairs[0][1].shape}"
+    )
     inputs = {"steps": steps, "lr": lr, "batches": shown}
     losses = outcome.value
     if not isinstance(losses, list) or not all(isinstance(v, float) for v in losses):
         fail("train should return a list of Python floats, one loss per step (float(loss) converts).", inputs, expected, losses)
     taken = outcome.args[1].taken
     if taken != steps:
-        extra = ("One more than it used: zip(batches, range(steps)) does that, since zip takes the next batch before it finds "
-                 "range(steps) used up. Take next(batches) once per step (or zip(range(steps), batches)).") if taken == steps + 1 else ""
+        extra = (
+            (
+                "One more than it used: zip(batches, range(steps)) does that, since zip takes the next batch before it finds "
+                "range(steps) used up. Take next(batches) once per step (or zip(range(steps), batches))."
+            )
+            if taken == steps + 1
+            else ""
+        )
         fail(f"train should take exactly one batch per step: {steps} for steps={steps}, but it took {taken}. {extra}".rstrip(), inputs)
     if not by_value:
         if len(losses) != steps:
