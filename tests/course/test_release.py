@@ -25,7 +25,7 @@ from grader.cli import main
 from grader.course.stubs import stub_source, write_stubs
 from grader.paths import KIT_ROOT, MODULES, SOLUTIONS_DIR
 
-MUTANTS = Path(__file__).resolve().parent / "mutants" / "wrong"
+MUTANTS = Path(__file__).resolve().parents[1] / "mutants" / "wrong"
 PUBLIC_LINE = re.compile(r"public checks: (\d+) of (\d+) pass · the hidden checks run when your work is graded")
 # A handful of known mistakes, one or two per exercise, that the student's kit must show failing.
 SOME_MUTANTS = (

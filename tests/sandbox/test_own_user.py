@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_attacks import ATTACKS, SECRET, attack, digest, honest, survivors
+from attackers import ATTACKS, SECRET, attack, digest, honest, survivors
 
 from grader.paths import KIT_ROOT
 

@@ -13,11 +13,11 @@ from grader.paths import KIT_ROOT, MODULES, SOLUTIONS_DIR
 
 # the tests that take stubs, run in a copy of the kit whose exercises/ holds a student's work
 STUB_TESTS = [
-    "tests/test_checks.py::test_stubs_are_not_started",
+    "tests/check/test_checks.py::test_stubs_are_not_started",
     "tests/test_layout.py",
-    "tests/test_sandbox.py::test_a_stub_is_not_started",
-    "tests/test_state.py",
-    "tests/test_stubs.py::test_the_stubs_are_exercises_as_committed",
+    "tests/sandbox/test_sandbox.py::test_a_stub_is_not_started",
+    "tests/check/test_state.py",
+    "tests/course/test_stubs.py::test_the_stubs_are_exercises_as_committed",
     "tests/test_work_is_here.py",
 ]
 WORK_IS_HERE = """from pathlib import Path

@@ -21,7 +21,7 @@ from grader.course.stubs import write_stubs
 from grader.exercises import NAMES
 from grader.paths import KIT_ROOT, SOLUTIONS_DIR
 
-HOSTILE = Path(__file__).resolve().parent / "hostile"
+HOSTILE = Path(__file__).resolve().parents[1] / "hostile"
 
 
 def make(root: Path, name: str, base: Path = SOLUTIONS_DIR, case: str | None = None, **modules) -> Path:

@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 import pytest
-from test_sandbox import submission
+from folders import submission
 
 from grader.check.runner import run_checks
 from grader.paths import KIT_ROOT

@@ -1,11 +1,10 @@
 """The worker boundary: values cross intact, failures come back as StudentError of the right kind."""
 
-import shutil
-import textwrap
 import time
 
 import numpy as np
 import pytest
+from folders import submission
 
 from grader.paths import SOLUTIONS_DIR
 from grader.sandbox.codec import MAX_WARNINGS, WARNING_CHARS, Batches, Foreign, ToyModel, decode, encode
@@ -16,15 +15,6 @@ from grader.sandbox.toymodel import BatchFeed, LinearModel
 from solutions.heads import attention_head
 from solutions.softmax import softmax
 from solutions.training import train
-
-
-def submission(tmp_path, **modules):
-    """A copy of the reference solutions with some modules' source replaced."""
-    folder = tmp_path / "submission"
-    shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
-    for name, source in modules.items():
-        (folder / f"{name}.py").write_text(textwrap.dedent(source))
-    return folder
 
 
 def head_inputs(seed=0):

@@ -17,7 +17,7 @@ import pytest
 from grader.paths import KIT_ROOT
 from grader.sandbox.portable import SIMULATE_VAR, simulating_other_os
 
-SUITES = ["tests/test_hostile.py", "tests/test_checks.py", "tests/test_sandbox.py"]
+SUITES = ["tests/sandbox/test_hostile.py", "tests/check/test_checks.py", "tests/sandbox/test_sandbox.py"]
 
 
 @pytest.mark.linux("the point is to take Linux's mechanisms away on Linux; elsewhere the normal run is the portable one")

@@ -15,7 +15,7 @@ from grader.course.stubs import write_stubs
 from grader.exercises import BY_NAME, NAMES
 from grader.paths import SOLUTIONS_DIR
 
-MUTANTS = Path(__file__).resolve().parent / "mutants"
+MUTANTS = Path(__file__).resolve().parents[1] / "mutants"
 STATUSES = {"passed", "failed", "not_started", "error"}
 
 

@@ -15,7 +15,7 @@ from grader.course.stubs import write_stubs
 from grader.exercises import BY_NAME, NAMES
 from grader.paths import SOLUTIONS_DIR
 
-MUTANTS = Path(__file__).resolve().parent / "mutants"
+MUTANTS = Path(__file__).resolve().parents[1] / "mutants"
 WRONG = sorted((MUTANTS / "wrong").glob("*.py"))
 RIGHT = sorted((MUTANTS / "right").glob("*.py"))
 
