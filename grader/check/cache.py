@@ -94,7 +94,7 @@ def _saved(submission: Path) -> dict[str, dict]:
 
 
 def _valid(name: str, verdict) -> bool:
-    """True when a saved verdict has the shape SPEC §2 gives an exercise."""
+    """True when a saved verdict has the shape check.schema.json gives an exercise."""
     from grader.check.results import STATUSES
 
     try:

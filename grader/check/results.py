@@ -20,7 +20,7 @@ class CheckResult:
     example: dict | None = None  # the failing call's function and encoded arguments, for `grader try`; not in the JSON
 
     def to_json(self) -> dict:
-        """This check as SPEC §2 writes it; "fault": "grader" marks an error that is the grader's."""
+        """This check as check.schema.json writes it; "fault": "grader" marks an error that is the grader's."""
         told = {"id": self.id, "status": self.status, "message": self.message, "public": self.public}
         return told | ({"fault": "grader"} if self.by_grader else {}) | ({"printed": self.printed} if self.printed else {})
 
@@ -56,7 +56,7 @@ class ExerciseResult:
         return bool(failing) and all(check.by_grader for check in failing)
 
     def to_json(self) -> dict:
-        """This exercise as SPEC §2 writes it."""
+        """This exercise as check.schema.json writes it."""
         return {
             "name": self.name,
             "status": self.status,
@@ -100,7 +100,7 @@ class Report:
         return all(exercise.status == "passed" for exercise in self.exercises)
 
     def to_json(self) -> dict:
-        """The report exactly as SPEC §2 fixes it."""
+        """The report exactly as check.schema.json fixes it."""
         return {
             "total": {"points": self.points, "max_points": self.max_points},
             "checks": self.checks,

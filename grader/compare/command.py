@@ -109,7 +109,7 @@ def unfinished(folder: Path) -> list:
 
 
 def summary(seed: int, seconds: float, models: dict, no_mask: bool) -> dict:
-    """The comparison's figures as SPEC §2 writes them, with a few more keys."""
+    """The comparison's figures as compare.schema.json fixes them, with a few more keys."""
     out = {"seed": seed, "seconds": round(seconds, 1), "models": {}}
     for name, event in models.items():
         probs, replies, losses = event["decision_probs"], event["replies"], event["losses"]

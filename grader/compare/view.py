@@ -7,7 +7,7 @@ from grader import kit
 from grader.compare.corpus import DECISION_CUE, check_reply
 from grader.style import mark, paint, shown_command
 
-LESSON = {"mlp": (0.50, 38), "attention": (0.86, 90)}  # SPEC §3: p_decision, correct of 100
+LESSON = {"mlp": (0.50, 38), "attention": (0.86, 90)}  # the lesson's figures: p_decision, correct of 100
 LABELS = {"mlp": "8-character MLP", "attention": "MLP + your head", "attention_no_mask": "head, no mask"}
 REFERENCE_LABELS = {**LABELS, "attention": "MLP + reference head"}  # grader compare --solutions
 BARS = "▁▂▃▄▅▆▇█"

@@ -1,4 +1,4 @@
-"""`grader check` as a student and a script see it: messages, the table, --json per SPEC §2, exit codes."""
+"""`grader check` as a student and a script see it: messages, the table, --json per check.schema.json, exit codes."""
 
 import json
 import shutil
@@ -35,7 +35,7 @@ def mutant(name: str) -> str:
 
 
 def assert_spec_json(data: dict, names: list[str]) -> None:
-    """The --json of `grader check` has exactly the keys and types of SPEC §2."""
+    """The --json of `grader check` has exactly the keys and types of check.schema.json."""
     assert set(data) == {"total", "checks", "isolation", "seed", "exercises"}
     assert data["checks"] in ("public", "all") and data["isolation"] in ("namespaces", "user", "none")
     assert set(data["total"]) == {"points", "max_points"}
@@ -129,7 +129,7 @@ def stubs(tmp_path_factory):
 
 
 def test_check_json_follows_the_spec(tmp_path):
-    """`grader check --solutions --json FILE` exits 0 and writes SPEC §2's shape."""
+    """`grader check --solutions --json FILE` exits 0 and writes check.schema.json's shape."""
     out = tmp_path / "report.json"
     result = CliRunner().invoke(main, ["check", "scores", "masking", "--solutions", "--json", str(out)])
     assert result.exit_code == 0, result.output

@@ -1,4 +1,4 @@
-"""The reference solutions meet SPEC §1 on Hypothesis-drawn inputs, batch axes included."""
+"""The reference solutions meet their docstrings' contract on Hypothesis-drawn inputs, batch axes included."""
 
 import warnings
 
