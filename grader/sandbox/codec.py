@@ -30,6 +30,18 @@ class Foreign:
     text: str
 
 
+@dataclass(frozen=True)
+class ArrayHead:
+    """An array's dtype and shape, read from its .npy header without its data: an ask's outline."""
+
+    dtype: np.dtype
+    shape: tuple
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+
 @dataclass
 class ToyModel:
     """Stands for the kit's LinearModel with these params: {"w": (C, O), "b": (O,)}."""
@@ -53,18 +65,26 @@ def encode(value) -> bytes:
     return struct.pack("<I", len(head)) + head + b"".join(blobs)
 
 
-def decode(data, live: bool = False):
-    """The value of a message; live (in the worker) turns ToyModel and Batches into working objects."""
-    data = memoryview(data)
-    (size,) = struct.unpack_from("<I", data)
-    head = json.loads(bytes(data[4 : 4 + size]))
-    blobs, start = [], 4 + size
-    for length in head["sizes"]:
-        blobs.append(data[start : start + length])
-        start += length
-    if start != len(data):
-        raise ValueError("message length does not match its head")
-    return _value(head["tree"], blobs, live)
+def decode(data, live: bool = False, outline: bool = False):
+    """The value of a message; live (in the worker) turns ToyModel and Batches into working objects.
+
+    outline: each array is an ArrayHead, its data not read. Any malformed message raises ValueError.
+    """
+    try:
+        data = memoryview(data)
+        (size,) = struct.unpack_from("<I", data)
+        head = json.loads(bytes(data[4 : 4 + size]))
+        blobs, start = [], 4 + size
+        for length in head["sizes"]:
+            blobs.append(data[start : start + length])
+            start += length
+        if start != len(data):
+            raise ValueError("message length does not match its head")
+        return _value(head["tree"], blobs, live, outline)
+    except ValueError:
+        raise
+    except (struct.error, KeyError, TypeError, IndexError, AttributeError, RecursionError, OverflowError) as error:
+        raise ValueError(f"a malformed message ({type(error).__name__})") from None
 
 
 def _tree(value, blobs, depth):
@@ -120,39 +140,50 @@ def describe(value):
     return type_name, text[:300]
 
 
-def _value(node, blobs, live):
+def _value(node, blobs, live, outline=False):
     """The value described by a JSON node."""
     if node is None or type(node) in (bool, int, float, str):
         return node
     tag, *rest = node
     if tag == "a":
-        return _array(blobs[rest[0]])
+        return _head(blobs[rest[0]]) if outline else _array(blobs[rest[0]])
     if tag == "s":
         array = _array(blobs[rest[0]])
         if array.ndim != 0:
             raise ValueError("a numpy scalar must be 0-dimensional")
         return array[()]
     if tag == "l":
-        return [_value(item, blobs, live) for item in rest[0]]
+        return [_value(item, blobs, live, outline) for item in rest[0]]
     if tag == "t":
-        return tuple(_value(item, blobs, live) for item in rest[0])
+        return tuple(_value(item, blobs, live, outline) for item in rest[0])
     if tag == "d":
         if not all(type(key) in KEY_TYPES for key, _ in rest[0]):
             raise ValueError("dict keys must be plain scalars")
-        return {key: _value(item, blobs, live) for key, item in rest[0]}
+        return {key: _value(item, blobs, live, outline) for key, item in rest[0]}
     if tag == "f":
         return Foreign(str(rest[0]), str(rest[1]))
     if tag == "m":
-        params = _value(rest[0], blobs, live)
+        params = _value(rest[0], blobs, live, outline)
         return LinearModel(params) if live else ToyModel(params)
     if tag == "b":
-        pairs = _value(rest[0], blobs, live)
+        pairs = _value(rest[0], blobs, live, outline)
         return BatchFeed(pairs) if live else Batches(pairs, int(rest[1]))
     raise ValueError(f"unknown tag {tag!r}")
 
 
 def _array(blob):
     """A writable ndarray from .npy bytes; only plain dtypes, never pickled objects."""
+    head, start = _parsed(blob)
+    return np.frombuffer(memoryview(blob)[start:], dtype=head.dtype).reshape(head.shape).copy()
+
+
+def _head(blob) -> ArrayHead:
+    """The dtype and shape of .npy bytes, checked against their length; the data left unread."""
+    return _parsed(blob)[0]
+
+
+def _parsed(blob) -> tuple[ArrayHead, int]:
+    """The ArrayHead of .npy bytes and where their data starts."""
     blob = memoryview(blob)
     if bytes(blob[: len(NPY_MAGIC)]) != NPY_MAGIC:
         raise ValueError("not .npy bytes")
@@ -161,7 +192,7 @@ def _array(blob):
     dtype, shape = _header(bytes(blob[len(NPY_MAGIC) + 2 : start]))
     if dtype.itemsize * math.prod(shape) != len(blob) - start:
         raise ValueError("an array whose size does not match its data")
-    return np.frombuffer(blob[start:], dtype=dtype).reshape(shape).copy()
+    return ArrayHead(dtype, shape), start
 
 
 @functools.lru_cache(maxsize=256)

@@ -4,25 +4,22 @@ The worker never holds reference code. Where an exercise is graded with the refe
 earlier ones, the worker's stand-ins ask, and this side answers with the functions it was given.
 """
 
-import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from grader.paths import MODULES
-from grader.sandbox import isolation
+from grader.sandbox import asks, isolation
 from grader.sandbox.codec import MAX_WARNINGS, WARNING_CHARS, decode, encode
 from grader.sandbox.errors import StudentError, _Failed
 from grader.sandbox.guard import refusals
+from grader.sandbox.helper import HELPER, HelperFailed
 from grader.sandbox.process import GRADER_FAULT, Worker
 
 WORKER_KINDS = ("not_started", "raised", "import", "bad_output", "refused")  # what a worker may say went wrong
 REPLY_BASE = 4 << 20  # bytes a reply may have beyond REPLY_FACTOR times its request
 REPLY_FACTOR = 16
-ASK_ELEMENTS = 10**6  # entries a stand-in may send to the reference, and scores it may ask for
 
 
 @dataclass
@@ -61,6 +58,7 @@ class Student:
         self._broken: dict[str, StudentError] = {}  # modules that cannot be imported
         self._imported: set[str] = set()
         self._worker: Worker | None = None
+        self._refusals: list[str] = []  # the asks of the current call refused by their contract
 
     def __enter__(self):
         return self
@@ -133,53 +131,43 @@ class Student:
         """Send one request and wait for its reply, answering stand-ins on the way; a dead worker becomes a StudentError."""
         if self._worker is None:
             self._worker = self._start()
-        worker, replies = self._worker, []
+        worker, replies, self._refusals = self._worker, [], []
         request = encode({**message, "cap": (cap := REPLY_BASE + REPLY_FACTOR * len(encode(message)))})
         try:
             worker.exchange(request, limit, cap, lambda frame: self._answer(frame, replies))
             reply = _checked(replies[0], message["op"])
-        except (_Failed, ValueError) as failure:
+        except (_Failed, ValueError, StudentError) as failure:
             output = worker.output.take()
             worker.stop()
             self._worker = None
+            if isinstance(failure, StudentError):
+                raise StudentError(failure.kind, failure.message, output) from None
             if isinstance(failure, _Failed):
                 raise StudentError(failure.kind, failure.describe(what, limit), output) from None
             raise StudentError("bad_output", f"what {what} returned could not be read back ({failure}).", output) from None
         reply["output"] = worker.output.take()
+        if self._refusals:  # caught by the student's code or not, an ask outside its contract fails the call
+            raise StudentError("raised", f"your {what} called {self._refusals[0]}", reply["output"])
         return reply
 
     def _answer(self, frame: bytes, replies: list):
-        """A stand-in's question answered with the reference (bytes to send), or the final reply kept (None)."""
-        message = decode(frame)
+        """A stand-in's question answered by the reference helper (bytes to send), or the final reply kept (None)."""
+        message = decode(frame, outline=True)
         if type(message) is not dict or "ask" not in message:
-            replies.append(message)
+            replies.append(decode(frame))
             return None
         name, args = message.get("ask"), message.get("args")
-        if name not in self.reference or type(args) is not tuple:
+        if name not in self.reference:
             raise ValueError(f"the worker asked for {str(name)[:80]!r}, which it has no stand-in for")
-        return encode(ask_reference(self.reference[name], name, args))
-
-
-def ask_reference(function: Callable, name: str, args: tuple) -> dict:
-    """The reference's value and arguments afterwards, or the error it raised, as the stand-in expects."""
-    arrays = [a for a in args if isinstance(a, np.ndarray)] + [
-        v for a in args if type(a) is dict for v in a.values() if isinstance(v, np.ndarray)
-    ]
-    size = sum(a.size for a in arrays)
-    if name == "scores.attention_scores" and len(arrays) == 2 and min(a.ndim for a in arrays) >= 2:
-        size = max(size, arrays[0].size // max(arrays[0].shape[-1], 1) * arrays[1].shape[-2])
-    if size > ASK_ELEMENTS:
-        return {
-            "error": "ValueError",
-            "message": f"{name} is given or would return {size} numbers; the grader computes it for at most {ASK_ELEMENTS}",
-        }
-    try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            value = function(*args)
-    except Exception as error:  # the student passed something the reference cannot take
-        return {"error": type(error).__name__, "message": f"{name}: {str(error)[:300]}"}
-    return {"value": value, "args": args}
+        try:
+            asks.check(name, args)
+        except asks.Refused as refused:
+            self._refusals.append(f"{name.partition('.')[2]}: {refused}")
+            return encode({"error": "ValueError", "message": f"{name}: {refused}"})
+        try:
+            return HELPER.answer(self.reference[name], frame)
+        except HelperFailed as failure:
+            raise StudentError("grader", f"The grader's reference could not answer {name} ({failure}). {GRADER_FAULT}") from None
 
 
 def _checked(reply, op):

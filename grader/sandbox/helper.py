@@ -1,0 +1,197 @@
+"""The reference helper: a process of its own, under a memory limit and a deadline, that answers the stand-ins' asks.
+
+The grader (and nbgrader's autograde, which runs the checks in its own process) never runs the
+reference on what a worker sent: a checked ask (grader.sandbox.asks) crosses to this helper as the
+worker's own frame, and the helper's answer crosses back to the worker as it is. One helper per
+grading process, started on the first ask; a helper that dies or runs late is replaced on the next.
+Frames are length-prefixed; values are the codec's JSON head and .npy bytes, never pickle.
+"""
+
+import atexit
+import json
+import os
+import queue
+import struct
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from pathlib import Path
+
+import psutil
+
+from grader.sandbox.codec import encode
+
+MEMORY_BYTES = 2 << 30  # the helper's address space: numpy's own and a few answers at the asks' budget
+ASK_SECONDS = 10.0  # one answer's deadline, at most
+START_SECONDS = 30.0
+POLL = 0.05  # seconds between looks at the helper's memory where RLIMIT_AS could not be set
+THREADS = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}  # one core, a small address space
+KIT = str(Path(__file__).resolve().parents[2])
+BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from grader.sandbox.helper import serve; serve()"
+
+
+class HelperFailed(Exception):
+    """The helper gave no answer: it died, ran past its deadline or over its memory."""
+
+
+class Helper:
+    """The grader's side: the helper process, started lazily, asked one question at a time."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.process: subprocess.Popen | None = None
+        self.frames: queue.Queue = queue.Queue()
+        self.watch_memory = False
+
+    def answer(self, function, frame: bytes, seconds: float = ASK_SECONDS) -> bytes:
+        """The encoded answer of function (a module-level reference function) to an ask frame; raises HelperFailed."""
+        request = json.dumps({"module": function.__module__, "function": function.__qualname__}).encode()
+        with self.lock:
+            if self.process is None or self.process.poll() is not None:
+                self._start()
+            try:
+                self._send(request)
+                self._send(frame)
+                return self._receive(min(seconds, ASK_SECONDS))
+            except (HelperFailed, OSError) as failure:
+                self.stop()
+                raise HelperFailed(str(failure)) from None
+
+    def _start(self):
+        """A fresh helper process; its first frame says whether its memory limit is set."""
+        self.frames = queue.Queue()
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-c", BOOT, KIT],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            bufsize=0,
+            env={**os.environ, **THREADS},
+        )
+        threading.Thread(target=_read_frames, args=(self.process.stdout, self.frames), daemon=True, name="reference-helper").start()
+        ready = json.loads(self._receive(START_SECONDS))
+        self.watch_memory = not ready.get("limited")
+
+    def _send(self, data: bytes):
+        self.process.stdin.write(struct.pack("<Q", len(data)) + data)
+        self.process.stdin.flush()
+
+    def _receive(self, seconds: float) -> bytes:
+        """The helper's next frame within seconds, watching its memory where the OS set no limit."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                frame = self.frames.get(timeout=min(left, POLL))
+            except queue.Empty:
+                if self.watch_memory and _memory(self.process.pid) > MEMORY_BYTES:
+                    raise HelperFailed(f"it used more than {MEMORY_BYTES >> 30} GiB") from None
+                continue
+            if frame is None:
+                raise HelperFailed("it ended")
+            return frame
+        raise HelperFailed(f"it did not answer within {seconds:g} s")
+
+    def stop(self):
+        """End the helper process, if one runs."""
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            for pipe in (self.process.stdin, self.process.stdout):
+                pipe.close()
+            self.process = None
+
+
+def _read_frames(pipe, frames: queue.Queue):
+    """Thread: the helper's frames, then None at its end."""
+    while (head := _read_exactly(pipe, 8)) is not None and (body := _read_exactly(pipe, struct.unpack("<Q", head)[0])) is not None:
+        frames.put(body)
+    frames.put(None)
+
+
+def _read_exactly(pipe, size) -> bytes | None:
+    """Exactly size bytes, or None at end of file."""
+    data = bytearray()
+    try:
+        while len(data) < size:
+            chunk = pipe.read(min(size - len(data), 1 << 20))
+            if not chunk:
+                return None
+            data += chunk
+    except (OSError, ValueError):
+        return None
+    return bytes(data)
+
+
+def _memory(pid: int) -> int:
+    """Bytes the helper holds, by psutil's measure."""
+    try:
+        info = psutil.Process(pid).memory_info()
+    except psutil.Error:
+        return 0
+    return getattr(info, "private", 0) or info.rss
+
+
+HELPER = Helper()
+atexit.register(HELPER.stop)
+
+
+def serve():
+    """In the helper: set the memory limit, then answer each (function, ask) pair until the grader goes."""
+    from grader.sandbox.limits import watch_parent
+
+    watch_parent(os.getppid())
+    limited = _limit_memory()
+    requests, replies = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr
+    _write(replies, json.dumps({"limited": limited}).encode())
+    while (head := _read_exactly(requests, 8)) is not None:
+        request = _read_exactly(requests, struct.unpack("<Q", head)[0])
+        size = _read_exactly(requests, 8)
+        frame = size and _read_exactly(requests, struct.unpack("<Q", size)[0])
+        if request is None or frame is None:
+            return
+        _write(replies, encode(_run(json.loads(request), frame)))
+
+
+def _run(request: dict, frame: bytes) -> dict:
+    """The reference's value and arguments afterwards, or the error it raised, as the stand-in expects."""
+    import importlib
+
+    from grader.sandbox.codec import decode
+
+    message = decode(frame)
+    function = getattr(importlib.import_module(request["module"]), request["function"])
+    name, args = message["ask"], message["args"]
+    try:
+        with warnings.catch_warnings(), _quiet():
+            warnings.simplefilter("ignore")
+            value = function(*args)
+    except MemoryError:
+        return {"error": "ValueError", "message": f"{name}: the grader's reference ran out of memory on these arguments"}
+    except Exception as error:  # the student passed something the reference cannot take
+        return {"error": type(error).__name__, "message": f"{name}: {str(error)[:300]}"}
+    return {"value": value, "args": args}
+
+
+def _quiet():
+    import numpy as np
+
+    return np.errstate(all="ignore")
+
+
+def _limit_memory() -> bool:
+    """Set RLIMIT_AS where the OS lets us; whether it is set."""
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+    except (ImportError, ValueError, OSError):
+        return False
+    return True
+
+
+def _write(pipe, data: bytes):
+    pipe.write(struct.pack("<Q", len(data)) + data)
+    pipe.flush()
