@@ -65,7 +65,7 @@ class Collector:
         elif report.failed or report.skipped:
             status, message, by_grader = verdict(call.excinfo.value if call.excinfo else None)
             message = visible(message + (student.printed.told(_exercise(item)) if student else ""))
-            example = student.last_example() if student and status == "failed" else None
+            example = student.last_example(call.excinfo.value if call.excinfo else None) if student and status == "failed" else None
             example = example and {**example, "said": message.splitlines()[0]}  # what the check said, for `grader try`
             self.results.setdefault(check, CheckResult(check, status, message, by_grader, printed=everything, example=example))
 

@@ -2,6 +2,7 @@
 
 import json
 import shutil
+from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -9,6 +10,8 @@ from grader import kit
 from grader.check.checks.examples import examples
 from grader.cli import main
 from grader.paths import SOLUTIONS_DIR
+
+MUTANTS = Path(__file__).resolve().parents[1] / "mutants" / "wrong"
 
 FLOAT32_SOFTMAX = """import numpy as np
 
@@ -58,7 +61,7 @@ def test_try_train_shows_the_batches_it_took(tmp_path):
     folder = work(tmp_path, "training", ZIP_TRAIN)
     assert grader("check", "training", "--submission", folder).exit_code == 1
     tried = grader("try", "training", "train", "--submission", folder)
-    assert "train on the input of the failing check training.train_steps_by_its_definition:" in tried.output
+    assert "train on the input of the failing check training.train_steps_by_its_definition (kept by grader check at " in tried.output
     assert "'batches taken': 2" in tried.output and "'batches taken': 1" in tried.output and tried.exit_code == 1
 
 
@@ -81,14 +84,29 @@ def test_a_damaged_record_falls_back_to_the_worked_example(tmp_path):
     assert "softmax on a small example:" in tried.output and "Traceback" not in tried.output
 
 
-def test_the_students_kit_says_what_the_check_said(tmp_path, monkeypatch):
-    """Without a reference there is no expected value for a drawn input: try shows the check's words instead."""
+def test_the_students_kit_shows_the_worked_examples_stored_answer(tmp_path, monkeypatch):
+    """The float32 softmax fails a worked example first, whose answer the student's kit stores: try shows it."""
     folder = work(tmp_path, "softmax", FLOAT32_SOFTMAX)
     grader("check", "softmax", "--submission", folder)
+    examples("softmax.softmax")  # the worked examples now, which the student's kit would read from its examples.npz
     monkeypatch.setattr(kit, "is_student_kit", lambda: True)
     tried = grader("try", "softmax", "--submission", folder)
-    assert "No expected value for this input: the student's kit holds no reference solution; the check said: softmax" in tried.output
-    assert "expected:" not in tried.output and tried.exit_code == 1
+    assert "failing check softmax.worked_examples" in tried.output and "expected:" in tried.output, tried.output
+    assert "No expected value" not in tried.output and tried.exit_code == 1
+
+
+def test_the_students_kit_says_what_the_check_said(tmp_path, monkeypatch):
+    """A drawn input whose answer no check knows: try shows the check's words instead, and exits 0."""
+    folder = work(tmp_path, "masking", (MUTANTS / "masking__first_axis_size.py").read_text(encoding="utf-8"))
+    examples("masking.apply_causal_mask")
+    monkeypatch.setattr(kit, "is_student_kit", lambda: True)  # public checks only, as in the student's kit
+    grader("check", "masking", "--submission", folder)
+    record = tmp_path / "work" / ".grader" / "failing.json"
+    kept = json.loads(record.read_text())
+    record.write_text(json.dumps({check: found for check, found in kept.items() if "worked" not in check}))  # the drawn inputs only
+    tried = grader("try", "masking", "apply_causal_mask", "--submission", folder)
+    assert "No expected value for this input: the student's kit holds no reference solution; the check said: Position" in tried.output
+    assert "expected:" not in tried.output and tried.exit_code == 0, tried.output
 
 
 def test_try_on_an_input_the_student_gives(tmp_path):

@@ -25,7 +25,14 @@ GRADIENT = {"rtol": 1e-4, "atol": 1e-7}
 
 
 class CheckFailed(AssertionError):
-    """A check's verdict on the student's code, with the message the student reads."""
+    """A check's verdict on the student's code, with the message the student reads.
+
+    expected and inputs: what the check knew the answer should be, on which input, for `grader try`.
+    """
+
+    def __init__(self, message: str, expected=None, inputs: dict | None = None):
+        super().__init__(message)
+        self.expected, self.inputs = expected, inputs or {}
 
 
 class Halt(BaseException):
@@ -73,7 +80,7 @@ def fail(what: str, inputs: dict, expected=None, got=None, mistake: str | None =
         lines.append(note)
     if mistake:
         lines.append(f"  This looks like a known mistake: {mistake}.")
-    raise CheckFailed("\n".join(lines))
+    raise CheckFailed("\n".join(lines), expected, inputs)
 
 
 def largest_difference(got: np.ndarray, expected: np.ndarray) -> str:
@@ -164,12 +171,18 @@ class Submission:
         self.printed = Printed()
         self.last: tuple[str, tuple] | None = None  # (function, arguments) of the student's last call
 
-    def last_example(self) -> dict | None:
-        """The last call's function and arguments, encoded, for `grader try`; None when there was none or it is large."""
+    def last_example(self, error: BaseException | None = None) -> dict | None:
+        """The last call's function and arguments, encoded, for `grader try`; None when there was none or it is large.
+
+        With the check's expected value too, when the failure (error) gave one for exactly that call.
+        """
         blob = encode(self.last[1]) if self.last is not None else b""
         if not blob or len(blob) > EXAMPLE_BYTES:
             return None
-        return {"function": self.last[0], "args": base64.b64encode(blob).decode("ascii")}
+        kept = {"function": self.last[0], "args": base64.b64encode(blob).decode("ascii")}
+        if (want := _expected_for(error, *self.last)) is not None and len(wanted := encode(want)) <= EXAMPLE_BYTES:
+            kept["expected"] = base64.b64encode(wanted).decode("ascii")
+        return kept
 
     def call(self, module: str, function: str, *args, reference=()):
         """Call the student's function (with the functions named in reference served by the reference, in the full kit).
@@ -216,6 +229,22 @@ ARG_NAMES = {
     "sgd_step": ("params", "grads", "lr"),
     "train": ("model", "batches", "steps", "lr"),
 }
+
+
+ONE_OUTPUT = {"attention_scores", "causal_mask", "apply_causal_mask", "softmax", "softmax_backward"}
+
+
+def _expected_for(error, function: str, args: tuple):
+    """The expected array a check's failure gave for this very call of a one-output function, else None."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    if not isinstance(error, CheckFailed) or not isinstance(error.expected, np.ndarray) or function not in ONE_OUTPUT:
+        return None
+    shown = [getattr(v, "value", v) for v in error.inputs.values()]
+    same = len(shown) == len(args) and all(
+        type(a) is type(b) and (np.array_equal(a, b, equal_nan=True) if isinstance(a, np.ndarray) else a == b) for a, b in zip(shown, args)
+    )
+    return error.expected if same else None
 
 
 def _named(function: str, args) -> dict:

@@ -1,0 +1,80 @@
+"""The failing input every way of checking keeps (watch's recheck, status), which `grader try` uses with the value the check expected."""
+
+import json
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from grader import kit
+from grader.check.cache import checked_report
+from grader.check.checks.examples import examples
+from grader.cli import main
+from grader.paths import SOLUTIONS_DIR
+from grader.student import recheck
+
+WRONG = Path(__file__).resolve().parents[1] / "mutants" / "wrong"
+
+
+def work(tmp_path, module: str, mutant: str) -> Path:
+    """The reference with one module replaced by a known wrong one."""
+    folder = tmp_path / "work"
+    shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(WRONG / f"{mutant}.py", folder / f"{module}.py")
+    return folder
+
+
+def tried(folder: Path, *args: str):
+    return CliRunner().invoke(main, ["try", *args, "--submission", str(folder)])
+
+
+def test_watch_keeps_the_failing_input_that_try_then_uses(tmp_path):
+    """The batch-only masking bug passes on the worked example: try must use the input watch's check failed on."""
+    folder = work(tmp_path, "masking", "masking__first_axis_size")
+    assert recheck.main(str(folder), "masking") == 0  # what watch runs for every save
+    kept = json.loads((folder / ".grader" / "failing.json").read_text())
+    assert {found["by"] for found in kept.values()} == {"watch"}
+    result = tried(folder, "masking", "apply_causal_mask")
+    assert "on the input of the failing check masking." in result.output and "(kept by grader watch at " in result.output
+    assert "they differ" in result.output and result.exit_code == 1, result.output
+
+
+def test_status_keeps_the_failing_input_and_keeps_other_exercises_inputs(tmp_path):
+    """A check run for status keeps its input; a verdict read from the cache does not wipe the inputs kept before."""
+    folder = work(tmp_path, "masking", "masking__first_axis_size")
+    checked_report(folder, ["masking"], by="status")
+    before = json.loads((folder / ".grader" / "failing.json").read_text())
+    assert before and {found["by"] for found in before.values()} == {"status"}
+    checked_report(folder, ["masking", "scores"], by="status")  # masking from the cache, scores run
+    assert json.loads((folder / ".grader" / "failing.json").read_text()) == before
+
+
+def test_the_students_kit_shows_the_expected_value_the_property_gave(tmp_path, monkeypatch):
+    """No reference in the student's kit, but the √d property knows its answer: try shows it."""
+    folder = work(tmp_path, "scores", "scores__no_scale")
+    recheck.main(str(folder), "scores")
+    monkeypatch.setattr(kit, "is_student_kit", lambda: True)
+    result = tried(folder, "scores")
+    assert "failing check scores.ones_score_sqrt_d" in result.output and "expected:" in result.output, result.output
+    assert "No expected value" not in result.output and "they differ" in result.output and result.exit_code == 1
+
+
+def test_the_students_kit_shows_a_worked_examples_stored_answer(tmp_path, monkeypatch):
+    """A failed worked example's answer is stored in the student's kit: try shows it rather than 'no reference'."""
+    folder = work(tmp_path, "scores", "scores__transposed")
+    recheck.main(str(folder), "scores")
+    examples("scores.attention_scores")  # the worked examples now, which the student's kit reads from its examples.npz
+    monkeypatch.setattr(kit, "is_student_kit", lambda: True)
+    result = tried(folder, "scores")
+    assert "failing check scores.worked_examples" in result.output and "expected:" in result.output, result.output
+    assert "they differ" in result.output and result.exit_code == 1
+
+
+def test_only_lacking_an_expected_value_exits_0(tmp_path, monkeypatch):
+    """In the student's kit a drawn input with no known answer is shown, not failed."""
+    folder = tmp_path / "work"
+    shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    examples("softmax.softmax")
+    monkeypatch.setattr(kit, "is_student_kit", lambda: True)
+    result = tried(folder, "softmax", "--input", "x=[1.0, 2.0]")
+    assert "No expected value for this input" in result.output and result.exit_code == 0, result.output
