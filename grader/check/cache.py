@@ -8,11 +8,12 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 
 import grader
 from grader import kit
-from grader.check.files import depends_on, read_modules
+from grader.check.files import depends_on, read
 from grader.exercises import NAMES
 from grader.paths import SOLUTIONS_DIR
 
@@ -72,27 +73,17 @@ def _grader_hash() -> str:
     return h.hexdigest()
 
 
-def fingerprint(hashes: dict[str, str], base: str | None = None) -> str:
-    """One exercise's fingerprint: the grader's hash and the sha256 of each module its verdict depends on."""
-    h = hashlib.sha256((base or _grader_hash()).encode())
-    for name, digest in sorted(hashes.items()):
-        h.update(b"\0" + name.encode() + b"\0" + digest.encode())
-    return h.hexdigest()
-
-
 def files_fingerprint(submission: Path) -> dict[str, str]:
-    """Per exercise, the fingerprint of the live folder's files, each read once (a run's own comes from its snapshot)."""
-    base, files = _grader_hash(), read_modules(Path(submission))
-    hashes = {name: hashlib.sha256(data).hexdigest() if data is not None else "<missing>" for name, data in files.items()}
-    return {exercise: fingerprint({f"{m}.py": hashes[f"{m}.py"] for m in depends_on(files, exercise)}, base) for exercise in NAMES}
-
-
-def report_fingerprint(report, fallback: dict[str, str] | None = None) -> dict[str, str]:
-    """Per exercise, the fingerprint of the files its verdict was given (the run's snapshot), else fallback's."""
+    """Per exercise, a hash of the module files it depends on, the grader's version and the checks' own files."""
     base = _grader_hash()
-    found = dict(fallback or {})
-    found |= {e.name: fingerprint(e.files, base) for e in report.exercises if e.files}
-    return found
+    prints = {}
+    for exercise in NAMES:
+        h = hashlib.sha256(base.encode())
+        for module in depends_on(Path(submission), exercise):
+            h.update(b"\0" + module.encode() + b"\0")
+            h.update(read(Path(submission), module) or b"<missing>")
+        prints[exercise] = h.hexdigest()
+    return prints
 
 
 def _saved(submission: Path) -> dict[str, dict]:
@@ -137,29 +128,28 @@ def _entries(report) -> list[dict]:
     return [dict(e.to_json(), note=e.note) if e.note else e.to_json() for e in report.exercises]
 
 
-def save_report(submission: Path, report, fingerprint: dict[str, str] | None = None) -> None:
+def save_report(submission: Path, report, fingerprint: dict[str, str] | None = None, ran=None, by: str = "check") -> None:
     """Remember a verdict next to the saved verdicts of other exercises.
 
-    Each verdict is filed under the fingerprint of the snapshot it was given (its files' sha256);
-    one without them (made by hand) under `fingerprint`, taken before it was made, or the live files'.
+    Pass the fingerprint taken before the checks ran, so a save during the run is not missed;
+    ran: the report of the checks run just now, whose failing calls are kept (the report itself by default);
+    by: the command that ran them (check, watch, status, compare), which `grader try` names.
     """
-    current = report_fingerprint(report, fingerprint)
-    if any(e.name not in current for e in report.exercises):  # verdicts made by hand: the live files, read now
-        current = report_fingerprint(report, files_fingerprint(submission))
+    current = fingerprint or files_fingerprint(submission)
     exercises = _saved(submission)
     for entry in _entries(report):
         exercises[entry["name"]] = {"fingerprint": current.get(entry["name"]), "verdict": entry}
     data = {"grader_version": grader.__version__, "seed": report.seed, "exercises": exercises}
     write_json(submission, VERDICTS, data)
-    save_failing(submission, report)
+    save_failing(submission, report if ran is None else ran, by)
 
 
-def save_failing(submission: Path, report) -> None:
-    """Remember the failing call of each failed check of the report's exercises, for `grader try`."""
-    kept = failing_examples(submission)
+def save_failing(submission: Path, report, by: str = "check") -> None:
+    """Remember the failing call of each failed check of the report's exercises, for `grader try`, with when and by what."""
+    kept, at = failing_examples(submission), time.strftime("%H:%M:%S")
     for exercise in report.exercises:
         kept = {check: found for check, found in kept.items() if check.partition(".")[0] != exercise.name}
-        kept |= {check.id: check.example for check in exercise.checks if check.example}
+        kept |= {check.id: dict(check.example, by=by, at=at) for check in exercise.checks if check.example}
     if kept:
         write_json(submission, FAILING, kept)
     elif (state_dir(submission) / FAILING).is_file():
@@ -181,8 +171,8 @@ def cached_report(submission: Path, exercises=None):
     return _report([stored[name] for name in names], _seed(submission))
 
 
-def checked_report(submission: Path, exercises=None):
-    """The saved verdict, with the checks run (and saved) for any exercise it lacks."""
+def checked_report(submission: Path, exercises=None, by: str = "status"):
+    """The saved verdict, with the checks run (and saved) for any exercise it lacks; by: the command asking."""
     names = list(exercises or NAMES)
     current = files_fingerprint(submission)
     stored = _stored(submission, current)
@@ -195,7 +185,7 @@ def checked_report(submission: Path, exercises=None):
     kept = [entry for name, entry in stored.items() if name not in missing]
     known = _report(kept + _entries(fresh), fresh.seed)
     add_root_causes(known.exercises)  # across every verdict of these files, not only this run's
-    save_report(submission, known, current)
+    save_report(submission, known, current, ran=fresh, by=by)  # only a run's own results hold its failing calls
     return _report([e for e in _entries(known) if e["name"] in names], fresh.seed)
 
 
