@@ -13,7 +13,7 @@ from pathlib import Path
 
 import grader
 from grader import kit
-from grader.check.files import depends_on, read
+from grader.check.files import depends_on, read_modules
 from grader.exercises import NAMES
 from grader.paths import SOLUTIONS_DIR
 
@@ -73,17 +73,27 @@ def _grader_hash() -> str:
     return h.hexdigest()
 
 
+def fingerprint(hashes: dict[str, str], base: str | None = None) -> str:
+    """One exercise's fingerprint: the grader's hash and the sha256 of each module its verdict depends on."""
+    h = hashlib.sha256((base or _grader_hash()).encode())
+    for name, digest in sorted(hashes.items()):
+        h.update(b"\0" + name.encode() + b"\0" + digest.encode())
+    return h.hexdigest()
+
+
 def files_fingerprint(submission: Path) -> dict[str, str]:
-    """Per exercise, a hash of the module files it depends on, the grader's version and the checks' own files."""
+    """Per exercise, the fingerprint of the live folder's files, each read once (a run's own comes from its snapshot)."""
+    base, files = _grader_hash(), read_modules(Path(submission))
+    hashes = {name: hashlib.sha256(data).hexdigest() if data is not None else "<missing>" for name, data in files.items()}
+    return {exercise: fingerprint({f"{m}.py": hashes[f"{m}.py"] for m in depends_on(files, exercise)}, base) for exercise in NAMES}
+
+
+def report_fingerprint(report, fallback: dict[str, str] | None = None) -> dict[str, str]:
+    """Per exercise, the fingerprint of the files its verdict was given (the run's snapshot), else fallback's."""
     base = _grader_hash()
-    prints = {}
-    for exercise in NAMES:
-        h = hashlib.sha256(base.encode())
-        for module in depends_on(Path(submission), exercise):
-            h.update(b"\0" + module.encode() + b"\0")
-            h.update(read(Path(submission), module) or b"<missing>")
-        prints[exercise] = h.hexdigest()
-    return prints
+    found = dict(fallback or {})
+    found |= {e.name: fingerprint(e.files, base) for e in report.exercises if e.files}
+    return found
 
 
 def _saved(submission: Path) -> dict[str, dict]:
@@ -131,11 +141,14 @@ def _entries(report) -> list[dict]:
 def save_report(submission: Path, report, fingerprint: dict[str, str] | None = None, ran=None, by: str = "check") -> None:
     """Remember a verdict next to the saved verdicts of other exercises.
 
-    Pass the fingerprint taken before the checks ran, so a save during the run is not missed;
+    Each verdict is filed under the fingerprint of the snapshot it was given (its files' sha256);
+    one without them (made by hand) under `fingerprint`, taken before it was made, or the live files';
     ran: the report of the checks run just now, whose failing calls are kept (the report itself by default);
     by: the command that ran them (check, watch, status, compare), which `grader try` names.
     """
-    current = fingerprint or files_fingerprint(submission)
+    current = report_fingerprint(report, fingerprint)
+    if any(e.name not in current for e in report.exercises):  # verdicts made by hand: the live files, read now
+        current = report_fingerprint(report, files_fingerprint(submission))
     exercises = _saved(submission)
     for entry in _entries(report):
         exercises[entry["name"]] = {"fingerprint": current.get(entry["name"]), "verdict": entry}

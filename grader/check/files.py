@@ -1,31 +1,35 @@
 """Which module files an exercise's verdict depends on: its own, those it builds on, and what they import."""
 
-import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from grader.exercises import BY_NAME
 from grader.paths import MODULES
-
-RELATIVE_IMPORT = re.compile(r"^\s*from\s+\.(\w*)\s+import\s+\(?([\w\s,]*)", re.MULTILINE)
-
-
-def read(folder: Path, module: str) -> bytes | None:
-    """A module file's bytes, or None when it cannot be read."""
-    try:
-        return (folder / f"{module}.py").read_bytes()
-    except OSError:
-        return None
+from grader.sandbox.imports import siblings
+from grader.sandbox.private import NotRegular, read_module
 
 
-def depends_on(folder: Path, exercise: str) -> list[str]:
-    """The modules an exercise's verdict depends on: its own, those it builds on, and those they import."""
+def read_modules(folder: Path) -> dict[str, bytes | None]:
+    """{name.py: bytes} of the five modules, each read once by the one reader (None for one it refuses)."""
+    found: dict[str, bytes | None] = {}
+    for module in MODULES:
+        try:
+            found[f"{module}.py"] = read_module(folder, module)
+        except NotRegular:
+            found[f"{module}.py"] = None
+    return found
+
+
+def depends_on(files: Mapping[str, bytes | None], exercise: str) -> list[str]:
+    """The modules an exercise's verdict depends on: its own, those it builds on, and those they import.
+
+    files: {name.py: bytes} as read once (a snapshot's, or read_modules'); imports found by the syntax tree.
+    """
     todo, seen = [exercise, *BY_NAME[exercise].uses], set()
     while todo:
         module = todo.pop()
         if module in seen or module not in MODULES:
             continue
         seen.add(module)
-        text = (read(folder, module) or b"").decode("utf-8", errors="replace")
-        for name, names in RELATIVE_IMPORT.findall(text):
-            todo.extend([name] if name else re.findall(r"\w+", names))
+        todo.extend(siblings(files.get(f"{module}.py") or b"") or ())
     return sorted(seen)

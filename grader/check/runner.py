@@ -139,7 +139,7 @@ def run_checks(
     with Snapshot(submission) as snapshot:
         set_hypothesis_home_dir(snapshot.root / ".hypothesis")  # never a .hypothesis/ folder where the grader runs
         collector = collect(names, snapshot.folder, profile, seed, timeout, budget, KINDS[checks])
-        files = {name: {f"{m}.py": snapshot.hashes[f"{m}.py"] for m in depends_on(snapshot.folder, name)} for name in names}
+        files = {name: {f"{m}.py": snapshot.hashes[f"{m}.py"] for m in depends_on(snapshot.files, name)} for name in names}
     results = [exercise_result(name, collector) for name in names]
     reference = reference_hashes()
     for result in results:

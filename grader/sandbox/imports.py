@@ -54,3 +54,28 @@ def refused(error) -> Refused | None:
             return error
         error, seen = error.__cause__ or error.__context__, seen + 1
     return None
+
+
+def siblings(source: bytes) -> set[str] | None:
+    """The sibling modules a module's source imports (`from .x import y`, `from . import (x as z)`); None if it does not parse.
+
+    The one reading of a module's imports, by its syntax tree: guard.py's, the verdict cache's and
+    the report's. Lazy import: the worker, which loads this module, never needs it.
+    """
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # RecursionError: an expression too deep to parse
+        return None
+    return {name for node in ast.walk(tree) for name in sibling_names(node)}
+
+
+def sibling_names(node) -> list[str]:
+    """The sibling modules one syntax node imports: those of a `from . import` or `from .x import`, else none."""
+    import ast
+
+    if not (isinstance(node, ast.ImportFrom) and node.level == 1):
+        return []
+    names = [node.module] if node.module else [alias.name for alias in node.names]
+    return [name.split(".")[0] for name in names]

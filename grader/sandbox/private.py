@@ -4,6 +4,7 @@ Nothing else of the submission folder (a package folder beside a module, a __pyc
 conftest.py, an extra module) and nothing of the kit beyond the worker's modules is ever there.
 """
 
+import errno
 import hashlib
 import os
 import shutil
@@ -23,32 +24,60 @@ class NotRegular(Exception):
     """A module that is not a regular file (a symbolic link, a folder, a device); the message says which."""
 
 
+READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+LINK = "{} is a symbolic link: the grader grades regular files only, so replace the link with the file itself"
+
+
 def read_module(folder: Path, name: str) -> bytes:
-    """The bytes of folder/name.py, refusing anything but a regular file, links included."""
+    """The bytes of folder/name.py, refusing anything but a regular file, links included.
+
+    The one reader of a student's module: opened without following a link (O_NOFOLLOW; a FIFO
+    does not block, O_NONBLOCK), then judged by what was opened (fstat), so nothing can be swapped
+    in between a look and the read. Where O_NOFOLLOW does not exist (Windows) the opened file must
+    be the very one the path names, not a link's target.
+    """
     path = Path(folder) / f"{name}.py"
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-    if path.is_symlink():
-        raise NotRegular(f"{path.name} is a symbolic link: the grader grades regular files only, so replace the link with the file itself")
     try:
-        fd = os.open(path, flags)
+        fd = os.open(path, READ_FLAGS)
     except OSError as error:
+        if error.errno == errno.ELOOP or os.path.islink(path):
+            raise NotRegular(LINK.format(path.name)) from None
         raise NotRegular(f"{path.name} cannot be read ({error.strerror}): check that it exists and that you may read it") from None
     with os.fdopen(fd, "rb") as file:
-        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+        opened = os.fstat(file.fileno())
+        if not stat.S_ISREG(opened.st_mode):
             raise NotRegular(f"{path.name} is not a regular file")
+        if not getattr(os, "O_NOFOLLOW", 0) and not os.path.samestat(opened, os.lstat(path)):
+            raise NotRegular(LINK.format(path.name))
         return file.read()
+
+
+def regular(folder: Path, name: str) -> None:
+    """Raise NotRegular unless folder/name.py is a regular file, by a look at it (lstat) that reads nothing."""
+    path = Path(folder) / f"{name}.py"
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError as error:
+        raise NotRegular(f"{path.name} cannot be read ({error.strerror}): check that it exists and that you may read it") from None
+    if stat.S_ISLNK(mode):
+        raise NotRegular(LINK.format(path.name))
+    if not stat.S_ISREG(mode):
+        raise NotRegular(f"{path.name} is not a regular file")
+
+
+def write_modules(files: dict[str, bytes], target: Path) -> None:
+    """Write {name.py: bytes} into target (made here, read-only to others)."""
+    target.mkdir(mode=0o755)
+    for name, data in files.items():
+        (target / name).write_bytes(data)
+        os.chmod(target / name, 0o644)
 
 
 def copy_modules(source: Path, target: Path) -> dict[str, str]:
     """Copy the five modules into target (made here, read-only to others); each file's sha256."""
-    target.mkdir(mode=0o755)
-    hashes = {}
-    for name in MODULES:
-        data = read_module(source, name)
-        (target / f"{name}.py").write_bytes(data)
-        os.chmod(target / f"{name}.py", 0o644)
-        hashes[f"{name}.py"] = hashlib.sha256(data).hexdigest()
-    return hashes
+    files = {f"{name}.py": read_module(source, name) for name in MODULES}
+    write_modules(files, target)
+    return {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}
 
 
 def copy_worker_code(target: Path) -> Path:
@@ -65,17 +94,23 @@ def copy_worker_code(target: Path) -> Path:
 
 
 class Snapshot:
-    """The five files of a submission as they were when grading began, with their sha256."""
+    """The five files of a submission as they were when grading began: read once, their bytes, their sha256 and a copy.
+
+    Everything a run says about the files (the verdict cache's fingerprint, the JSON's sha256)
+    comes from these bytes, and the workers are given this copy, never the live folder.
+    """
 
     def __init__(self, folder: Path):
+        self.files = {f"{name}.py": read_module(Path(folder), name) for name in MODULES}  # the one read of each file
+        self.hashes = {name: hashlib.sha256(data).hexdigest() for name, data in self.files.items()}
         self.root = Path(tempfile.mkdtemp(prefix="grader-snapshot-"))
         os.chmod(self.root, 0o711)
+        self.folder = self.root / "submission"
         try:
-            self.hashes = copy_modules(Path(folder), self.root / "submission")
+            write_modules(self.files, self.folder)
         except BaseException:
             self.close()
             raise
-        self.folder = self.root / "submission"
 
     def close(self):
         shutil.rmtree(self.root, ignore_errors=True)

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from grader.paths import EXERCISES_DIR, MODULES, SOLUTIONS_DIR, default_submission
-from grader.sandbox.private import NotRegular, read_module
+from grader.sandbox.private import NotRegular, regular
 
 
 class SubmissionError(Exception):
@@ -34,7 +34,7 @@ def find_submission(submission: Path | None = None, solutions: bool = False) -> 
         raise SubmissionError(f"{folder} is the kit's own reference folder: to check it, run grader check --solutions.")
     for name in MODULES:
         try:
-            read_module(folder, name)
+            regular(folder, name)  # a look, not a read: the run's snapshot reads each file once
         except NotRegular as error:
             raise SubmissionError(f"In {folder}: {error}.") from None
     return folder.resolve()
