@@ -3,6 +3,8 @@
 import math
 from dataclasses import dataclass, field
 
+from grader.sandbox.codec import shown
+
 STATUSES = ("passed", "failed", "not_started", "error")
 
 
@@ -18,6 +20,9 @@ class CheckResult:
     public: bool = False  # a public check (in both kits), not a hidden one (the full kit's only)
     printed: str = ""  # everything the student's functions printed during the check, call by call
     example: dict | None = None  # the failing call's function and encoded arguments, for `grader try`; not in the JSON
+
+    def __post_init__(self):
+        self.message, self.printed = shown(self.message), shown(self.printed)  # student text: every file and screen can hold it
 
     def to_json(self) -> dict:
         """This check as check.schema.json writes it; "fault": "grader" marks an error that is the grader's."""

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from grader.exercises import EXERCISES
 from grader.paths import MODULES
+from grader.sandbox.codec import shown
 
 FILES = tuple(f"{name}.py" for name in MODULES)
 SKIPPED_FOLDERS = {"__MACOSX", "__pycache__", ".grader", ".git"}  # never a student's modules
@@ -127,14 +128,14 @@ def not_graded(reason: str, extra: dict, seconds: float) -> dict:
 
 def entry(name: str, score: float, max_score: float, output: str) -> dict:
     """One test of results.json, always shown to the student."""
-    return {"name": name, "score": float(score), "max_score": float(max_score), "output": output, "visibility": "visible"}
+    return {"name": name, "score": float(score), "max_score": float(max_score), "output": shown(output), "visibility": "visible"}
 
 
 def document(score: float, output: str, tests: list[dict], extra: dict, seconds: float) -> dict:
     """The whole results.json; outputs as plain text, since they quote file names and values the student chose."""
     return {
         "score": float(score),
-        "output": output,
+        "output": shown(output),
         "output_format": "text",
         "test_output_format": "text",
         "execution_time": round(seconds),

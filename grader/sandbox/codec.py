@@ -141,8 +141,10 @@ def describe(value):
 
 
 def _value(node, blobs, live, outline=False):
-    """The value described by a JSON node."""
-    if node is None or type(node) in (bool, int, float, str):
+    """The value described by a JSON node; a str holding lone surrogates has them written as escapes (\\ud800)."""
+    if type(node) is str:
+        return shown(node)
+    if node is None or type(node) in (bool, int, float):
         return node
     tag, *rest = node
     if tag == "a":
@@ -159,9 +161,9 @@ def _value(node, blobs, live, outline=False):
     if tag == "d":
         if not all(type(key) in KEY_TYPES for key, _ in rest[0]):
             raise ValueError("dict keys must be plain scalars")
-        return {key: _value(item, blobs, live, outline) for key, item in rest[0]}
+        return {shown(key) if type(key) is str else key: _value(item, blobs, live, outline) for key, item in rest[0]}
     if tag == "f":
-        return Foreign(str(rest[0]), str(rest[1]))
+        return Foreign(shown(str(rest[0])), shown(str(rest[1])))
     if tag == "m":
         params = _value(rest[0], blobs, live, outline)
         return LinearModel(params) if live else ToyModel(params)
@@ -169,6 +171,15 @@ def _value(node, blobs, live, outline=False):
         pairs = _value(rest[0], blobs, live, outline)
         return BatchFeed(pairs) if live else Batches(pairs, int(rest[1]))
     raise ValueError(f"unknown tag {tag!r}")
+
+
+def shown(text: str) -> str:
+    """The text, with each lone surrogate (which no UTF-8 file, terminal or XML can hold) written as its escape."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def _array(blob):

@@ -5,15 +5,25 @@ from pathlib import Path
 
 from grader.paths import MODULES
 
+TOO_DEEP = (
+    "{name} is nested too deeply for Python to read (a very long expression or deeply nested brackets): "
+    "the grader does not grade it. Split it into shorter statements."
+)
+
 
 def refusals(folder: Path) -> dict[str, str]:
-    """For each module that imports the reference solutions, directly or through a sibling: why."""
-    direct, siblings = {}, {}
+    """For each module the grader does not grade, why: it imports the reference solutions (directly or
+    through a sibling), or it is too deep for Python's parser (that module only; its importers get the reference's).
+    """
+    direct, siblings, deep = {}, {}, {}
     for path in sorted(folder.glob("*.py")):
         try:
             tree = ast.parse(path.read_bytes(), filename=path.name)
         except (SyntaxError, ValueError, OSError):
             continue  # the worker reports it when the module is imported
+        except (RecursionError, MemoryError):
+            deep[path.stem] = TOO_DEEP.format(name=path.name)
+            continue
         siblings[path.stem] = set()
         for node in ast.walk(tree):
             line = _solutions_import(node)
@@ -31,10 +41,10 @@ def refusals(folder: Path) -> dict[str, str]:
                 continue
             seen.add(current)
             if current in direct:
-                found[name] = direct[current]
+                found[name] = f"{direct[current]}; the grader does not grade it. Write the functions yourself."
                 break
             todo.extend(siblings.get(current, ()))
-    return found
+    return {**found, **{name: why for name, why in deep.items() if name in MODULES}}
 
 
 def _solutions_import(node) -> int | None:

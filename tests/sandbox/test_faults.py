@@ -1,0 +1,81 @@
+"""The grader's own faults are the grader's, the student's are the student's: any bytes, module text or string a student makes."""
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+from folders import submission
+
+from grader.check.checks.harness import reference_for, reference_functions
+from grader.check.runner import run_checks
+from grader.sandbox.errors import StudentError
+from grader.sandbox.student import Student
+from solutions.heads import multi_head_attention
+
+X = np.ones((1, 2, 3))
+HEADS = [(np.ones((3, 2)), np.ones((3, 2)), np.ones((3, 2)))]
+W_O = np.ones((2, 3))
+
+
+
+def test_a_two_byte_frame_is_the_students_bad_output_and_the_next_call_is_in_step(tmp_path):
+    folder = submission(
+        tmp_path,
+        heads="""
+        import gc
+
+        import numpy as np
+
+        from .masking import apply_causal_mask
+        from .scores import attention_scores
+        from .softmax import softmax
+
+
+        def attention_head(x, w_q, w_k, w_v):
+            channel = next(o for o in gc.get_objects() if type(o).__name__ == "Channel")
+            channel.write(b"ab")
+            return channel.read()
+
+
+        def multi_head_attention(x, heads, w_o):
+            outs = []
+            for w_q, w_k, w_v in heads:
+                q, k, v = x @ w_q, x @ w_k, x @ w_v
+                outs.append(softmax(apply_causal_mask(attention_scores(q, k))) @ v)
+            return np.concatenate(outs, axis=-1) @ w_o, []
+        """,
+    )
+    with Student(folder, reference=reference_for(reference_functions("heads")), timeout=10) as student:
+        with pytest.raises(StudentError) as raised:
+            student.call("heads", "attention_head", X, *HEADS[0])
+        assert raised.value.kind == "bad_output" and "fault in the grader" not in raised.value.message
+        got = student.call("heads", "multi_head_attention", X, HEADS, W_O).value[0]
+    assert np.allclose(got, multi_head_attention(X, HEADS, W_O)[0])
+
+
+def test_a_module_too_deep_for_the_parser_gets_its_own_verdict_and_the_others_are_graded(tmp_path):
+    folder = submission(tmp_path)
+    source = (folder / "softmax.py").read_text() + "\nTOTAL = " + " + ".join(["1"] * 30000) + "\n"
+    (folder / "softmax.py").write_text(source)
+    report = run_checks(folder, ["softmax", "heads"], profile="quick")
+    softmax, heads = report.exercises
+    assert softmax.status in ("error", "failed") and softmax.points == 0
+    assert not any("fault in the grader" in check.message for check in softmax.checks)
+    assert "softmax.py" in softmax.checks[0].message
+    assert heads.status == "passed", [check.message for check in heads.checks]
+
+
+@pytest.mark.slow
+def test_a_lone_surrogate_in_a_message_is_shown_escaped_in_every_result_file(tmp_path):
+    folder = submission(tmp_path, softmax='def softmax(x):\n    raise ValueError("bad \\ud800 row")\n')
+    result, junit = tmp_path / "result.json", tmp_path / "result.xml"
+    command = [sys.executable, "-m", "grader", "check", "softmax", "--submission", str(folder)]
+    run = subprocess.run([*command, "--json", str(result), "--junit", str(junit)], capture_output=True, timeout=300, cwd=tmp_path)
+    assert run.returncode == 1, run.stderr.decode(errors="replace")[-2000:]
+    message = json.loads(result.read_text(encoding="utf-8"))["exercises"][0]["checks"][0]["message"]
+    assert "\\ud800" in message and "fault in the grader" not in message
+    assert "\\ud800" in ET.parse(junit).getroot().find(".//failure").get("message", "") + ET.tostring(ET.parse(junit).getroot(), encoding="unicode")
+    assert "\\ud800" in run.stdout.decode("utf-8")
