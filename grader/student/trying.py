@@ -100,11 +100,47 @@ def given_example(exercise: str, function: str, inputs: dict) -> tuple:
     """The function's example with the student's own inputs in place, and what it should give if the kit knows."""
     args, _, names, _ = example(exercise, function)
     args = tuple(inputs.get(name, arg) for name, arg in zip(names, args))
+    theirs = [name for name in names if name not in inputs]
+    source = f"your input ({words(list(inputs))} from --input; {words(theirs)} from the small example)" if theirs else "your input"
     try:
         want = f"{NO_REFERENCE}; `grader check` judges your function" if kit.is_student_kit() else should_give(exercise, function, args)
     except Exception as error:  # noqa: BLE001  (inputs the reference cannot take: say so beside the student's result)
         want = f"the reference could not take these inputs either ({type(error).__name__}: {error})"
-    return args, want, names, "your input"
+    return args, want, names, source
+
+
+def words(items: list[str]) -> str:
+    """Items joined as in a sentence: "a", "a and b", "a, b and c"."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def shape_problem(function: str, named: dict) -> str | None:
+    """Why these arrays cannot go together into the function (sizes that disagree), or None."""
+    shapes = {name: np.shape(value) for name, value in named.items() if isinstance(value, np.ndarray)}
+
+    def size(name: str, axis: int):
+        shape = shapes.get(name, ())
+        return shape[axis] if len(shape) >= abs(axis) else None
+
+    rules = {  # (name, axis, name, axis, what must agree)
+        "attention_scores": [("q", -1, "k", -1, "q and k need the same last size d")],
+        "apply_causal_mask": [("scores", -1, "scores", -2, "scores must be square in its last two axes (T, T)")],
+        "attention_head": [
+            ("x", -1, "w_q", -2, "x's last size C must be w_q's rows"),
+            ("x", -1, "w_k", -2, "x's last size C must be w_k's rows"),
+            ("x", -1, "w_v", -2, "x's last size C must be w_v's rows"),
+            ("w_q", -1, "w_k", -1, "w_q and w_k need the same number of columns d"),
+        ],
+        "softmax_backward": [("shares", -1, "d_shares", -1, "shares and d_shares need the same shape")],
+    }
+    for one, i, other, j, rule in rules.get(function, []):
+        a, b = size(one, i), size(other, j)
+        if a is not None and b is not None and a != b:
+            listed = ", ".join(f"{name} {shape}" for name, shape in shapes.items())
+            return f"these inputs do not fit together: {rule} (the shapes are {listed})"
+    if function == "softmax_backward" and shapes.get("shares") != shapes.get("d_shares"):
+        return f"these inputs do not fit together: shares and d_shares need the same shape (they are {shapes.get('shares')} and {shapes.get('d_shares')})"
+    return None
 
 
 def try_one(folder: Path, exercise: str, function: str, inputs: dict | None = None) -> bool:
@@ -116,6 +152,9 @@ def try_one(folder: Path, exercise: str, function: str, inputs: dict | None = No
     click.echo(paint(f"{function} on {source}:", bold=True))
     for name, value in zip(names, args):
         click.echo(shown(f"  {name} = ", value))
+    if inputs and (problem := shape_problem(function, dict(zip(names, args)))):
+        click.echo(f"{mark('failed')} Not run: {problem}. Give the other arguments with --input too.\n")
+        return False
     outcome = run(folder, exercise, function, args)
     if outcome in (None, "not started"):
         said = "is not written yet: it still raises NotImplementedError" if outcome else "did not return (see above)"

@@ -78,3 +78,16 @@ def test_only_lacking_an_expected_value_exits_0(tmp_path, monkeypatch):
     monkeypatch.setattr(kit, "is_student_kit", lambda: True)
     result = tried(folder, "softmax", "--input", "x=[1.0, 2.0]")
     assert "No expected value for this input" in result.output and result.exit_code == 0, result.output
+
+
+def test_a_given_input_says_where_the_other_arguments_came_from_and_checks_their_shapes(tmp_path):
+    """--input q=… alone: k comes from the example, said so; sizes that disagree stop before the student's code runs."""
+    folder = tmp_path / "work"
+    shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    d = examples("scores.attention_scores")[0].args()[1].shape[-1]
+    result = tried(folder, "scores", "--input", f"q=np.ones((2, {d + 1}))")
+    assert "on your input (q from --input; k from the small example):" in result.output
+    assert "Not run: these inputs do not fit together: q and k need the same last size d" in result.output
+    assert "Traceback" not in result.output and result.exit_code == 1, result.output
+    result = tried(folder, "scores", "--input", f"q=np.ones((2, {d}))")
+    assert "they agree" in result.output and result.exit_code == 0, result.output
