@@ -237,8 +237,12 @@ def nbgrader(course_dir, assignment, force):
 @click.option("--csv", "csv_file", type=click.Path(path_type=Path), required=True, help="Where to write one row per submission.")
 @click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds one submission may take in all.")
 @click.option("--allow-unisolated", is_flag=True, help="Grade even where the students' code cannot be confined (not for real grades).")
-def batch(dirs, jobs, csv_file, timeout, allow_unisolated):
-    """Grade many submission folders in parallel, one CSV row each; reruns resume.
+@click.option("--force", is_flag=True, help="Regrade every folder, replacing the rows already in the CSV.")
+@click.option(
+    "--regrade", multiple=True, type=click.Path(path_type=Path), metavar="FOLDER", help="Regrade this folder although its row is up to date (repeatable)."
+)
+def batch(dirs, jobs, csv_file, timeout, allow_unisolated, force, regrade):
+    """Grade many submission folders in parallel, one CSV row each; reruns resume and regrade changed files.
 
     Each DIR holds the five modules, or an exercises/ folder with them (nbgrader's
     submitted/STUDENT/ASSIGNMENT). Refuses to grade where students' code cannot be confined.
@@ -248,7 +252,7 @@ def batch(dirs, jobs, csv_file, timeout, allow_unisolated):
     instructor_only("batch")
     from grader.course.batch import batch as run
 
-    sys.exit(run(dirs, jobs=jobs, csv_file=csv_file, timeout=timeout, allow_unisolated=allow_unisolated))
+    sys.exit(run(dirs, jobs=jobs, csv_file=csv_file, timeout=timeout, allow_unisolated=allow_unisolated, force=force, regrade=regrade))
 
 
 @main.command(hidden=STUDENT_KIT)

@@ -162,3 +162,44 @@ def test_without_isolation_batch_refuses_unless_told(tmp_path, monkeypatch):
     allowed = CliRunner().invoke(main, ["batch", str(folder), "--csv", str(csv_file), "--allow-unisolated"])
     assert allowed.exit_code == 0, allowed.output
     assert [(r["student"], r["isolation"], r["total"]) for r in rows_of(csv_file)] == [("alice", "none", "0.0")]
+
+
+@pytest.mark.slow
+def test_a_rerun_regrades_a_row_whose_files_changed_and_says_so(tmp_path, capsys, pristine):
+    folder = make(tmp_path, "late", base=pristine)
+    csv_file = tmp_path / "grades.csv"
+    assert batch([folder], jobs=1, csv_file=csv_file) == 0
+    (before,) = rows_of(csv_file)
+    shutil.copy(SOLUTIONS_DIR / "softmax.py", folder / "softmax.py")  # the late resubmission
+    capsys.readouterr()
+    assert batch([folder], jobs=1, csv_file=csv_file) == 0
+    said = capsys.readouterr().out
+    (after,) = rows_of(csv_file)
+    assert "1 to grade, 0 already" in said and "Regrading 1 whose files changed since their row: late" in said
+    assert before["softmax"] == "0.0" and after["softmax"] == "20.0"
+    assert after["softmax.py sha256"] == hashlib.sha256((SOLUTIONS_DIR / "softmax.py").read_bytes()).hexdigest()
+    assert after["scores.py sha256"] == before["scores.py sha256"] != ""
+
+
+def test_force_regrades_every_folder_and_regrade_the_named_ones(tmp_path, pristine):
+    from grader.course.batch import file_hashes, plan
+
+    folders = [str(make(tmp_path, name, base=pristine)) for name in ("one", "two", "three")]
+    rows = [{"folder": f, **file_hashes(Path(f))} for f in folders]
+    assert plan(folders, rows, force=False, named=set()) == ([], [])
+    assert plan(folders, rows, force=True, named=set()) == (folders, [])
+    assert plan(folders, rows, force=False, named={folders[1]}) == ([folders[1]], [])
+    (Path(folders[2]) / "heads.py").write_text("# changed\n")
+    assert plan(folders, rows, force=False, named=set()) == ([folders[2]], [folders[2]])
+    rows[0]["scores.py sha256"] = ""  # a row from before the sha256 columns: graded again
+    assert plan(folders, rows, force=False, named=set())[0] == [folders[0], folders[2]]
+
+
+@pytest.mark.slow
+def test_the_regrade_option_grades_the_named_folder_again(tmp_path, pristine):
+    folder = make(tmp_path, "again", base=pristine)
+    csv_file = tmp_path / "grades.csv"
+    assert batch([folder], jobs=1, csv_file=csv_file) == 0
+    result = CliRunner().invoke(main, ["batch", str(folder), "--csv", str(csv_file), "--regrade", str(folder)])
+    assert result.exit_code == 0 and "1 to grade, 0 already" in result.output, result.output
+    assert len(rows_of(csv_file)) == 1

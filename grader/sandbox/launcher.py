@@ -1,0 +1,120 @@
+"""The one door through which the kit starts a child Python: its flags, environment, token, session, deadline and end.
+
+Every child carries a token, as TOKEN_VAR and as RUN_VAR (which the workers it starts are given too);
+`end` kills the child's whole tree, then anything still carrying the token, so nothing it started outlives
+it. A child either has a session of its own (Ctrl-C in the terminal never reaches it: the parent ends
+it) or, for the student's own `grader try`, is attached to the terminal as a script they run would be.
+"""
+
+import os
+import secrets
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from grader.sandbox.tree import RUN_VAR, TOKEN_VAR, end_tree, kill_marked, new_session
+
+PYTHON = sys.executable
+UTF8 = ("-X", "utf8")  # the same text encoding on every OS
+ISOLATED = ("-I",)  # no PYTHON* variable, no user site, no current folder on sys.path
+BARE = ("-I", "-S", "-B")  # nor site-packages nor bytecode written: for code that sets sys.path itself
+OUTPUT_KEPT = 1 << 20  # bytes of a child's output kept, from its end
+KIT_MODULE = (
+    "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); runpy.run_module(sys.argv.pop(1), run_name='__main__', alter_sys=True)"
+)
+
+
+def python(*args: str, flags: tuple = ISOLATED) -> list[str]:
+    """The command line of the kit's Python with these flags (UTF-8 always) and arguments."""
+    return [PYTHON, *flags, *UTF8, *args]
+
+
+def module(name: str, *args: str, root: Path | None = None) -> list[str]:
+    """`python -I -m NAME ARGS`; with root, that folder first on sys.path (a kit run from its checkout)."""
+    if root is None:
+        return python("-m", name, *args)
+    return python("-c", KIT_MODULE, str(root), name, *args)
+
+
+def interpreter() -> str:
+    """The path of the kit's Python, for messages that show it (never to start it: use Child)."""
+    return PYTHON
+
+
+class Child:
+    """One child process, started in a session of its own (or attached to the terminal) and ended with all it started.
+
+    output: "merge" keeps stdout and stderr in one file, "events" pipes stdout (lines for the parent)
+    and keeps stderr, "discard" keeps stderr only, "terminal" leaves all three to the terminal.
+    """
+
+    def __init__(self, argv: list[str], *, env: dict | None = None, cwd=None, output: str = "merge", **popen):
+        self.token, self.started = secrets.token_hex(8), time.time()
+        env = dict(os.environ if env is None else env)
+        env.update({TOKEN_VAR: self.token, RUN_VAR: self.token})  # the run is passed on to the workers it starts
+        self.kept = None if output == "terminal" else tempfile.TemporaryFile()
+        pipes = {
+            "merge": {"stdin": subprocess.DEVNULL, "stdout": self.kept, "stderr": subprocess.STDOUT},
+            "events": {"stdin": subprocess.DEVNULL, "stdout": subprocess.PIPE, "stderr": self.kept},
+            "discard": {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": self.kept},
+            "terminal": {},
+        }[output]
+        session = {} if output == "terminal" else new_session()
+        self.process = subprocess.Popen(argv, env=env, cwd=cwd, **pipes, **session, **popen)
+        self.pid, self.ended = self.process.pid, False
+
+    def wait(self, seconds: float | None = None) -> bool:
+        """Wait for the child to end, at most `seconds` (None: as long as it takes); whether it ended."""
+        try:
+            self.process.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
+    @property
+    def returncode(self) -> int | None:
+        """Its exit status (negative: the signal that ended it), None while it runs."""
+        return self.process.poll()
+
+    def output(self, limit: int = OUTPUT_KEPT) -> str:
+        """The last `limit` bytes of what it wrote (stderr, and stdout when merged), as text."""
+        if self.kept is None or self.kept.closed:
+            return ""
+        self.kept.seek(0, os.SEEK_END)
+        size = self.kept.tell()
+        self.kept.seek(max(0, size - limit))
+        text = self.kept.read().decode("utf-8", errors="replace")
+        return (f"... ({size - limit} bytes of output not shown)\n" if size > limit else "") + text
+
+    def end(self) -> None:
+        """Kill its whole tree, then every process still carrying its token (once), and close its pipe."""
+        if self.ended:
+            return
+        self.ended = True
+        end_tree(self.process)
+        kill_marked(f"{TOKEN_VAR}={self.token}", self.started)
+        kill_marked(f"{RUN_VAR}={self.token}", self.started)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+    def close(self) -> None:
+        """End it and drop its kept output."""
+        self.end()
+        if self.kept is not None:
+            self.kept.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def run(argv: list[str], seconds: float | None = None, **options) -> tuple[int | None, str]:
+    """Run a child to its end or its deadline, then end all it left: (exit status or None past the deadline, its output)."""
+    with Child(argv, **options) as child:
+        finished = child.wait(seconds)
+        child.end()
+        return (child.returncode if finished else None), child.output()

@@ -1,0 +1,55 @@
+"""Ctrl-C during `grader batch`, on a real terminal: the running checks end at once, the finished rows stay."""
+
+import csv
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from terminal import Terminal
+
+from grader.paths import KIT_ROOT
+
+pytestmark = pytest.mark.posix("a pseudo-terminal (the pty module)")
+HANGS = Path(__file__).resolve().parents[1] / "hostile" / "infinite_loop" / "softmax.py"
+
+
+def folders_left(root: Path) -> list:
+    """Processes still running whose command line names a folder under root (a `grader check` of the batch)."""
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        try:
+            if any(str(root) in part for part in process.info["cmdline"] or ()):
+                found.append(process)
+        except psutil.Error:
+            pass
+    return found
+
+
+@pytest.mark.slow
+def test_one_ctrl_c_ends_the_running_checks_keeps_the_finished_rows_and_says_how_many_are_left(tmp_path, pristine):
+    root = tmp_path / "submissions"
+    names = ["a_stub", "b_hangs", "c_hangs", "d_hangs", "e_stub"]
+    for name in names:
+        shutil.copytree(pristine, root / name)
+        if "hangs" in name:
+            shutil.copy(HANGS, root / name / "softmax.py")
+    csv_file = tmp_path / "grades.csv"
+    argv = [sys.executable, "-m", "grader", "batch", *(str(root / n) for n in names), "--jobs", "2", "--csv", str(csv_file)]
+    terminal = Terminal(argv, cwd=KIT_ROOT)
+    terminal.wait_for("[1/5]", timeout=120)
+    time.sleep(1.0)  # the two checks now running are well inside the hanging softmax
+    pressed = time.monotonic()
+    terminal.type("\x03")
+    seen = terminal.wait_for("left", timeout=30)
+    code = terminal.close(timeout=30)
+    took = time.monotonic() - pressed
+    with csv_file.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert code == 130, seen
+    assert [Path(r["folder"]).name for r in rows] == ["a_stub"] and rows[0]["status"] == "graded"
+    assert "1 of 5 graded this run, 4 left" in seen and "[2/5]" not in seen
+    assert took < 10, f"the batch took {took:.1f} s to stop"
+    assert folders_left(root) == []
