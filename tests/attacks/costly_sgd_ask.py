@@ -3,10 +3,10 @@
 
 import numpy as np
 
+from .softmax import softmax
+
 
 def softmax_backward(shares, d_shares):
-    from .softmax import softmax
-
     logits = np.log(np.maximum(shares, 1e-300))  # complex-step differentiation through the softmax stand-in
     return np.imag(softmax(logits + 1e-20j * d_shares)) / 1e-20
 

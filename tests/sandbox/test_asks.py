@@ -1,0 +1,141 @@
+"""What a stand-in may ask the reference: each function's contract, a cost bounded by its answer, and a helper process to run it."""
+
+import math
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import psutil
+import pytest
+from attackers import ATTACKS, attack, honest
+from folders import submission
+
+from grader.check.checks import scale
+from grader.check.checks.harness import reference_for, reference_functions
+from grader.sandbox import asks
+from grader.sandbox.codec import decode, encode
+from grader.sandbox.helper import HELPER
+from grader.sandbox.student import Student
+
+CEILING = 512 << 20  # bytes the whole grading's process tree may hold while an attacker is graded
+
+
+def outline(*args):
+    """The arguments as the grader sees an ask: arrays by dtype and shape only."""
+    return decode(encode(args), outline=True)
+
+
+REFUSED = {
+    "an int size far over the budget": ("masking.causal_mask", (35000,)),
+    "a bool size": ("masking.causal_mask", (True,)),
+    "empty widths": ("scores.attention_scores", (np.zeros((20000, 0)), np.zeros((20000, 0)))),
+    "broadcast batch axes": ("scores.attention_scores", (np.zeros((12000, 1, 1, 1)), np.zeros((1, 12000, 1, 1)))),
+    "widths that differ": ("scores.attention_scores", (np.zeros((2, 3)), np.zeros((2, 4)))),
+    "complex input": ("softmax.softmax", (np.zeros(3, complex),)),
+    "an object-free str array": ("softmax.softmax", (np.array(["a", "b"]),)),
+    "a list": ("softmax.softmax", ([1.0, 2.0],)),
+    "a 0-d array": ("softmax.softmax", (np.float64(1.0),)),
+    "non-square scores": ("masking.apply_causal_mask", (np.zeros((2, 3)),)),
+    "a str gradient": ("training.sgd_step", ({"w": np.zeros(1)}, {"w": "abc"}, 10**9)),
+    "names that differ": ("training.sgd_step", ({"w": np.zeros(1)}, {"v": np.zeros(1)}, 0.1)),
+    "a gradient that widens its weight": ("training.sgd_step", ({"w": np.zeros(1)}, {"w": np.zeros(3)}, 0.1)),
+    "too many arguments": ("softmax.softmax", (np.zeros(3), np.zeros(3))),
+    "shares and gradients of other widths": ("training.softmax_backward", (np.zeros((2, 3)), np.zeros((2, 4)))),
+}
+
+
+@pytest.mark.parametrize("case", REFUSED)
+def test_an_ask_outside_its_contract_is_refused_before_it_runs(case):
+    name, args = REFUSED[case]
+    with pytest.raises(asks.Refused):
+        asks.check(name, outline(*args))
+
+
+def test_the_comparisons_own_calls_are_within_the_budget():
+    params, grads, lr = scale.params_and_grads()
+    honest_calls = {
+        "scores.attention_scores": scale.queries_and_keys(),
+        "masking.causal_mask": (scale.T,),
+        "masking.apply_causal_mask": (scale.scores(),),
+        "softmax.softmax": (scale.masked(),),
+        "training.softmax_backward": scale.softmax_grads(),
+        "training.sgd_step": (params, grads, lr),
+    }
+    assert set(honest_calls) == set(asks.CONTRACTS)
+    for name, args in honest_calls.items():
+        asks.check(name, outline(*args))
+    assert (asks.BATCH, asks.T) == (scale.BATCH, scale.T)
+    assert asks.PARAM_NUMBERS == sum(math.prod(shape) for shape in scale.PARAMS.values())
+    assert asks.BUDGET == asks.MARGIN * max(scale.BATCH * scale.T * scale.T, asks.PARAM_NUMBERS)
+
+
+def test_a_complex_step_softmax_backward_through_the_stand_in_no_longer_passes(tmp_path):
+    folder = attack(tmp_path, ATTACKS / "costly_sgd_ask.py", 0)
+    shares, d_shares = np.array([[0.2, 0.8]]), np.array([[1.0, -1.0]])
+    with Student(folder, reference=reference_for(reference_functions("training")), timeout=10) as student:
+        with pytest.raises(Exception) as raised:
+            student.call("training", "softmax_backward", shares, d_shares)
+    assert "complex128" in str(raised.value) and "float" in str(raised.value)
+
+
+def test_a_refused_ask_fails_the_call_even_when_the_students_code_catches_it(tmp_path):
+    folder = attack(tmp_path, ATTACKS / "costly_asks.py", 0)
+    x, w = np.ones((1, 2, 3)), np.ones((3, 2))
+    with Student(folder, reference=reference_for(reference_functions("heads")), timeout=10) as student:
+        with pytest.raises(Exception) as raised:
+            student.call("heads", "attention_head", x, w, w, w)
+    assert "causal_mask" in str(raised.value) and f"{asks.BUDGET:,}" in str(raised.value)
+
+
+def test_the_reference_runs_in_a_helper_process_not_the_graders(tmp_path):
+    folder = submission(tmp_path)
+    x, w = np.ones((1, 2, 3)), np.ones((3, 2))
+    with Student(folder, reference=reference_for(reference_functions("heads")), timeout=10) as student:
+        student.call("heads", "attention_head", x, w, w, w)
+    helper = HELPER.process
+    assert helper is not None and helper.poll() is None
+    assert psutil.Process(helper.pid).ppid() == psutil.Process().pid
+
+
+def peak_tree(process: subprocess.Popen, peaks: list):
+    """Thread: the largest resident memory of the process and all it started, until it ends."""
+    root, top = psutil.Process(process.pid), 0
+    while process.poll() is None:
+        try:
+            top = max(top, sum(p.memory_info().rss for p in [root, *root.children(recursive=True)]))
+        except psutil.Error:
+            pass
+        time.sleep(0.02)
+    peaks.append(top)
+
+
+@pytest.mark.slow
+@pytest.mark.linux("the attack's asks are measured where RLIMIT_AS holds the helper")
+@pytest.mark.parametrize("command", ["check", "batch"])
+def test_the_grading_stays_under_its_ceiling_while_an_attacker_asks(tmp_path, command):
+    root = tmp_path / "submissions"
+    root.mkdir()
+    attackers = [attack(root, ATTACKS / f"{name}.py", 0) for name in ("costly_asks", "costly_sgd_ask")]
+    good = honest(root)[0]
+    for folder in (root / "honest_partial",):
+        shutil.rmtree(folder)
+    if command == "check":
+        argv = [[sys.executable, "-m", "grader", "check", "heads", "training", "--submission", str(f)] for f in (*attackers, good)]
+    else:
+        argv = [[sys.executable, "-m", "grader", "batch", *map(str, (*attackers, good)), "--jobs", "2", "--csv", str(tmp_path / "g.csv")]]
+    for line in argv:
+        peaks: list = []
+        process = subprocess.Popen(line, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=tmp_path)
+        watcher = threading.Thread(target=peak_tree, args=(process, peaks))
+        watcher.start()
+        out = process.communicate(timeout=600)[0].decode(errors="replace")
+        watcher.join()
+        assert peaks[0] < CEILING, (line[-1], peaks[0] >> 20, out[-2000:])
+        assert "fault in the grader" not in out, out[-2000:]
+    if command == "batch":
+        text = (tmp_path / "g.csv").read_text(encoding="utf-8")
+        assert text.count("\n") == 4 and Path(good).name in text
