@@ -30,8 +30,10 @@ class _Failed(Exception):
 
     def describe(self, what, limit):
         """The student-facing sentence; for an import, only how the process ended."""
+        if self.kind == "timeout" and "on the clock" in self.detail:  # the wall-clock backstop (grader.sandbox.clock)
+            return f"{what} did not return within {self.detail}."
         if self.kind == "timeout":
-            return f"{what} did not return within {limit:g} s: look for a loop that never ends, or work that grows too fast."
+            return f"{what} did not return within {self.detail or f'{limit:g} s'}: look for a loop that never ends, or work that grows too fast."
         if self.kind == "bad_output":
             return f"what {what} returned could not be read back: {self.detail}."
         if self.kind == "memory":

@@ -20,6 +20,7 @@ except ImportError:  # Windows
     fcntl = None
 
 from grader.sandbox.channel import END_OF_CALL
+from grader.sandbox.clock import Clock, _tree
 from grader.sandbox.codec import decode, encode
 from grader.sandbox.errors import StudentError, _Failed
 from grader.sandbox.limits import MEMORY_BYTES
@@ -98,6 +99,7 @@ class Worker:
         self.watch_memory = False
         self.landlocked = False  # whether Landlock confines the worker's view of the files
         self.mark_lost = False  # the student closed the output pipe: stop waiting for marks
+        self.processes: list | None = None  # the worker's process tree as last seen, whose CPU time the limits count
         self.process = subprocess.Popen(
             self.launch.argv,
             stdin=subprocess.PIPE,
@@ -136,19 +138,21 @@ class Worker:
             self.stop()
             why = output.strip() or (failure.kind if isinstance(failure, _Failed) else str(failure))
             raise StudentError("grader", f"The grader could not start its worker process ({why[-500:]}). {GRADER_FAULT}") from None
+        self.processes = _tree(self.process.pid)  # now with the worker itself, inside bubblewrap's processes
         self.watch_memory = "RLIMIT_AS" in ready.get("unlimited", ())
         self.landlocked = ready.get("landlocked") is True
 
     def exchange(self, request: bytes, limit: float, cap: int, on_frame) -> None:
         """Send a request; hand every frame to on_frame, which returns the answer to send or None when done.
 
-        Raises _Failed on a timeout, a death, a frame over `cap` bytes, or too much memory.
+        limit: CPU seconds of the worker's processes, with a wall-clock backstop (grader.sandbox.clock).
+        Raises _Failed on a timeout (its detail says which limit), a death, a frame over `cap` bytes, or too much memory.
         """
-        deadline, self.cap = time.monotonic() + limit, cap
+        clock, self.cap = Clock(self.process.pid, limit, self.processes), cap
         marks = self.output.marks
         self.outbox.put(request)
         while True:
-            item = self._next(deadline)
+            item = self._next(clock)
             if isinstance(item, TooBig):
                 raise _Failed("bad_output", detail=f"a reply of {item.size} bytes, far more than this call should return")
             answer = on_frame(item)
@@ -158,14 +162,14 @@ class Worker:
         if not self.mark_lost and not self.output.wait_for_mark(marks + 1, OUTPUT_GRACE):
             self.mark_lost = True
 
-    def _next(self, deadline):
-        """The next frame from the worker, watching the clock, the process and its memory."""
+    def _next(self, clock: Clock):
+        """The next frame from the worker, watching its CPU time and the clock, the process and its memory."""
         while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise _Failed("timeout")
+            if which := clock.over():
+                self.processes = clock.tree
+                raise _Failed("timeout", detail=clock.said(which))
             try:
-                item = self.frames.get(timeout=min(left, POLL))
+                item = self.frames.get(timeout=min(max(clock.wall_left(), 0.0), POLL))
             except queue.Empty:
                 self._check_alive()
                 continue
