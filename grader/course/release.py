@@ -5,7 +5,8 @@ and a pyproject.toml. solutions/, the hidden checks (grader/check/checks/hidden/
 mistakes (grader/check/diagnosis.py) and the instructor's commands stay behind; of grader/course/
 only cells.py goes, which the notebook's try cells run on the student's side. The worked examples'
 inputs and expected outputs are computed here from the reference and stored in examples.npz, so
-the student's kit checks the same values as the full kit without the code that made them.
+the student's kit checks the same values as the full kit without the code that made them. No file
+of the kit may hold a statement of the reference, whatever the file is named or its names are.
 """
 
 import ast
@@ -19,7 +20,7 @@ import click
 import grader
 from grader.check.checks import examples
 from grader.course.stubs import write_stubs
-from grader.paths import DATA_DIR, GRADER_DIR, KIT_ROOT, MODULES
+from grader.paths import DATA_DIR, GRADER_DIR, KIT_ROOT, MODULES, SOLUTIONS_DIR
 
 HERE = Path(__file__).resolve().parent
 LEFT_OUT = ("check/checks/hidden", "check/diagnosis.py")  # under grader/: built from the reference
@@ -158,12 +159,81 @@ def imported(path: Path, root: Path) -> set[str]:
     return names
 
 
+NUMPY = {"np", "numpy"}
+
+
+def from_numpy(node: ast.expr) -> bool:
+    """Whether an expression is a name reached from numpy (np.max, np.linalg.norm)."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id in NUMPY
+
+
+def shape_of(node: ast.expr) -> str:
+    """An expression with its own names abstracted (every name, subscript and attribute not of numpy is _), so renaming hides nothing."""
+    if isinstance(node, ast.Attribute) and from_numpy(node):
+        return ast.unparse(node)
+    if isinstance(node, ast.Name | ast.Attribute | ast.Subscript):
+        return "_"
+    if isinstance(node, ast.Constant):
+        return repr(node.value)
+    if isinstance(node, ast.Call):
+        arguments = [shape_of(a) for a in node.args] + [f"{k.arg}={shape_of(k.value)}" for k in node.keywords]
+        return f"{shape_of(node.func)}({', '.join(arguments)})"
+    if isinstance(node, ast.Tuple | ast.List):
+        items = [shape_of(e) for e in node.elts]
+        return "_" if set(items) <= {"_"} else f"({', '.join(items)})"
+    if isinstance(node, ast.BinOp):
+        return f"({shape_of(node.left)} {type(node.op).__name__} {shape_of(node.right)})"
+    if isinstance(node, ast.UnaryOp):
+        return f"{type(node.op).__name__} {shape_of(node.operand)}"
+    return type(node).__name__
+
+
+def telling(node: ast.expr) -> bool:
+    """Whether an expression says enough of an answer to give it away: numpy calls nested, or one with two keywords."""
+    calls = [n for n in ast.walk(node) if isinstance(n, ast.Call) and from_numpy(n.func)]
+    return len(calls) >= 2 or any(len(call.keywords) >= 2 for call in calls)
+
+
+def reference_statements(solutions: Path = SOLUTIONS_DIR) -> dict[str, str]:
+    """The telling expressions of the reference's statements, by shape: which module, function and statement each is."""
+    found: dict[str, str] = {}
+    for path in sorted(solutions.glob("*.py")):
+        for function in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(function, ast.FunctionDef):
+                continue
+            for statement in ast.walk(function):
+                value = getattr(statement, "value", None) if isinstance(statement, ast.stmt) else None
+                for node in ast.walk(value) if isinstance(value, ast.expr) else ():
+                    if isinstance(node, ast.expr) and telling(node):
+                        found.setdefault(shape_of(node), f"{path.stem}.{function.name}'s `{ast.unparse(statement)[:80]}`")
+    return found
+
+
+def holds_reference(path: Path, statements: dict[str, str]) -> list[str]:
+    """What of the reference a Python file holds, whatever it is named: each expression shaped like a reference statement's."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (SyntaxError, UnicodeDecodeError, ValueError):
+        return []  # not Python the kit runs; the import check below says nothing of it either
+    held = {
+        f"line {node.lineno} holds {ast.unparse(node)[:60]!r}, as {statements[shape_of(node)]}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.expr) and telling(node) and shape_of(node) in statements
+    }
+    return sorted(held)
+
+
 def verify(out: Path) -> None:
-    """Raise ReleaseError when a file of the release imports the reference, the known mistakes or a hidden check."""
+    """Raise ReleaseError when a file of the release imports the reference, the known mistakes or a hidden check, or holds a reference statement."""
     leaks = []
+    statements = reference_statements()
     for path in sorted(out.rglob("*.py")):
         found = [name for name in imported(path, out) if any(name == bad or name.startswith(bad + ".") for bad in FORBIDDEN)]
         leaks += [f"{path.relative_to(out)} imports {name}" for name in sorted(found)]
+        if (out / "exercises") not in path.parents:  # the stubs are made from the reference's signatures and docstrings
+            leaks += [f"{path.relative_to(out)} {what}" for what in holds_reference(path, statements)]
     present = [gone for gone in ("solutions", "grader/check/diagnosis.py", "grader/check/checks/hidden") if (out / gone).exists()]
     if leaks or present:
         raise ReleaseError(

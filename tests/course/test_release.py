@@ -22,6 +22,7 @@ from venvs import BIN, fresh_venv, pip_install
 
 from grader.check.checks import examples
 from grader.cli import main
+from grader.course.release import ReleaseError, holds_reference, reference_statements, verify
 from grader.course.stubs import stub_source, write_stubs
 from grader.paths import KIT_ROOT, MODULES, SOLUTIONS_DIR
 
@@ -343,3 +344,28 @@ def test_grader_watch_works_in_the_students_venv(student, tmp_path):
     while not lines.empty():
         seen.append(lines.get())
     assert "public checks pass" in "".join(seen) and "Stopped watching" in "".join(seen)
+
+
+def test_no_file_of_the_release_holds_a_reference_expression_however_named(kit):
+    """Not even renamed or inlined: the public checks state what is right entry by entry, never with the reference's numpy."""
+    statements = reference_statements()
+    assert any("softmax.softmax" in where for where in statements.values())
+    assert any("masking.causal_mask" in where for where in statements.values())
+    held = [f"{path.relative_to(kit)} {what}" for path in sorted(kit.rglob("*.py")) for what in holds_reference(path, statements)]
+    assert held == []
+
+
+@pytest.mark.parametrize(
+    "name, source",
+    [
+        ("grader/check/checks/public/test_softmax.py", "def check(s):\n    return np.exp(s - np.max(s, axis=-1, keepdims=True))\n"),
+        ("grader/helpers/anything.py", "def future(shares):\n    return ~np.tril(np.ones(shares.shape[-2:], dtype=bool))\n"),
+    ],
+)
+def test_a_release_holding_a_reference_statement_is_refused_whatever_the_file_is_named(tmp_path, name, source):
+    path = tmp_path / name
+    path.parent.mkdir(parents=True)
+    path.write_text("import numpy as np\n\n\n" + source, encoding="utf-8")
+    with pytest.raises(ReleaseError) as refused:
+        verify(tmp_path)
+    assert name in str(refused.value) and "line 5 holds" in str(refused.value)

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from grader import kit
+from grader.check.checks import scale
 from grader.check.checks.harness import FORWARD, GRADIENT, expect_array, fail, reference_for
 
 STORED = Path(__file__).resolve().parent / "examples.npz"
@@ -106,7 +107,7 @@ def made_inputs(size: Size) -> dict[str, dict]:
     def weights():
         return {"w_q": fill((size.c, size.d), 1.0), "w_k": fill((size.c, size.d), 1.0), "w_v": fill((size.c, size.d_v), 1.0)}
 
-    above = np.triu(np.ones((t, t), dtype=bool), 1)  # where a causal row has -inf or a zero share
+    above = scale.above_diagonal(t)  # where a causal row has -inf or a zero share
     masked = np.where(above, -np.inf, fill(b + (t, t), 30.0)).astype(size.dtype)
     masked[..., -1, :] += size.dtype(1e3)  # a row far from 0: exp overflows unless shifted
     share_weights = np.where(above, 0.0, rng.random(b + (t, t)) ** 3 + 1e-3)

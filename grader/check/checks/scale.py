@@ -39,10 +39,14 @@ def values(shape: tuple, bound: float, seed: int = 0) -> np.ndarray:
     return np.random.default_rng([20241201, seed, *shape]).uniform(-bound, bound, shape)
 
 
+def above_diagonal(t: int) -> np.ndarray:
+    """(T, T): True where column j is after row i (j > i), entry by entry, so the kit holds no vectorised mask."""
+    return np.array([[j > i for j in range(t)] for i in range(t)], dtype=bool)
+
+
 def causal(scores: np.ndarray) -> np.ndarray:
     """The scores with -inf above the diagonal, as a masked head hands them to the softmax."""
-    above = np.triu(np.ones(scores.shape[-2:], dtype=bool), 1)
-    return np.where(above, -np.inf, scores)
+    return np.where(above_diagonal(scores.shape[-1]), -np.inf, scores)
 
 
 def head() -> tuple:

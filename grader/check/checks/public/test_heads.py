@@ -13,6 +13,7 @@ from grader.check.checks.harness import FORWARD, expect_array, expect_close, exp
 from grader.check.checks.profiles import FEW
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import fill, head_inputs, multi_head_inputs
+from grader.check.checks.where import heads_columns
 
 EXERCISE = "heads"
 NAMES = ("x", "w_q", "w_k", "w_v")
@@ -82,7 +83,7 @@ def test_head_is_causal(student, drawn):
 def test_shares_are_causal_weights(student, args):
     """Every row of the shares sums to 1 and everything above the diagonal is exactly 0."""
     _, shares = head_of(student, args)
-    above = ~np.tril(np.ones(shares.shape[-2:], dtype=bool))
+    above = scale.above_diagonal(shares.shape[-1])
     if (shares < 0).any() or not np.allclose(shares.sum(-1), 1.0, atol=1e-9) or (shares[..., above] != 0).any():
         fail("The shares should be >= 0, sum to 1 along each row and be exactly 0 above the diagonal.", dict(zip(NAMES, args)), got=shares)
 
@@ -106,7 +107,10 @@ def test_multi_head_joins_the_heads(student, args):
     out, shares = multi_head_of(student, x, heads, w_o)
     alone = [head_of(student, (x, *head)) for head in heads]
     joined = np.concatenate([one[0] for one in alone], axis=-1)  # (..., T, H·d_v)
-    expect_close(out, joined @ w_o, "out, against your own attention_head's outputs joined in order times w_o,", inputs, FORWARD)
+    what = "out, against your own attention_head's outputs joined in order times w_o,"
+    if where := heads_columns(out, [one[0] for one in alone], w_o):  # which columns are wrong, when it can tell
+        fail(f"{what} is not what it should be.", inputs, joined @ w_o, out, where=where)
+    expect_close(out, joined @ w_o, what, inputs, FORWARD)
     for h, (mine, single) in enumerate(zip(shares, alone)):
         expect_close(mine, single[1], f"the shares of head {h}, against your own attention_head's,", inputs)
 

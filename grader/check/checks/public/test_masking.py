@@ -22,9 +22,8 @@ def masked(student, scores):
 
 
 def may_look(t: int) -> np.ndarray:
-    """(T, T): True where position i (the row) may look at position j (the column), j <= i."""
-    row, column = np.indices((t, t))
-    return column <= row
+    """(T, T): True where position i (the row) may look at position j (the column), j <= i: the definition, entry by entry."""
+    return np.array([[j <= i for j in range(t)] for i in range(t)], dtype=bool)
 
 
 @at_scale(lambda: scale.T)

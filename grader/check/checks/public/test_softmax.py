@@ -1,4 +1,9 @@
-"""Public checks for exercise 3, softmax(x) along the last axis: properties and worked examples, none needing the reference."""
+"""Public checks for exercise 3, softmax(x) along the last axis: properties, worked examples and the definition per entry.
+
+None needs the reference, and none holds the vectorised answer: what is right is stated entry by entry.
+"""
+
+import math
 
 import numpy as np
 from hypothesis import given
@@ -47,18 +52,33 @@ def test_rows_sum_to_one(student, x):
         fail(f"{rule}: {told}.", {"x": x}, got=got, mistake=epsilon_below(x, got))
 
 
+def share(row: list[float], j: int) -> float:
+    """softmax's definition for one entry, exp(x_j) / sum over k of exp(x_k), written as 1 / sum over k of exp(x_k - x_j)."""
+    if row[j] == -math.inf:
+        return 0.0
+    below = 0.0
+    for score in row:
+        gap = score - row[j]
+        below += math.exp(gap) if gap < 709 else math.inf  # a gap beyond exp's range: this entry's share is 0
+    return 1.0 / below
+
+
 def epsilon_below(x: np.ndarray, got: np.ndarray) -> str | None:
     """The known mistake of a small number added to the sum below the line, when got is exactly that, else None."""
+    sums, tops = got.sum(axis=-1), got.max(axis=-1)
     with np.errstate(all="ignore"):
-        e = np.exp(x - np.max(x, axis=-1, keepdims=True))
-        total = e.sum(axis=-1, keepdims=True)
-        for epsilon in (1e-12, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4):
-            if np.allclose(got, e / (total + epsilon), rtol=1e-9, atol=0):
-                return (
-                    f"a small number ({epsilon:g}) added to the sum below the line. It is never needed: once each row's "
-                    "maximum is subtracted the sum is at least 1 (the largest entry is exp(0) = 1), and it makes every row "
-                    "sum to a little less than 1"
-                )
+        added = (1.0 - sums) / tops  # what was added to each row's sum, were that the mistake
+    far = np.unravel_index(int(np.argmax(np.abs(sums - 1.0))), sums.shape)
+    row = [float(v) for v in x[far]]
+    right = np.array([share(row, j) for j in range(len(row))])  # the row that sums to the least, by the definition
+    total = 1.0 / right.max()  # the row's sum once its maximum is subtracted
+    for epsilon in (1e-12, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4):
+        if np.allclose(added, epsilon, rtol=0.05, atol=0) and np.allclose(got[far], right * total / (total + epsilon), rtol=1e-9, atol=0):
+            return (
+                f"a small number ({epsilon:g}) added to the sum below the line. It is never needed: once each row's "
+                "maximum is subtracted the sum is at least 1 (the largest entry is exp(0) = 1), and it makes every row "
+                "sum to a little less than 1"
+            )
     return None
 
 
