@@ -3,13 +3,16 @@
 import base64
 import copy
 import importlib
+import threading
 import time
 
 import numpy as np
 
 from grader import kit
 from grader.check.checks.printed import Printed
+from grader.check.checks.where import relation, swapped_shape
 from grader.exercises import BY_NAME
+from grader.sandbox import isolation
 from grader.sandbox.codec import Foreign, encode
 from grader.sandbox.errors import StudentError
 from grader.sandbox.student import Outcome, Student
@@ -20,6 +23,7 @@ FATAL = {"not_started", "timeout", "crashed", "import", "refused", "memory", "gr
 MODULE_WIDE = {"import", "refused"}
 EXAMPLE_BYTES = 32 << 10  # the encoded size an example may have to be kept for `grader try` (about 4,000 numbers)
 SHOWN_ENTRIES = 400  # a larger array is named by its shape and dtype: its numbers would not help
+SHOWN_LINES = 8  # an array printing more lines is summarised, so one failure's message stays short
 FORWARD = {"rtol": 1e-6, "atol": 1e-9}
 GRADIENT = {"rtol": 1e-4, "atol": 1e-7}
 
@@ -54,6 +58,9 @@ def show(value) -> str:
         return f"an array of shape {value.shape}, dtype {value.dtype}"
     if isinstance(value, np.ndarray):
         text = np.array2string(value, precision=6, separator=", ", threshold=60, max_line_width=88)
+        if text.count("\n") >= SHOWN_LINES:  # summarised: the difference line below says where
+            start = np.array2string(value.ravel()[:4], precision=6, separator=", ").rstrip("]")
+            return f"an array of shape {value.shape}, dtype {value.dtype}, starting {start}, ...]"
         return f"{text}  (shape {value.shape})"
     if isinstance(value, Foreign):
         return f"a {value.type_name}: {value.text[:200]}"
@@ -67,8 +74,11 @@ def labelled(label: str, value) -> str:
     return f"  {label}" + show(value).replace("\n", "\n" + " " * (2 + len(label)))
 
 
-def fail(what: str, inputs: dict, expected=None, got=None, mistake: str | None = None):
-    """Raise the verdict: the property in plain words, the input, what was expected and what came back."""
+def fail(what: str, inputs: dict, expected=None, got=None, mistake: str | None = None, where: str | None = None):
+    """Raise the verdict: the property in plain words, the input, what was expected and what came back.
+
+    where: a note on which part of the result is wrong, when the check can tell.
+    """
     lines = [what] + [labelled(f"{name} = ", value) for name, value in inputs.items()]
     if expected is not None:
         lines.append(labelled("expected: ", expected))
@@ -77,6 +87,8 @@ def fail(what: str, inputs: dict, expected=None, got=None, mistake: str | None =
     if isinstance(expected, np.ndarray) and isinstance(got, np.ndarray) and got.shape == expected.shape and got.size:
         lines.append(largest_difference(got, expected))
     if note := narrower(got, inputs):
+        lines.append(note)
+    if note := where or relation(got, expected):
         lines.append(note)
     if mistake:
         lines.append(f"  This looks like a known mistake: {mistake}.")
@@ -90,7 +102,13 @@ def largest_difference(got: np.ndarray, expected: np.ndarray) -> str:
         gap = np.where(got == expected, 0.0, np.where(np.isnan(gap), np.inf, gap))
     index = tuple(int(i) for i in np.unravel_index(int(np.argmax(gap)), gap.shape))
     where = f" at index {index}" if index else ""
-    return f"  The largest difference is{where}: expected {str(expected[index])}, got {str(got[index])} (a difference of {gap[index]:.3g})."
+    with np.errstate(all="ignore"):
+        apart = gap > FORWARD["atol"] + FORWARD["rtol"] * np.abs(expected.astype(float))  # beyond rounding
+    first = tuple(int(i) for i in np.argwhere(apart)[0]) if apart.any() else index
+    also = (
+        f" The first entry to differ is at index {first}: expected {str(expected[first])}, got {str(got[first])}." if first != index else ""
+    )
+    return f"  The largest difference is{where}: expected {str(expected[index])}, got {str(got[index])} (a difference of {gap[index]:.3g}).{also}"
 
 
 def narrower(got, inputs: dict) -> str | None:
@@ -136,9 +154,32 @@ class Workers:
         self.budget = budget
         self.started: dict[frozenset, Student] = {}
         self.broken: dict[tuple, StudentError] = {}  # (module, function or None) -> the error that repeats
+        self.ready: dict[frozenset, threading.Event] = {}  # workers started early, once started
+        self.closing = threading.Event()
+        self.threads: list[threading.Thread] = []
+
+    def start_early(self, exercises) -> None:
+        """Start the workers these exercises' checks use, each in a thread, while pytest collects the checks.
+
+        Starting one is mostly waiting on its process (bubblewrap, Python, numpy), so they start side by
+        side, once the confinement is chosen (its probe, run once per process, starts a worker too).
+        Each thread lives until close(): a worker dies with the thread that started it (PR_SET_PDEATHSIG).
+        """
+        chosen, with_reference = threading.Event(), not kit.is_student_kit()
+        threading.Thread(target=_choose, args=(chosen,), daemon=True, name="isolation-probe").start()
+        for name in exercises:
+            reference = reference_functions(name) if with_reference else frozenset()
+            if reference not in self.started:
+                student = self.started[reference] = Student(self.folder, reference=reference_for(reference), timeout=self.timeout)
+                ready = self.ready[reference] = threading.Event()
+                thread = threading.Thread(target=_start, args=(student, chosen, ready, self.closing), daemon=True, name="worker-start")
+                thread.start()
+                self.threads.append(thread)
 
     def get(self, reference: frozenset) -> Student:
         """The worker with these functions served by the reference, started on first use."""
+        if reference in self.ready:
+            self.ready.pop(reference).wait()
         if reference not in self.started:
             self.started[reference] = Student(self.folder, reference=reference_for(reference), timeout=self.timeout)
         return self.started[reference]
@@ -152,9 +193,34 @@ class Workers:
 
     def close(self):
         """Stop every worker."""
+        for ready in self.ready.values():
+            ready.wait()
+        self.closing.set()
+        for thread in self.threads:
+            thread.join()
         for worker in self.started.values():
             worker.close()
         self.started.clear()
+
+
+def _choose(chosen: threading.Event) -> None:
+    """Choose the run's confinement (probing it, the first time), then let the workers start."""
+    try:
+        isolation.choose()
+    except isolation.IsolationError:
+        pass  # each worker's start says so
+    finally:
+        chosen.set()
+
+
+def _start(student: Student, chosen: threading.Event, ready: threading.Event, closing: threading.Event) -> None:
+    """Start a worker once the confinement is chosen, then stay until the run ends: the worker lives as long as this thread."""
+    chosen.wait()
+    try:
+        student.start()
+    finally:
+        ready.set()
+    closing.wait()
 
 
 class Submission:
@@ -259,7 +325,12 @@ def expect_array(got, shape: tuple, what: str, inputs: dict, dtype_kind: str = "
         kind = got.type_name if isinstance(got, Foreign) else type(got).__name__
         fail(f"{what} should be a numpy array (np.ndarray), but it is a {kind}.", inputs, got=got)
     if got.shape != tuple(shape):
-        fail(f"{what} should have shape {tuple(shape)}, but it has shape {got.shape}.", inputs, got=got)
+        fail(
+            f"{what} should have shape {tuple(shape)}, but it has shape {got.shape}.",
+            inputs,
+            got=got,
+            where=swapped_shape(got.shape, shape),
+        )
     if dtype_kind == "b" and got.dtype != np.bool_:
         fail(f"{what} should be a bool array, but its dtype is {got.dtype}.", inputs, got=got)
     if dtype_kind == "f" and got.dtype.kind not in "fiu":

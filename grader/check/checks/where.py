@@ -1,0 +1,84 @@
+"""Where a wrong result is wrong: the expected one transposed, a constant multiple, or which columns of the heads' output.
+
+Each says something true of the arrays the message shows, in both kits (no reference needed).
+"""
+
+import numpy as np
+
+CLOSE = {"rtol": 1e-6, "atol": 1e-9}
+
+
+def relation(got, expected) -> str | None:
+    """A note when got is expected with its last two axes swapped, or expected times one constant."""
+    if not (isinstance(got, np.ndarray) and isinstance(expected, np.ndarray)) or got.dtype.kind not in "fiu" or not got.size:
+        return None
+    with np.errstate(all="ignore"):
+        got, expected = got.astype(float), expected.astype(float)
+        flipped = np.swapaxes(expected, -1, -2) if expected.ndim >= 2 else expected
+        same = got.shape == expected.shape and np.allclose(got, expected, **CLOSE)
+        if expected.ndim >= 2 and flipped.shape == got.shape and not same and np.allclose(got, flipped, **CLOSE):
+            return (
+                "  Your result is the expected one transposed (its last two axes swapped): look at the order of the arguments in a product."
+            )
+        if got.shape != expected.shape or not np.isfinite(got).all() or not np.isfinite(expected).all():
+            return None
+        factor = _factor(got, expected)
+    if factor is None:
+        return None
+    roots = {str(n): float(n) for n in range(2, 513)} | {f"√{n}": np.sqrt(n) for n in range(2, 513) if int(np.sqrt(n)) ** 2 != n}
+    named = next((name for name, value in roots.items() if np.isclose(factor, value, rtol=1e-6)), None)
+    named = named or next((f"1/{name}" for name, value in roots.items() if np.isclose(factor, 1 / value, rtol=1e-6)), None)
+    said = f"{factor:.6g}" + (f" (= {named})" if named else "")
+    return f"  Your result is the expected one times {said} everywhere: a constant factor, so look at the scaling."
+
+
+def _factor(got: np.ndarray, expected: np.ndarray) -> float | None:
+    """The one number c with got == c · expected (c not 1 or 0), else None."""
+    big = np.abs(expected) > 1e-12
+    if big.sum() < 2 or np.any(np.abs(got[~big]) > 1e-9):
+        return None
+    ratios = got[big] / expected[big]
+    factor = float(np.median(ratios))
+    if np.isclose(factor, 1.0, rtol=1e-6) or abs(factor) < 1e-12 or not np.allclose(got, factor * expected, **CLOSE):
+        return None
+    return factor
+
+
+def swapped_shape(got_shape: tuple, shape: tuple) -> str | None:
+    """A note when a result's shape is the expected one with the last two sizes swapped."""
+    if len(shape) >= 2 and shape[-1] != shape[-2] and tuple(got_shape) == tuple(shape[:-2]) + (shape[-1], shape[-2]):
+        return "  Its last two sizes are swapped: the result is transposed; look at the order of the arguments in a product."
+    return None
+
+
+def heads_columns(got, outs: list, w_o: np.ndarray) -> str | None:
+    """Which columns of multi_head_attention's out are wrong: w_o left out, the heads interleaved, or a block per head."""
+    if type(got) is not np.ndarray or got.dtype.kind != "f" or not np.isfinite(got).all() or not outs:
+        return None
+    joined, d_v, heads = np.concatenate(outs, axis=-1), outs[0].shape[-1], len(outs)
+    with np.errstate(all="ignore"):
+        if _same(got, joined @ w_o):
+            return None
+        if _same(got, joined):
+            return "  Your out is the heads' outputs joined but never multiplied by w_o: multiply the joined heads by the output matrix."
+        interleaved = np.stack(outs, axis=-1).reshape(*joined.shape)  # column j: head j % H
+        if heads > 1 and d_v > 1 and _same(got, interleaved @ w_o):
+            pattern = "every other column" if heads == 2 else f"every {heads}th column"
+            return (
+                f"  Before w_o your columns hold the heads interleaved: column j is head j % {heads}'s ({pattern}), "
+                f"where each head should fill a block of {d_v} columns side by side (head 0 in columns 0..{d_v - 1}, and so on). "
+                "A reshape without moving the head axis first, or np.stack(..., axis=-1), interleaves them."
+            )
+        if w_o.shape[0] != w_o.shape[1] or got.shape != joined.shape or np.linalg.cond(w_o) > 1e8:
+            return None
+        mine = got @ np.linalg.inv(w_o)  # what was multiplied by w_o
+    wrong = [h for h in range(heads) if not _same(mine[..., h * d_v : (h + 1) * d_v], outs[h])]
+    if not wrong or len(wrong) == heads:
+        return None
+    blocks = ", ".join(f"columns {h * d_v}..{(h + 1) * d_v - 1} (head {h})" for h in wrong)
+    return f"  Before w_o, the wrong columns are {blocks}; the other heads' blocks are right."
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    """Equal shapes and values, to rounding."""
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=1e-5, atol=1e-7))
