@@ -14,6 +14,7 @@ import threading
 import numpy as np
 
 from grader.sandbox.codec import decode, encode
+from grader.sandbox.toymodel import TAKEN, BatchFeed
 
 END_OF_CALL = b"\x00\x1eattention-by-hand: end of call\x1e\x00"  # on the output pipe, after each reply's output
 ERRORS = {cls.__name__: cls for cls in (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError, AttributeError)}
@@ -30,6 +31,7 @@ class Channel:
         os.dup2(2, 1)
         self.lock = threading.Lock()
         self.calling = False  # stand-ins answer only during a call, from the thread that makes it
+        BatchFeed.tell = lambda: self.ask(TAKEN, ())
 
     def read(self):
         """The next request, or None when the grader has gone."""

@@ -51,7 +51,7 @@ class ToyModel:
 
 @dataclass
 class Batches:
-    """Stands for an iterator over these (x, y) pairs; after a call, taken says how many were used."""
+    """Stands for an iterator over these (x, y) pairs; after a call, taken says how many were used (counted by the grader)."""
 
     pairs: list
     taken: int = 0

@@ -11,11 +11,12 @@ from typing import Any
 
 from grader.paths import MODULES
 from grader.sandbox import asks, isolation
-from grader.sandbox.codec import MAX_WARNINGS, WARNING_CHARS, decode, encode
+from grader.sandbox.codec import MAX_WARNINGS, WARNING_CHARS, Batches, decode, encode
 from grader.sandbox.errors import StudentError, _Failed
 from grader.sandbox.guard import refusals
 from grader.sandbox.helper import HELPER, HelperFailed
 from grader.sandbox.process import GRADER_FAULT, Worker
+from grader.sandbox.toymodel import TAKEN
 
 WORKER_KINDS = ("not_started", "raised", "import", "bad_output", "refused")  # what a worker may say went wrong
 REPLY_BASE = 4 << 20  # bytes a reply may have beyond REPLY_FACTOR times its request
@@ -59,6 +60,7 @@ class Student:
         self._imported: set[str] = set()
         self._worker: Worker | None = None
         self._refusals: list[str] = []  # the asks of the current call refused by their contract
+        self._taken = 0  # batches the current call took from its Batches argument, as the worker told them
 
     def __enter__(self):
         return self
@@ -73,6 +75,14 @@ class Student:
             self._worker = None
         self._imported.clear()
 
+    def start(self) -> None:
+        """Start the worker now instead of at the first call; a worker that cannot start says so at that call."""
+        if self._worker is None:
+            try:
+                self._worker = self._start()
+            except StudentError:
+                pass
+
     def call(self, module: str, function: str, *args, timeout: float | None = None) -> Outcome:
         """Call module.function(*args) in the worker; raises StudentError unless it returns."""
         limit = self.timeout if timeout is None else timeout
@@ -85,6 +95,9 @@ class Student:
         reply = self._exchange({"op": "call", "module": module, "function": function, "args": args}, limit, function)
         if "error" in reply:
             raise StudentError(reply["error"], reply["message"], reply["output"])
+        for arg in reply["args"]:
+            if type(arg) is Batches:
+                arg.taken = self._taken  # the grader's count, not the worker's
         return Outcome(reply["value"], reply["args"], reply["seconds"], reply["output"], reply["warnings"])
 
     def _import(self, module, limit):
@@ -131,7 +144,7 @@ class Student:
         """Send one request and wait for its reply, answering stand-ins on the way; a dead worker becomes a StudentError."""
         if self._worker is None:
             self._worker = self._start()
-        worker, replies, self._refusals = self._worker, [], []
+        worker, replies, self._refusals, self._taken = self._worker, [], [], 0
         request = encode({**message, "cap": (cap := REPLY_BASE + REPLY_FACTOR * len(encode(message)))})
         try:
             worker.exchange(request, limit, cap, lambda frame: self._answer(frame, replies))
@@ -157,6 +170,9 @@ class Student:
             replies.append(decode(frame))
             return None
         name, args = message.get("ask"), message.get("args")
+        if name == TAKEN:  # a batch taken from a Batches argument, counted here where student code cannot change it
+            self._taken += 1
+            return encode({"value": None, "args": ()})
         if name not in self.reference:
             raise ValueError(f"the worker asked for {str(name)[:80]!r}, which it has no stand-in for")
         try:

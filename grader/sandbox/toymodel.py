@@ -16,8 +16,16 @@ class LinearModel:
         return np.mean(err**2), {"w": x.T @ d_err, "b": d_err.sum(axis=0)}
 
 
+TAKEN = "batches.taken"  # what a BatchFeed tells the grader, which counts the batches on its own side
+
+
 class BatchFeed:
-    """An iterator over (x, y) pairs that counts how many were taken."""
+    """An iterator over (x, y) pairs; each batch taken is told to the grader (tell), which keeps the count that is graded.
+
+    taken here is the worker's own tally, for the codec; student code could change it, so no check reads it.
+    """
+
+    tell = None  # set by the worker's channel: tells the grader that one more batch was taken
 
     def __init__(self, pairs):
         self.pairs = list(pairs)
@@ -29,5 +37,7 @@ class BatchFeed:
     def __next__(self):
         if self.taken >= len(self.pairs):
             raise StopIteration
+        if BatchFeed.tell is not None:
+            BatchFeed.tell()
         self.taken += 1
         return self.pairs[self.taken - 1]

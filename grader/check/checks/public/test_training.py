@@ -138,9 +138,19 @@ def test_head_backward_finite_differences(student, args):
     if not isinstance(got, (tuple, list)) or len(got) != 4:
         fail("attention_head_backward should return four arrays (d_x, d_w_q, d_w_k, d_w_v).", inputs, got=got)
     forward = f"{whose()} attention_scores, apply_causal_mask and softmax"
+    failures = {}  # every gradient is checked, so the message can say which are wrong and which right
     for name, mine, found, at in zip(GRAD_NAMES, got, slopes, point):
         what = f"{name}, against finite differences of sum(d_out · out) for the head made of {forward},"
-        expect_gradient(mine, found, at, what, inputs)
+        try:
+            expect_gradient(mine, found, at, what, inputs)
+        except CheckFailed as failed:
+            failures[name] = failed
+    if failures:
+        first = next(iter(failures.values()))
+        right = [name for name in GRAD_NAMES if name not in failures]
+        said = f"  Of the four gradients, {', '.join(failures)} {'is' if len(failures) == 1 else 'are'} wrong"
+        said += f" and {', '.join(right)} {'is' if len(right) == 1 else 'are'} right." if right else ": all four."
+        raise CheckFailed(f"{first}\n{said}", first.expected, first.inputs)
 
 
 @st.composite
@@ -185,14 +195,21 @@ def counted_run() -> tuple:
     return (*scale.training_run(), False)
 
 
-def sgd_step_raises(student, params: dict, pairs: list, lr: float) -> bool:
-    """Whether the student's own sgd_step fails on the first step: its own checks say so, so train's count does not."""
+def sgd_step_fails(student, params: dict, pairs: list, lr: float) -> bool:
+    """Whether the student's own sgd_step does not give p - lr·g on the toy model's first step (raises or is wrong)."""
     _, grads = LinearModel(dict(params)).loss_and_grads(*pairs[0])
     try:
-        student.call("training", "sgd_step", dict(params), grads, lr)
+        after = student.call("training", "sgd_step", dict(params), grads, lr).args[0]
     except (CheckFailed, Halt):
         return True
-    return False
+    expected = {name: params[name] - lr * grads[name] for name in params}
+    return not (
+        type(after) is dict
+        and set(after) == set(expected)
+        and all(
+            type(after[n]) is np.ndarray and after[n].shape == expected[n].shape and np.allclose(after[n], expected[n]) for n in expected
+        )
+    )
 
 
 def by_definition(params: dict, pairs: list, steps: int, lr: float) -> tuple[list, dict]:
@@ -210,12 +227,18 @@ def by_definition(params: dict, pairs: list, steps: int, lr: float) -> tuple[lis
 def test_train_steps_by_its_definition(student, run):
     """One batch per step, in order; the losses as floats; the weights after steps of p - lr·g.
 
-    At the comparison's 1,000 steps the steps and losses are counted, with the student's own sgd_step:
-    the reference's, asked of the grader on every step, would add 0.4 s to every check of training.
+    At the comparison's 1,000 steps train runs with the student's own sgd_step (the reference's, asked
+    of the grader on every step, would add 0.4 s to every check of training), so that sgd_step must first
+    give p - lr·g on the toy model's weights: a check that cannot run to its end fails. The batches taken
+    are counted by the grader (grader.sandbox.toymodel.TAKEN), and the losses and weights are the grader's own.
     """
     params, pairs, steps, lr, by_value = run
-    if not by_value and sgd_step_raises(student, params, pairs, lr):
-        return
+    if not by_value and sgd_step_fails(student, params, pairs, lr):
+        fail(
+            f"train could not be checked at the comparison's {steps:,} steps: your sgd_step does not give p - lr·g on the "
+            "toy model's weights (see sgd_step's own check), and train is checked with it here. Fix sgd_step first.",
+            {"steps": steps, "lr": lr},
+        )
     outcome = student.call("training", "train", ToyModel(params), Batches(pairs), steps, lr, reference=LATER if by_value else ())
     expected, weights = by_definition(params, pairs, steps, lr)
     shown = (
@@ -238,13 +261,14 @@ def test_train_steps_by_its_definition(student, run):
             else ""
         )
         fail(f"train should take exactly one batch per step: {steps} for steps={steps}, but it took {taken}. {extra}".rstrip(), inputs)
-    if not by_value:
-        if len(losses) != steps:
-            fail(f"train should return one loss per step: {steps} for steps={steps}, but it returned {len(losses)}.", inputs)
-        return
+    if len(losses) != steps:
+        fail(f"train should return one loss per step: {steps} for steps={steps}, but it returned {len(losses)}.", inputs)
     expect_close(np.array(losses), np.array(expected), "the list of losses (each the loss before its step)", inputs)
+    after = getattr(outcome.args[0], "params", None)
+    if type(after) is not dict or set(after) != set(weights):
+        fail(f"After train, model.params should hold the same names, {sorted(weights)}.", inputs, sorted(weights), after)
     for name, value in weights.items():
-        expect_close(outcome.args[0].params[name], value, f"model.params[{name!r}] after {steps} steps of p - lr·g", inputs)
+        expect_close(after[name], value, f"model.params[{name!r}] after {steps} steps of p - lr·g", inputs)
 
 
 @at_scale(scale.head_grads)
