@@ -13,7 +13,7 @@ from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
 from grader import kit
-from grader.check.checks.harness import BUDGET, SEED, CheckFailed, Halt, labelled
+from grader.check.checks.harness import BUDGET, SEED, CheckFailed, Halt, Workers, labelled
 from grader.check.files import depends_on
 from grader.check.results import CheckResult, ExerciseResult, Report, exercise_status, partial_points
 from grader.exercises import BY_NAME, NAMES
@@ -135,11 +135,16 @@ def run_checks(
     checks = checks or kit.checks_run()
     if checks not in KINDS or checks == "all" and kit.is_student_kit():
         raise ValueError(f"checks is 'public' or, in the full kit, 'all'; not {checks!r}")
-    tier = isolation.choose().name  # the workers of this run are confined the same way
     with Snapshot(submission) as snapshot:
         set_hypothesis_home_dir(snapshot.root / ".hypothesis")  # never a .hypothesis/ folder where the grader runs
-        collector = collect(names, snapshot.folder, profile, seed, timeout, budget, KINDS[checks])
+        workers = Workers(snapshot.folder, timeout=timeout, budget=budget)
+        try:
+            workers.start_early(names)
+            collector = collect(names, snapshot.folder, profile, seed, timeout, budget, KINDS[checks], workers)
+        finally:
+            workers.close()
         files = {name: {f"{m}.py": snapshot.hashes[f"{m}.py"] for m in depends_on(snapshot.files, name)} for name in names}
+    tier = isolation.choose().name  # the workers of this run were confined the same way (chosen once per process)
     results = [exercise_result(name, collector) for name in names]
     reference = reference_hashes()
     for result in results:
@@ -160,8 +165,13 @@ def reference_hashes() -> dict[str, str]:
     return found
 
 
-def collect(names, folder: Path, profile: str, seed: int, timeout: float, budget: float, kinds=("public", "hidden")) -> "Collector":
-    """Run pytest on the check files of these exercises, public ones first; the collector holds every verdict."""
+def collect(
+    names, folder: Path, profile: str, seed: int, timeout: float, budget: float, kinds=("public", "hidden"), workers=None
+) -> "Collector":
+    """Run pytest on the check files of these exercises, public ones first; the collector holds every verdict.
+
+    workers: the run's Workers, started early (the checks start their own without them).
+    """
     collector = Collector()
     args = [str(CHECKS_DIR / kind / f"test_{name}.py") for name in names for kind in kinds]
     # one word per option: pytest's early parse would take a lone folder for a test path and load its conftest.py
@@ -176,7 +186,7 @@ def collect(names, folder: Path, profile: str, seed: int, timeout: float, budget
     os.environ[NO_AUTOLOAD] = "1"  # only pytest's own plugins: faster, and no installed plugin changes a verdict
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            code = pytest.main(args, plugins=[collector])
+            code = pytest.main(args, plugins=[collector] + ([workers] if workers is not None else []))
     finally:
         settings.load_profile(previous)
         if autoload is None:

@@ -44,7 +44,11 @@ def each_example(inner):
 
 @pytest.fixture(scope="session")
 def workers(request):
-    """The submission's worker processes, shared by every check of the run."""
+    """The submission's worker processes, shared by every check of the run: the runner's, started early, if it gave them."""
+    given = [plugin for plugin in request.config.pluginmanager.get_plugins() if isinstance(plugin, Workers)]
+    if given:
+        yield given[0]  # the runner stops them
+        return
     folder = request.config.getoption("submission")
     if folder is None:
         pytest.fail("give the submission folder with --submission DIR")
