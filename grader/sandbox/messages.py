@@ -31,6 +31,11 @@ def call_failure(function, error, folder) -> str:
         return f"{function} ran out of memory {place}: the grader allows {MEMORY_BYTES >> 30} GiB; look for an array far too large."
     if isinstance(error, KeyboardInterrupt):
         return f"{function} raised KeyboardInterrupt {place}: nobody pressed Ctrl-C, so remove that raise."
+    if type(error).__name__ == "BdbQuit":  # a breakpoint() with no terminal to stop at
+        return (
+            f"{function} stopped at a breakpoint() {place}, which only works under `grader try`: "
+            "the checks run your code without a terminal. Remove it, or run `grader try` to stop there."
+        )
     return f"{function} raised {type(error).__name__}: {text(error)} {place}."
 
 
