@@ -169,11 +169,31 @@ def all_pass(report: Report, where: tuple[str, ...]) -> str:
     return f"Every check that was run passes, public and hidden. Once all five exercises pass, run {compare}."
 
 
+def earlier_causes(report: Report, folder: Path) -> None:
+    """The root-cause note ("fix masking first") from the saved verdicts of earlier exercises this run did not check."""
+    from grader.check.cache import unchanged
+    from grader.check.runner import add_root_causes
+
+    asked = {result.name for result in report.exercises}
+    needed = {used for result in report.exercises for used in BY_NAME[result.name].uses} - asked
+    if not needed:
+        return
+    try:
+        saved = [verdict for name, verdict in unchanged(folder).items() if name in needed]
+        earlier = Report.from_json({"exercises": saved}).exercises if saved else []
+    except (OSError, ValueError, KeyError, TypeError):  # no saved verdicts to go by: the run's own notes stay
+        return
+    if any(result.status != "passed" for result in earlier):
+        add_root_causes([*earlier, *report.exercises])
+
+
 def render(report: Report, folder: Path, solutions: bool = False, output: bool = False) -> str:
     """The whole report as text, styled for a terminal or plain for a pipe; output adds all the student's code printed."""
     which = "the public checks" if report.checks == "public" else "the public and the hidden checks"
     lines = [f"Checked {folder} with {which} (Hypothesis seed {report.seed}; {ISOLATION[report.isolation]}).", ""]
     where = () if solutions else submission_args(folder, solutions)
+    if not solutions:
+        earlier_causes(report, folder)
     for result in report.exercises:
         if result.status != "passed":
             lines += details(result, where) + [""]

@@ -245,3 +245,14 @@ def test_a_dead_worker_is_described_without_contradicting_itself():
     if hasattr(signal, "SIGKILL"):
         killed = _Failed("crashed", -signal.SIGKILL).describe("softmax", 10)
         assert "far too much memory" in killed and "array far too large" in killed and "ctypes" not in killed
+
+
+def test_the_root_cause_is_named_when_only_the_later_exercise_is_asked_for(tmp_path):
+    """masking checked (and failing) earlier, then `grader check heads` alone: heads' report says to fix masking first."""
+    folder = tmp_path / "work"
+    shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    wrong = Path(__file__).resolve().parents[1] / "mutants" / "wrong" / "masking__fills_zero.py"
+    shutil.copy(wrong, folder / "masking.py")
+    assert CliRunner().invoke(main, ["check", "masking", "--submission", str(folder)]).exit_code == 1
+    alone = CliRunner().invoke(main, ["check", "heads", "--submission", str(folder)])
+    assert "heads uses your masking, which fails its checks" in alone.output and "fix masking first" in alone.output, alone.output
