@@ -25,11 +25,6 @@ def find_submission(submission: Path | None = None, solutions: bool = False) -> 
             f"{folder} has no {', '.join(missing)}: the grader needs all five modules "
             f"({', '.join(name + '.py' for name in MODULES)}); {where_to_get(folder, missing)}"
         )
-    if (folder / "conftest.py").exists():
-        raise SubmissionError(
-            f"{folder} holds a conftest.py, which pytest would load into the grader itself: "
-            "move it out of the folder (keep your own tests elsewhere) and run the check again."
-        )
     if not solutions and folder.resolve() == SOLUTIONS_DIR.resolve():
         raise SubmissionError(f"{folder} is the kit's own reference folder: to check it, run grader check --solutions.")
     for name in MODULES:
