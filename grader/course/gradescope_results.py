@@ -7,6 +7,7 @@ from pathlib import Path
 from grader.exercises import EXERCISES
 from grader.paths import MODULES
 from grader.sandbox.codec import shown
+from grader.sandbox.private import NotRegular, read_module
 
 FILES = tuple(f"{name}.py" for name in MODULES)
 SKIPPED_FOLDERS = {"__MACOSX", "__pycache__", ".grader", ".git"}  # never a student's modules
@@ -67,10 +68,10 @@ def read_modules(folder: Path) -> dict[str, bytes] | str:
     """The five files' contents, or what to tell the student when one is not a plain file."""
     contents = {}
     for name in FILES:
-        path = folder / name
-        if path.is_symlink() or not path.is_file():
+        try:
+            contents[name] = read_module(folder, name.removesuffix(".py"))  # the one reader: a link refused as it is opened
+        except NotRegular:
             return f"{name} in your submission is a link or not a plain file: upload the file itself. {UPLOAD}"
-        contents[name] = path.read_bytes()
     return contents
 
 
