@@ -5,6 +5,7 @@ import sys
 
 from grader import kit
 from grader.compare.corpus import DECISION_CUE, check_reply
+from grader.exercises import BY_NAME
 from grader.style import mark, paint, shown_command
 
 LESSON = {"mlp": (0.50, 38), "attention": (0.86, 90)}  # the lesson's figures: p_decision, correct of 100
@@ -31,7 +32,11 @@ def locked(left: list, where: tuple[str, ...] = ()) -> str:
     states = {"failed": "fails", "not_started": "not started", "error": "crashes or cannot be imported"}
     which = " its public checks" if kit.is_student_kit() else ""
     lines = [f"grader compare unlocks once every exercise passes{which}. Still to do:"]
-    lines += [f"  {mark(e.status)} {e.name}: {states.get(e.status, e.status)}" for e in left]
+    names = {e.name for e in left}
+    for e in left:
+        causes = [used for used in BY_NAME[e.name].uses if used in names]  # an earlier exercise is the cause
+        cause = f" (it uses {causes[0]}, listed here too: fix {causes[0]} first)" if causes else ""
+        lines.append(f"  {mark(e.status)} {e.name}: {states.get(e.status, e.status)}{cause}")
     lines.append(f"Next: {shown_command('check', left[0].name, *where)}")
     return "\n".join(lines)
 
@@ -88,7 +93,7 @@ def report(result: dict, models: dict) -> str:
     """The whole terminal report."""
     figures = result["models"]
     names, who = labels(result), whose(result)
-    parts = [table(result), notes(result), replies(models, names)]
+    parts = [table(result, models), notes(result), replies(models, names)]
     if "attention_map" in models.get("attention", {}):
         parts.append(attention_map(models["attention"]["attention_map"], who))
     parts.append(curves(models, names))
@@ -97,8 +102,16 @@ def report(result: dict, models: dict) -> str:
     return "\n\n".join(parts)
 
 
-def table(result: dict) -> str:
-    """Both models' figures, the kit's beside the lesson's."""
+def decision_loss(event: dict) -> str:
+    """The mean loss at the decision character, -log p(right decision), from a model's event; blank without one."""
+    probs = [p for p in event.get("decision_probs", ()) if isinstance(p, (int, float))]
+    if not probs:
+        return ""
+    return f"{-sum(math.log(max(p, 1e-12)) for p in probs) / len(probs):.3f}"
+
+
+def table(result: dict, models: dict | None = None) -> str:
+    """Both models' figures, the kit's beside the lesson's; with the models' events, the loss at the decision too."""
     figures, names = result["models"], list(result["models"])
     head = f"{'':<40}" + "".join(f"{labels(result)[n]:<22}" for n in names)
     sub = f"{'':<40}" + "".join(f"{'kit':<8}{'lesson' if n in LESSON else '':<14}" for n in names)
@@ -113,7 +126,12 @@ def table(result: dict) -> str:
             [(f"{figures[n]['p_decision']:.2f}", f"{lesson[n][0]:.2f}" if n in LESSON else "") for n in names],
         ),
         row(f"correct replies of {figures[names[0]]['sampled_replies']}", [(figures[n]["correct_replies"], lesson[n][1]) for n in names]),
-        row("training loss at the end", [(f"{figures[n]['final_loss']:.3f}", "") for n in names]),
+        row("training loss at the end, every char.", [(f"{figures[n]['final_loss']:.3f}", "") for n in names]),
+        *(
+            [row(f'loss at the decision, after "{DECISION_CUE}"', [(decision_loss(models.get(n, {})), "") for n in names])]
+            if models and any(decision_loss(models.get(n, {})) for n in names)
+            else []
+        ),
         f"{'training steps (seconds)':<40}" + "".join(f"{spent(figures[n]):<22}" for n in names),
     ]
     title = paint(f"The comparison, seed {result['seed']} ({result['seconds']:.0f} s)", bold=True)

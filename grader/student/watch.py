@@ -186,6 +186,8 @@ class Watcher:
 
 def progress(report, fresh: dict, checking: str | None = None) -> str:
     """One line over the five exercises (a mark for the one being checked, a ? for a verdict still to come), and the points."""
+    from grader.check.results import Report
+
     by_name = {e.name: e for e in report.exercises}
     marks = []
     for name in NAMES:
@@ -194,10 +196,15 @@ def progress(report, fresh: dict, checking: str | None = None) -> str:
         else:
             sign = mark("checking" if name == checking else "unknown")
         marks.append(f"{sign} {name}")
+    current = Report(
+        [e for e in report.exercises if e.name in fresh], seed=report.seed
+    )  # a verdict on files since changed counts for nothing
+    waiting = [name for name in NAMES if name not in fresh]
+    later = f", {len(waiting)} exercise{'s' if len(waiting) > 1 else ''} still to check" if waiting else ""
     if kit.is_student_kit():
-        return "  ".join(marks) + "    {} of {} public checks pass".format(*report.public_counts())
+        return "  ".join(marks) + "    {} of {} public checks pass".format(*current.public_counts()) + later
     total = sum(e.points for e in BY_NAME.values())
-    return "  ".join(marks) + f"    {points(report.points)} of {points(total)} points"
+    return "  ".join(marks) + f"    {points(current.points)} of {points(total)} points" + later
 
 
 def legend() -> str:

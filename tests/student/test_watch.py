@@ -214,3 +214,19 @@ def test_a_failing_verdict_shows_the_first_check_in_full_and_names_the_rest():
     assert "failing, 1 of 3 checks pass" in text
     assert "softmax.rows_sum_to_one: each row should sum to 1\n      x = [[1.]]" in text
     assert "Also failing: softmax.no_overflow" in text and "softmax overflowed" not in text
+
+
+def test_the_counter_counts_only_verdicts_on_the_current_files(monkeypatch):
+    """While softmax is being checked after a save, its old passing checks are not counted as passing."""
+    from grader import kit
+    from grader.check.results import Report
+
+    monkeypatch.setattr(kit, "is_student_kit", lambda: True)
+    passing = [CheckResult(f"{name}.one", "passed") for name in ("scores", "softmax")]
+    for check in passing:
+        check.public = True
+    report = Report([ExerciseResult(c.id.partition(".")[0], "passed", 1.0, 1.0, [c]) for c in passing], seed=0)
+    fresh = {"scores": {}}  # softmax's files changed since its verdict
+    line = watch.progress(report, fresh, checking="softmax")
+    assert "1 of 1 public checks pass, 4 exercises still to check" in line, line
+    assert "2 of 2" not in line
