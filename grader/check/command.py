@@ -27,12 +27,16 @@ def check(
         click.echo(f"Cannot check: {error}", err=True)
         return 2
     from grader.check.cache import save_report
+    from grader.sandbox.isolation import IsolationError
     from grader.sandbox.private import NotRegular
 
     try:
         report = run_checks(folder, exercises or None)  # its verdicts carry the sha256 of the snapshot they were given
     except NotRegular as error:  # a module replaced by a link or a folder since it was found
         click.echo(f"Cannot check: In {folder}: {error}.", err=True)
+        return 2
+    except IsolationError as error:  # the tier asked for (ATTENTION_BY_HAND_ISOLATION) cannot be had here
+        click.echo(f"Cannot check: {error}", err=True)
         return 2
     click.echo(render(report, folder, solutions=solutions, output=output))
     if json_file is not None and not write(json_file, json.dumps(report.to_json(), indent=1) + "\n"):

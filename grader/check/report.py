@@ -16,6 +16,7 @@ from grader.style import mark, paint, shown_command
 
 ISOLATION = {
     "namespaces": "your code ran confined in namespaces of its own",
+    "user+landlock": "your code ran as a user of its own, seeing only Python and its own files (Landlock)",
     "user": "your code ran as a user of its own",
     "none": "your code ran unconfined, as you",
 }

