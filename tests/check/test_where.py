@@ -64,3 +64,15 @@ def test_the_heads_check_says_which_columns(tmp_path, mutant, words):
     message = checks["heads.multi_head_joins_the_heads"].message
     assert checks["heads.multi_head_joins_the_heads"].status == "failed" and words in message, message
     assert len(message.splitlines()) <= 25
+
+
+def test_a_float64_result_with_float32_digits_names_float32():
+    q, k = RNG.normal(size=(3, 2)), RNG.normal(size=(5, 2))
+    expected = q @ k.T / np.sqrt(2)
+    inside = (q.astype(np.float32) @ k.astype(np.float32).T) / np.sqrt(2)
+    with pytest.raises(CheckFailed) as failed:
+        fail("scores should equal the worked example's.", {"q": q, "k": k}, expected, inside)
+    assert "as float32 does" in str(failed.value) and inside.dtype == np.float64
+    with pytest.raises(CheckFailed) as failed:
+        fail("scores should equal the worked example's.", {"q": q, "k": k}, expected, expected * 1.01)
+    assert "float32" not in str(failed.value)

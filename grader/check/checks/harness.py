@@ -10,7 +10,7 @@ import numpy as np
 
 from grader import kit
 from grader.check.checks.printed import Printed
-from grader.check.checks.where import relation, swapped_shape
+from grader.check.checks.where import float32_digits, relation, swapped_shape
 from grader.exercises import BY_NAME
 from grader.sandbox import isolation
 from grader.sandbox.codec import Foreign, encode
@@ -86,7 +86,7 @@ def fail(what: str, inputs: dict, expected=None, got=None, mistake: str | None =
         lines.append(labelled("got:      ", got))
     if isinstance(expected, np.ndarray) and isinstance(got, np.ndarray) and got.shape == expected.shape and got.size:
         lines.append(largest_difference(got, expected))
-    if note := narrower(got, inputs):
+    if note := narrower(got, inputs) or float32_digits(got, expected, inputs):
         lines.append(note)
     if note := where or relation(got, expected):
         lines.append(note)

@@ -82,3 +82,23 @@ def heads_columns(got, outs: list, w_o: np.ndarray) -> str | None:
 def _same(a: np.ndarray, b: np.ndarray) -> bool:
     """Equal shapes and values, to rounding."""
     return a.shape == b.shape and bool(np.allclose(a, b, rtol=1e-5, atol=1e-7))
+
+
+def float32_digits(got, expected, inputs: dict) -> str | None:
+    """A note when a float64 result agrees with the expected one only to float32's 7 digits: float32 somewhere inside."""
+    arrays = [getattr(v, "value", v) for v in inputs.values()]
+    if not (isinstance(got, np.ndarray) and isinstance(expected, np.ndarray) and got.shape == expected.shape and got.size):
+        return None
+    if got.dtype != np.float64 or not any(isinstance(a, np.ndarray) and a.dtype == np.float64 for a in arrays):
+        return None
+    with np.errstate(all="ignore"):
+        finite = np.isfinite(expected) & np.isfinite(got) & (np.abs(expected) > 1e-6)
+        if not finite.any() or (np.isfinite(expected) != np.isfinite(got)).any():
+            return None
+        worst = float(np.max(np.abs(got[finite] - expected[finite])) / np.max(np.abs(expected[finite])))  # against the largest entry
+    if not 3e-8 < worst < 1e-5:
+        return None
+    return (
+        f"  Your result is float64 but agrees with the expected one only to about 7 significant digits (a relative difference of {worst:.2g}), "
+        "as float32 does: somewhere your computation runs in float32 (look for .astype or np.float32) although the input is float64."
+    )
