@@ -146,5 +146,6 @@ def first_problem(result) -> str:
         return result.note
     for check in result.checks:
         if check.status != "passed" and check.message.strip():
-            return check.message.strip().splitlines()[0]
+            lines = [line.strip() for line in check.message.strip().splitlines()]
+            return f"{lines[0]} {lines[1]}" if lines[0].endswith(":") and len(lines) > 1 else lines[0]  # a lead-in says nothing alone
     return f"{sum(c.status != 'passed' for c in result.checks)} of {len(result.checks)} checks did not pass."

@@ -190,3 +190,16 @@ def test_a_python_without_the_kit_is_told_what_to_do():
     assert result.returncode == 2
     assert "not installed" in result.stderr and ".venv/bin/grader" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_the_first_problem_of_an_at_scale_failure_goes_past_its_lead_in():
+    """The at-scale message starts 'At the sizes grader compare uses (...), this check fails:': the line after says what fails."""
+    from grader.check.checks.scale import SAID
+    from grader.check.results import CheckResult, ExerciseResult
+    from grader.student.status import first_problem
+
+    check = CheckResult(
+        "masking.apply_at_scale", "failed", f"{SAID}\n  apply_causal_mask(scores) should put -inf where j > i.\n  scores = ..."
+    )
+    said = first_problem(ExerciseResult("masking", "failed", 0.0, 15.0, [check]))
+    assert said.startswith(SAID) and said.endswith("apply_causal_mask(scores) should put -inf where j > i.")
