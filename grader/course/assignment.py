@@ -2,6 +2,7 @@
 
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 import click
 
@@ -38,17 +39,28 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
+    "grader.course.autograde.SanitizeStudentHTML",
     "grader.course.autograde.WriteGrades",
     "nbgrader.preprocessors.SaveAutoGrades",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
+# The student's HTML and JavaScript (markdown cells, HTML and script outputs) are escaped or dropped by
+# SanitizeStudentHTML (nbconvert's, with bleach) above, so neither the feedback nor the formgrader runs them. A notebook that is not
+# valid JSON, or whose graded cells were changed, is replaced by the kit's with a note: its modules are graded.
+c.Autograde.exporter_class = "grader.course.autograde.KitNotebookExporter"
 # A cell that runs longer than this, or kills its kernel, ends the notebook's run there (not the grading).
 c.RunNotebook.timeout = {timeout}
 c.RunNotebook.notebook_timeout = {notebook_timeout}
 # zip_collect: a student's files wherever their upload put them (a zip of their folder too), .py files included.
 c.ZipCollectApp.collector_plugin = "grader.course.collect.KitCollector"
 c.FileNameCollectorPlugin.valid_ext = [".ipynb", ".py"]
+"""
+
+SCORING = """\
+# Points per exercise: False gives points times the share of its checks passed (rounded down to a half
+# point); True gives an exercise its points only when every check passes.
+c.GradeModules.all_or_nothing = {all_or_nothing}
 """
 
 ASSIGNMENT = """\
@@ -67,10 +79,26 @@ c.Exchange.root = {exchange!r}
 """
 
 
-def export(course_dir: Path, assignment: str = "attention-by-hand", force: bool = False) -> int:
-    """Write COURSE_DIR/source/ASSIGNMENT/, the course's nbgrader_config.py (or the lines to add) and for-students/."""
+def export(
+    course_dir: Path,
+    assignment: str = "attention-by-hand",
+    force: bool = False,
+    course_id: str | None = None,
+    exchange: str | None = None,
+    all_or_nothing: bool = False,
+) -> int:
+    """Write COURSE_DIR/source/ASSIGNMENT/, the course's nbgrader_config.py (or the lines to add) and for-students/.
+
+    course_id and exchange default to the folder's name and COURSE_DIR/exchange; on a JupyterHub give the hub's.
+    """
     if not ASSIGNMENT_NAME.fullmatch(assignment):
         click.echo(f"Cannot use {assignment!r} as an assignment name: use letters, digits, '-' and '_'.", err=True)
+        return 2
+    if course_id is not None and not ASSIGNMENT_NAME.fullmatch(course_id):
+        click.echo(f"Cannot use {course_id!r} as a course id: use letters, digits, '-' and '_', as the hub's course has.", err=True)
+        return 2
+    if exchange is not None and not Path(exchange).is_absolute():
+        click.echo(f"--exchange {exchange}: give the exchange as an absolute path (nbgrader's default is {NBGRADER_EXCHANGE}).", err=True)
         return 2
     if course_dir.exists() and not course_dir.is_dir():
         click.echo(f"{course_dir} is a file, not a course folder: name a folder (it may be new or empty).", err=True)
@@ -81,7 +109,8 @@ def export(course_dir: Path, assignment: str = "attention-by-hand", force: bool 
         return 1
     write_assignment(target, assignment)
     click.echo(f"Wrote the source assignment {target}/ ({assignment}.ipynb and exercises/).")
-    course_id, exchange = write_settings(course_dir, assignment)
+    chosen = Course(course_id, exchange, all_or_nothing)
+    course_id, exchange = write_settings(course_dir, assignment, chosen)
     write_students_side(course_dir / FOR_STUDENTS, course_id, exchange)
     click.echo(f"Next, in {course_dir}: nbgrader generate_assignment {assignment}")
     return 0
@@ -93,18 +122,31 @@ def write_assignment(target: Path, assignment: str) -> None:
     (target / f"{assignment}.ipynb").write_text(notebook.dumps(assignment), encoding="utf-8")
 
 
-def defaults(course_dir: Path) -> tuple[str, str]:
-    """The course id (the folder's name) and the exchange (a folder in the course) `grader nbgrader` writes."""
+class Course(NamedTuple):
+    """What the instructor chose for the course on the command line; None for the defaults."""
+
+    course_id: str | None = None
+    exchange: str | None = None
+    all_or_nothing: bool = False
+
+
+DEFAULT = Course()
+
+
+def defaults(course_dir: Path, chosen: Course = DEFAULT) -> tuple[str, str]:
+    """The course id (the folder's name) and the exchange (a folder in the course) `grader nbgrader` writes, unless chosen."""
     root = course_dir.resolve()
-    return re.sub(r"[^A-Za-z0-9_-]+", "-", root.name).strip("-") or "course", str(root / "exchange")
+    course_id = re.sub(r"[^A-Za-z0-9_-]+", "-", root.name).strip("-") or "course"
+    return chosen.course_id or course_id, chosen.exchange or str(root / "exchange")
 
 
-def course_settings(course_dir: Path) -> list[str]:
+def course_settings(course_dir: Path, chosen: Course = DEFAULT) -> list[str]:
     """The course-wide blocks of settings: the course and its exchange, then the kit's autograde."""
-    course_id, exchange = defaults(course_dir)
+    course_id, exchange = defaults(course_dir, chosen)
+    scoring = SCORING.format(all_or_nothing=chosen.all_or_nothing)
     return [
         COURSE.format(course_id=course_id, exchange=exchange),
-        AUTOGRADE.format(timeout=CELL_TIMEOUT, notebook_timeout=NOTEBOOK_TIMEOUT),
+        AUTOGRADE.format(timeout=CELL_TIMEOUT, notebook_timeout=NOTEBOOK_TIMEOUT) + scoring,
     ]
 
 
@@ -113,15 +155,15 @@ def settings(assignment: str) -> str:
     return ASSIGNMENT.format(assignment=assignment, modules=[f"exercises/{name}.py" for name in MODULES])
 
 
-def write_settings(course_dir: Path, assignment: str) -> tuple[str, str]:
+def write_settings(course_dir: Path, assignment: str, chosen: Course = DEFAULT) -> tuple[str, str]:
     """Write nbgrader_config.py, or, when the course has one, say which lines to add; the course id and exchange."""
     config = course_dir / "nbgrader_config.py"
     if not config.exists():
         course_dir.mkdir(parents=True, exist_ok=True)
-        config.write_text(CONFIG + "\n".join(course_settings(course_dir) + [settings(assignment)]), encoding="utf-8")
+        config.write_text(CONFIG + "\n".join(course_settings(course_dir, chosen) + [settings(assignment)]), encoding="utf-8")
         click.echo(f"Wrote {config}.")
     else:
-        missing = missing_lines(config.read_text(encoding="utf-8"), course_dir, assignment)
+        missing = missing_lines(config.read_text(encoding="utf-8"), course_dir, assignment, chosen)
         if missing:
             click.echo(
                 f"{config} exists and was left as it is. Add these lines to it (keep your own course id, "
@@ -131,16 +173,16 @@ def write_settings(course_dir: Path, assignment: str) -> tuple[str, str]:
         else:
             click.echo(f"{config} already has the settings {assignment} needs.")
     course_id, exchange = configured(course_dir)
-    if exchange == defaults(course_dir)[1] and not Path(exchange).exists():
+    if exchange == defaults(course_dir, chosen)[1] and not Path(exchange).exists():
         Path(exchange).mkdir(parents=True)
         Path(exchange).chmod(0o1777)  # nbgrader's exchange: writable by everyone, as nbgrader requires
     return course_id, exchange
 
 
-def missing_lines(text: str, course_dir: Path, assignment: str) -> list[str]:
+def missing_lines(text: str, course_dir: Path, assignment: str, chosen: Course = DEFAULT) -> list[str]:
     """The blocks of settings that an existing config lacks, each judged by the line that matters."""
-    blocks = course_settings(course_dir) + [settings(assignment)]
-    needles = ["CourseDirectory.course_id", "grader.course.autograde.GradeModules", f"{{{assignment!r}:"]
+    blocks = course_settings(course_dir, chosen) + [settings(assignment)]
+    needles = ["CourseDirectory.course_id", "grader.course.autograde.KitNotebookExporter", f"{{{assignment!r}:"]
     return [block for block, needle in zip(blocks, needles) if needle not in text]
 
 

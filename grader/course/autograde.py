@@ -8,6 +8,7 @@ sets each graded cell's output to the report and the points, which SaveAutoGrade
 """
 
 import contextlib
+import dataclasses
 import glob
 import io
 import os
@@ -17,14 +18,20 @@ import sys
 import tempfile
 from pathlib import Path
 
+import nbformat
+from bleach import ALLOWED_TAGS
+from nbconvert.exporters import NotebookExporter
+from nbconvert.filters.markdown_mistune import markdown2html_mistune
+from nbconvert.preprocessors.sanitize import SanitizeHTML
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade
-from traitlets import Bool
+from traitlets import Any, Bool, List, Set, Unicode
 
 from grader.check.report import render
-from grader.check.results import Report
+from grader.check.results import ALL_OR_NOTHING, SCORING_VAR, Report
 from grader.check.runner import run_checks
+from grader.course import notebook as kit_notebook
 from grader.exercises import BY_NAME, NAMES
 from grader.paths import MODULES
 from grader.sandbox import linux
@@ -101,11 +108,16 @@ class GradeModules(NbGraderPreprocessor):
         config=True
     )
 
+    all_or_nothing = Bool(
+        False, help="An exercise earns its points only when every check passes (else points times the share passed)."
+    ).tag(config=True)
+
     def preprocess(self, nb: NotebookNode, resources: dict):
         linux.protect_grader()  # before any kernel starts: no process of the same user reads or writes our memory
         info = resources["nbgrader"]
         files = collected(self.parent, info["assignment"]).get(info["student"], Unreadable("nothing was collected"))
-        resources[KEY] = grade(files)
+        with scoring(self.all_or_nothing):
+            resources[KEY] = grade(files)
         isolation = resources[KEY]["isolation"]
         if isolation not in (*APART, "-") and not self.allow_unisolated:
             raise RuntimeError(
@@ -114,7 +126,26 @@ class GradeModules(NbGraderPreprocessor):
                 "(apt-get install bubblewrap), or grade as root; c.GradeModules.allow_unisolated = True allows a trial run"
             )
         self.log.info("Graded %s's exercises/ as collected: %s (isolation: %s)", info["student"], resources[KEY]["points"], isolation)
+        if resources[KEY]["copied"]:
+            copied = ", ".join(f"{name}.py" for name in resources[KEY]["copied"])
+            self.log.warning("For the instructor: %s's %s byte for byte the kit's reference solution", info["student"], copied)
         return nb, resources
+
+
+@contextlib.contextmanager
+def scoring(all_or_nothing: bool):
+    """Score the exercises all or nothing, or by the share of checks passed (the default), while grading."""
+    before = os.environ.get(SCORING_VAR)
+    if all_or_nothing:
+        os.environ[SCORING_VAR] = ALL_OR_NOTHING
+    else:
+        os.environ.pop(SCORING_VAR, None)
+    try:
+        yield
+    finally:
+        os.environ.pop(SCORING_VAR, None)
+        if before is not None:
+            os.environ[SCORING_VAR] = before
 
 
 def grade(files) -> dict:
@@ -124,7 +155,7 @@ def grade(files) -> dict:
             f"Not graded: {files}. Submit your five modules in the folder exercises/ beside the notebook "
             "(check them first with `grader check`)."
         )
-        return {"isolation": "-", "points": {n: 0.0 for n in NAMES}, "texts": dict.fromkeys(NAMES, text)}
+        return {"isolation": "-", "points": {n: 0.0 for n in NAMES}, "texts": dict.fromkeys(NAMES, text), "copied": []}
     from hypothesis.configuration import set_hypothesis_home_dir
 
     with tempfile.TemporaryDirectory(prefix="abh-grade-") as tmp:
@@ -138,7 +169,8 @@ def grade(files) -> dict:
         finally:
             set_hypothesis_home_dir(None)
         texts = {result.name: cell_text(report, result, Path(tmp)) for result in report.exercises}
-    return {"isolation": report.isolation, "points": {r.name: r.points for r in report.exercises}, "texts": texts}
+    copied = sorted(r.name for r in report.exercises if r.same_as_reference)
+    return {"isolation": report.isolation, "points": {r.name: r.points for r in report.exercises}, "texts": texts, "copied": copied}
 
 
 class _Text(io.StringIO):
@@ -149,7 +181,9 @@ class _Text(io.StringIO):
 
 def cell_text(report: Report, result, where: Path) -> str:
     """One exercise's report as the student reads it in the graded cell, with the commands as `grader check`."""
-    single = Report([result], seed=report.seed, isolation=report.isolation, checks=report.checks)
+    # the report for the student: "byte for byte the reference" is the instructor's to read (nbgrader's log, the cell's metadata)
+    student_view = dataclasses.replace(result, same_as_reference=False)
+    single = Report([student_view], seed=report.seed, isolation=report.isolation, checks=report.checks)
     hashes = ", ".join(f"{name} {digest[:12]}" for name, digest in sorted(result.files.items()))
     argv0 = sys.argv[0]
     sys.argv[0] = "grader"  # the report names commands as the program that runs it: here, the student's `grader`
@@ -173,6 +207,8 @@ class WriteGrades(NbGraderPreprocessor):
             if exercise is not None:
                 points = min(max(grading["points"][exercise], 0.0), float(cell.metadata.nbgrader["points"]))
                 cell.outputs = outputs(grading["texts"][exercise], points)
+                # for the instructor, in the autograded notebook (the feedback page does not show metadata)
+                cell.metadata[KEY] = {"same_as_reference": exercise in grading.get("copied", [])}
         return nb, resources
 
 
@@ -190,3 +226,76 @@ def outputs(text: str, points: float) -> list:
         NotebookNode(output_type="stream", name="stdout", text=text),
         NotebookNode(output_type="execute_result", execution_count=None, metadata={}, data={"text/plain": repr(float(points))}),
     ]
+
+
+MARKDOWN_TAGS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "hr", "br", "span", "div", "del", "sup", "sub"}
+MARKDOWN_TAGS |= {"table", "thead", "tbody", "tr", "th", "td"}
+LINK_ATTRIBUTES = {"a": ["href", "title"], "abbr": ["title"], "acronym": ["title"]}  # no img: it would fetch from anywhere
+
+
+class SanitizeStudentHTML(SanitizeHTML):
+    """nbconvert's SanitizeHTML (bleach), always on, over markdown as rendered: no script, handler or javascript: link survives."""
+
+    enabled = Bool(True)  # nbconvert's preprocessors are off unless enabled, and nbgrader does not enable them
+    tags = List(Unicode(), default_value=sorted(set(ALLOWED_TAGS) | MARKDOWN_TAGS))
+    attributes = Any(default_value=LINK_ATTRIBUTES)  # bleach keeps http, https and mailto links only
+    sanitized_output_types = Set(default_value={"text/html"})  # a markdown output is dropped (its text/plain stays)
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        if cell.cell_type == "markdown":  # rendered first: a markdown link is no HTML tag for bleach to see
+            cell.source = self.sanitize_html_tags(markdown2html_mistune(cell.source))
+            return cell, resources
+        return super().preprocess_cell(cell, resources, cell_index)
+
+
+class KitNotebookExporter(NotebookExporter):
+    """nbgrader's reader of submitted notebooks, which puts the kit's notebook in place of one it cannot grade."""
+
+    def from_file(self, file_stream, resources=None, **kw):
+        try:
+            nb = nbformat.reads(file_stream.read(), as_version=4)
+            why = changed_graded_cells(nb)
+        except Exception as error:  # not UTF-8, not JSON, not a notebook: whatever the student's file was
+            nb, why = None, f"it could not be read as a notebook ({type(error).__name__}: {str(error)[:200]})"
+        if why:
+            nb = replacement(resources or {}, why)
+            self.log.warning("Graded the kit's notebook in place of the submitted one: %s", why)
+        return self.from_notebook_node(nb, resources=resources, **kw)
+
+
+def kit_graded_cells() -> dict[str, dict]:
+    """grade_id -> the nbgrader metadata of each graded cell the kit's notebook has."""
+    cells = kit_notebook.build("kit")["cells"]
+    return {c["metadata"]["nbgrader"]["grade_id"]: c["metadata"]["nbgrader"] for c in cells if "nbgrader" in c["metadata"]}
+
+
+def changed_graded_cells(nb) -> str:
+    """What was changed about the notebook's graded cells (each exactly once, a code cell, flagged as released), or ""."""
+    kit = kit_graded_cells()
+    seen: list[str] = []
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader")
+        if not meta:
+            continue
+        grade_id = meta.get("grade_id")
+        if grade_id not in kit:
+            return f"a cell carries nbgrader's flags as {str(grade_id)[:40]!r}, which the kit's notebook has not"
+        flags = {key: meta.get(key) for key in ("grade", "solution", "locked", "points")}
+        if cell.get("cell_type") != "code" or flags != {key: kit[grade_id][key] for key in flags}:
+            return f"the graded cell {grade_id} was changed (its type or its nbgrader flags)"
+        seen.append(grade_id)
+    missing = [grade_id for grade_id in kit if seen.count(grade_id) != 1]
+    return f"the graded cells {', '.join(missing)} are missing or repeated" if missing else ""
+
+
+def replacement(resources: dict, why: str):
+    """The kit's notebook for this assignment, with a note on top saying why it stands in for the student's."""
+    info = resources.get("nbgrader", {})
+    nb = nbformat.from_dict(kit_notebook.build(info.get("assignment", "attention-by-hand")))
+    note = (
+        f"**Your notebook {info.get('notebook', '')}.ipynb was not graded as submitted**: {why}. "
+        "The kit's notebook was graded in its place. Your five modules in exercises/ were graded as you "
+        "submitted them, so your points do not depend on this; next time submit the notebook as you were given it."
+    )
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell(note))
+    return nb

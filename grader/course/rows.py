@@ -1,6 +1,12 @@
-"""What `grader batch` grades and writes: each folder's modules and student, and its CSV row from `grader check`."""
+"""What `grader batch` grades and writes: each folder's modules and student, and its CSV row from `grader check`.
+
+Every text cell is data: a name that is not UTF-8 is shown with its bytes escaped (Jos\\xe9), and a cell a
+spreadsheet would run as a formula (OWASP's CSV-injection rule: = + - @, tab, carriage return first) gets
+a leading apostrophe.
+"""
 
 import json
+import re
 import signal
 from pathlib import Path
 
@@ -8,8 +14,30 @@ from grader.exercises import NAMES
 from grader.paths import MODULES
 
 MODULE_SHA = tuple(f"{name}.py sha256" for name in MODULES)
-COLUMNS = ("student", "folder", "status", *NAMES, "total", "isolation", "seconds", "reason", *MODULE_SHA)
+CHECK_COLUMNS = ("failed checks", "mistakes")  # for the class report: every check that did not pass, the known mistakes named
+COLUMNS = ("student", "folder", "status", *NAMES, "total", "isolation", "seconds", "reason", *MODULE_SHA, *CHECK_COLUMNS)
+MISTAKE = re.compile(r"This looks like a known mistake: (.+?)\.?$", re.M)
 NBGRADER_FOLDERS = ("submitted", "autograded")  # nbgrader's COURSE/submitted/STUDENT/ASSIGNMENT layout
+TEXT_COLUMNS = ("student", "folder", "status", "isolation", "reason", "mistakes")
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # OWASP: what makes a spreadsheet read a cell as a formula
+
+
+def shown(text: str) -> str:
+    """A file name as text that can be written anywhere: bytes that were not UTF-8 (kept by surrogateescape) as \\xNN."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a lone surrogate that no file name decoded to: escaped as it is
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def inert(text: str) -> str:
+    """A CSV cell no spreadsheet runs: one that starts like a formula gets a leading apostrophe."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
+def safe(cells: dict) -> dict:
+    """The row with its text cells shown faithfully and inert."""
+    return cells | {name: inert(shown(str(cells[name]))) for name in TEXT_COLUMNS if name in cells}
 
 
 def modules_folder(folder: Path) -> Path:
@@ -29,7 +57,12 @@ def student_of(folder: Path) -> str:
 
 
 def row(folder: Path, returncode, result: Path, output: str, timed_out: bool, timeout: float, seconds: float) -> dict:
-    """The CSV row for one finished `grader check`."""
+    """The CSV row for one finished `grader check`, every text cell safe to write and to open in a spreadsheet."""
+    return safe(raw_row(folder, returncode, result, output, timed_out, timeout, seconds))
+
+
+def raw_row(folder: Path, returncode, result: Path, output: str, timed_out: bool, timeout: float, seconds: float) -> dict:
+    """The CSV row for one finished `grader check`, as the names and messages came."""
     folder = Path(folder)
     base = {"student": student_of(folder), "folder": str(folder), **{name: "" for name in NAMES}, "total": "0.0"}
     last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "")
@@ -68,7 +101,16 @@ def graded(report: dict, points: dict, total: float) -> dict:
         "isolation": str(report.get("isolation", "")),
         "reason": "; ".join(copied + not_passed + missing),
         **{f"{name} sha256": hashes.get(name, "") for name in (f"{m}.py" for m in MODULES)},
+        **check_cells(report),
     }
+
+
+def check_cells(report: dict) -> dict:
+    """The checks that did not pass (their ids) and the known mistakes their messages name, once each."""
+    checks = [check for exercise in report["exercises"] for check in exercise.get("checks", [])]
+    failed = [str(check["id"]) for check in checks if check.get("status") != "passed"]
+    named = [m.strip() for check in checks if check.get("status") != "passed" for m in MISTAKE.findall(str(check.get("message", "")))]
+    return {"failed checks": " ".join(failed), "mistakes": "; ".join(dict.fromkeys(named))}
 
 
 def why(report: dict, name: str) -> str:

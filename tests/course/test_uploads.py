@@ -1,0 +1,115 @@
+"""Uploads in every shape, and the student's text as data: the collector's filing, the notebook stand-in, the CSV's cells."""
+
+import io
+import json
+
+import nbformat
+import pytest
+
+from grader.course import notebook
+from grader.course.autograde import KitNotebookExporter, changed_graded_cells
+from grader.course.collect import file_id, stand_in, what_was_uploaded
+from grader.course.rows import COLUMNS, inert, row, safe, shown
+
+
+@pytest.mark.parametrize(
+    "found, filed",
+    [
+        ("scores.py", "exercises/scores.py"),  # flat upload
+        ("mine/attention-by-hand/exercises/heads.py", "exercises/heads.py"),  # a zip of the folder
+        ("week4/training.py", "exercises/training.py"),  # in a folder of the student's own
+        ("attention-by-hand/attention-by-hand.ipynb", "attention-by-hand.ipynb"),
+        ("notes.py", "notes.py"),  # not a module of the kit: left where it is
+    ],
+)
+def test_the_collector_files_each_module_as_exercises_name(found, filed):
+    assert file_id(found) == filed
+
+
+def test_a_stand_in_notebook_says_what_the_upload_held():
+    why = what_was_uploaded({"exercises/scores.py"}, ["essay.docx"])
+    nb = nbformat.reads(stand_in("week-4", why), as_version=4)
+    assert "scores.py" in nb.cells[0].source and "essay.docx" in nb.cells[0].source
+    assert changed_graded_cells(nb) == ""  # the kit's graded cells, as released
+
+
+def exported(text: str) -> dict:
+    """The notebook KitNotebookExporter makes of a submitted file's text."""
+    resources = {"nbgrader": {"assignment": "week-4", "notebook": "week-4"}}
+    output, _ = KitNotebookExporter().from_file(io.StringIO(text), resources=resources)
+    return json.loads(output)
+
+
+def test_a_notebook_that_is_not_json_is_replaced_by_the_kits_with_a_note():
+    text = notebook.dumps("week-4")[:-300]
+    nb = exported(text)
+    assert "could not be read as a notebook" in "".join(nb["cells"][0]["source"])
+    assert nbformat.validate(nbformat.from_dict(nb)) is None and changed_graded_cells(nbformat.from_dict(nb)) == ""
+
+
+@pytest.mark.parametrize(
+    "change, said",
+    [
+        (lambda meta: meta.update(grade=False), "test_scores was changed"),
+        (lambda meta: meta.update(grade_id="mine"), "'mine'"),
+        (lambda meta: meta.update(points=1000), "test_scores was changed"),
+    ],
+)
+def test_a_notebook_whose_graded_cells_were_reflagged_is_replaced_with_a_note(change, said):
+    nb = notebook.build("week-4")
+    graded = next(cell for cell in nb["cells"] if "nbgrader" in cell["metadata"])
+    change(graded["metadata"]["nbgrader"])
+    replaced = exported(json.dumps(nb))
+    assert said in "".join(replaced["cells"][0]["source"])
+
+
+def test_an_intact_notebook_is_kept_as_submitted():
+    nb = notebook.build("week-4")
+    nb["cells"].insert(0, {"cell_type": "markdown", "id": "mine", "metadata": {}, "source": "my own notes"})
+    assert "".join(exported(json.dumps(nb))["cells"][0]["source"]) == "my own notes"
+
+
+def test_the_autograde_settings_sanitize_the_students_html():
+    from grader.course.assignment import AUTOGRADE
+
+    assert "grader.course.autograde.SanitizeStudentHTML" in AUTOGRADE and "KitNotebookExporter" in AUTOGRADE
+
+
+@pytest.mark.parametrize("cell", ["=cmd|' -C calc'!A0", "+1+1", "-2+3", "@SUM(A1)", "\tx", "\rx"])
+def test_a_cell_a_spreadsheet_would_run_is_inert(cell):
+    assert inert(cell) == "'" + cell
+
+
+def test_a_name_that_is_not_utf8_is_shown_escaped():
+    name = b"Jos\xe9".decode("utf-8", "surrogateescape")  # as Python gives a Latin-1 folder name
+    assert shown(name) == "Jos\\xe9" and shown("\ud800") == "\\ud800" and shown("José") == "José"
+    assert safe({"student": name, "total": "0.0"}) == {"student": "Jos\\xe9", "total": "0.0"}
+
+
+def test_every_row_is_written_safe(tmp_path):
+    folder = tmp_path / b"=Jos\xe9".decode("utf-8", "surrogateescape")
+    cells = row(folder, 2, tmp_path / "none.json", "-cmd output", False, 300, 1.0)
+    assert cells["student"] == "'=Jos\\xe9" and cells["reason"] == "'-cmd output" and set(cells) <= set(COLUMNS)
+    ",".join(cells.values()).encode("utf-8")  # writable as UTF-8
+
+
+def test_the_students_html_and_scripts_are_escaped_or_dropped():
+    from grader.course.autograde import SanitizeStudentHTML
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell(
+            "## Notes\n\nnotes <script>alert(1)</script> <b onclick='x()'>b</b> [l](javascript:x()) <javascript:y>"
+        ),
+        nbformat.v4.new_code_cell("display(...)"),
+    ]
+    shown_html = nbformat.v4.new_output("display_data", {"text/html": "<script>alert(2)</script><i>i</i>", "text/plain": "x"})
+    script = nbformat.v4.new_output("display_data", {"application/javascript": "alert(3)", "text/plain": "<js>"})
+    link = nbformat.v4.new_output("display_data", {"text/markdown": "[l](javascript:x())", "text/plain": "md"})
+    nb.cells[1].outputs = [shown_html, script, link]
+    nb, _ = SanitizeStudentHTML().preprocess(nb, {})
+    notes = nb.cells[0].source
+    assert "<h2>Notes" in notes and "notes &lt;script&gt;alert(1)&lt;/script&gt; <b>b</b> <a>l</a>" in notes
+    assert 'href="javascript' not in notes and "<a>javascript:y</a>" in notes  # the link's text kept, not its target
+    assert nb.cells[1].outputs[0].data == {"text/html": "&lt;script&gt;alert(2)&lt;/script&gt;<i>i</i>", "text/plain": "x"}
+    assert nb.cells[1].outputs[1].data == {"text/plain": "<js>"} and nb.cells[1].outputs[2].data == {"text/plain": "md"}
