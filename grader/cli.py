@@ -220,15 +220,19 @@ def instructor_only(command: str) -> None:
 @click.argument("course_dir", type=click.Path(path_type=Path))
 @click.option("--assignment", default="attention-by-hand", show_default=True, help="The nbgrader assignment name.")
 @click.option("--force", is_flag=True, help="Replace the source assignment if it exists.")
-def nbgrader(course_dir, assignment, force):
+@click.option("--course-id", help="nbgrader's course id; on a JupyterHub, the hub's course. [default: the folder's name]")
+@click.option("--exchange", help="nbgrader's exchange folder, shared with the students. [default: COURSE_DIR/exchange]")
+@click.option("--all-or-nothing", is_flag=True, help="An exercise earns its points only when every check passes.")
+def nbgrader(course_dir, assignment, force, course_id, exchange, all_or_nothing):
     """Write the nbgrader source assignment into an nbgrader course folder.
 
-    Example: grader nbgrader ~/course --assignment attention-by-hand
+    Example: grader nbgrader ~/course --assignment attention-by-hand --course-id ml101
     """
     instructor_only("nbgrader")
     from grader.course.assignment import export
 
-    sys.exit(export(course_dir, assignment=assignment, force=force))
+    chosen = {"course_id": course_id, "exchange": exchange, "all_or_nothing": all_or_nothing}
+    sys.exit(export(course_dir, assignment=assignment, force=force, **chosen))
 
 
 @main.command(hidden=STUDENT_KIT)
@@ -237,11 +241,16 @@ def nbgrader(course_dir, assignment, force):
 @click.option("--csv", "csv_file", type=click.Path(path_type=Path), required=True, help="Where to write one row per submission.")
 @click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds one submission may take in all.")
 @click.option("--allow-unisolated", is_flag=True, help="Grade even where the students' code cannot be confined (not for real grades).")
+@click.option("--all-or-nothing", is_flag=True, help="An exercise earns its points only when every check passes.")
 @click.option("--force", is_flag=True, help="Regrade every folder, replacing the rows already in the CSV.")
 @click.option(
-    "--regrade", multiple=True, type=click.Path(path_type=Path), metavar="FOLDER", help="Regrade this folder although its row is up to date (repeatable)."
+    "--regrade",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    metavar="FOLDER",
+    help="Regrade this folder although its row is up to date (repeatable).",
 )
-def batch(dirs, jobs, csv_file, timeout, allow_unisolated, force, regrade):
+def batch(dirs, jobs, csv_file, timeout, allow_unisolated, force, regrade, all_or_nothing):
     """Grade many submission folders in parallel, one CSV row each; reruns resume and regrade changed files.
 
     Each DIR holds the five modules, or an exercises/ folder with them (nbgrader's
@@ -252,13 +261,28 @@ def batch(dirs, jobs, csv_file, timeout, allow_unisolated, force, regrade):
     instructor_only("batch")
     from grader.course.batch import batch as run
 
+    if all_or_nothing:
+        from os import environ
+
+        from grader.check.results import ALL_OR_NOTHING, SCORING_VAR
+
+        environ[SCORING_VAR] = ALL_OR_NOTHING  # every `grader check` the batch starts inherits it
+
     sys.exit(run(dirs, jobs=jobs, csv_file=csv_file, timeout=timeout, allow_unisolated=allow_unisolated, force=force, regrade=regrade))
 
 
 @main.command(hidden=STUDENT_KIT)
 @click.argument("out_zip", type=click.Path(path_type=Path))
 @click.option("--force", is_flag=True, help="Replace OUT_ZIP if it exists.")
-def gradescope(out_zip, force):
+@click.option(
+    "--hidden",
+    type=click.Choice(["hidden", "after_due_date", "after_published"]),
+    default="after_published",
+    show_default=True,
+    help="When students see which hidden checks did not pass, and why (their points they always see).",
+)
+@click.option("--all-or-nothing", is_flag=True, help="An exercise earns its points only when every check passes.")
+def gradescope(out_zip, force, hidden, all_or_nothing):
     """Write a Gradescope autograder zip: setup.sh, run_autograder and the full kit.
 
     Upload it as the "Zip file upload" autograder of a Gradescope programming assignment.
@@ -268,7 +292,21 @@ def gradescope(out_zip, force):
     instructor_only("gradescope")
     from grader.course.gradescope import export
 
-    sys.exit(export(out_zip, force=force))
+    sys.exit(export(out_zip, force=force, hidden=hidden, all_or_nothing=all_or_nothing))
+
+
+@main.command(hidden=STUDENT_KIT)
+@click.argument("csv_file", type=click.Path(path_type=Path))
+@click.option("--html", "html_file", type=click.Path(path_type=Path), help="Also write the report as one self-contained HTML page.")
+def report(csv_file, html_file):
+    """The class at a glance from a `grader batch` CSV: checks failed, known mistakes, points, slowest.
+
+    Example: grader report grades.csv --html class.html
+    """
+    instructor_only("report")
+    from grader.course.class_report import class_report
+
+    sys.exit(class_report(csv_file, html_file))
 
 
 @main.command(hidden=STUDENT_KIT)

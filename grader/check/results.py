@@ -1,6 +1,7 @@
 """The verdicts: one result per check, per exercise, and the report over the exercises run."""
 
 import math
+import os
 from dataclasses import dataclass, field
 
 from grader.sandbox.codec import shown
@@ -153,11 +154,17 @@ def exercise_status(checks: list[CheckResult]) -> str:
     return "passed" if statuses == {"passed"} else "failed"
 
 
+SCORING_VAR = "ATTENTION_BY_HAND_SCORING"  # "all-or-nothing": set by the instructor's options of batch, nbgrader and Gradescope
+ALL_OR_NOTHING = "all-or-nothing"
+
+
 def partial_points(max_points: float, checks: list[CheckResult]) -> float:
-    """max_points times the share of checks passed, rounded down to a half point."""
+    """max_points times the share of checks passed, rounded down to a half point; all or nothing when the course chose so."""
     if not checks:
         return 0.0
     passed = sum(check.status == "passed" for check in checks)
     if passed == len(checks):
         return float(max_points)
+    if os.environ.get(SCORING_VAR) == ALL_OR_NOTHING:
+        return 0.0
     return math.floor(2 * max_points * passed / len(checks)) / 2

@@ -45,10 +45,11 @@ def check(exercise: str, submission: Path = Path("exercises")) -> None:
         verdict = verdict_from(result_file)
     if verdict is None:
         raise NotPassed(f"the checks of {exercise} could not run (see above)")
-    status, checks = verdict
+    status, checks, failing = verdict
     if status != "passed":
         # one short line: nbgrader validate cuts longer ones
-        raise NotPassed(f"{exercise}: {STATUS_WORDS.get(status, status)}. Fix exercises/{exercise}.py, save, run again.")
+        which = f" ({named(failing)})" if failing and status != "not_started" else ""
+        raise NotPassed(f"{exercise}: {STATUS_WORDS.get(status, status)}{which}. Fix exercises/{exercise}.py, save, run again.")
     if checks == "public":
         print(f"{exercise} passes its public checks; the hidden checks run when your work is graded.")
     else:
@@ -100,13 +101,20 @@ def run(command: list[str], limit: float | None = None) -> tuple[str, bool, int 
     return output, status is not None, status
 
 
-def verdict_from(result_file: Path) -> tuple[str, str] | None:
-    """The exercise's status and which checks ran ("public" or "all"), from the run's result file; None when there is none."""
+def verdict_from(result_file: Path) -> tuple[str, str, list[str]] | None:
+    """The exercise's status, which checks ran ("public" or "all") and those that did not pass, from the run's result file; None when there is none."""
     try:
         result = json.loads(result_file.read_text(encoding="utf-8"))
-        return str(result["status"]), str(result["checks"])
-    except (OSError, ValueError, KeyError, TypeError):
+        return str(result["status"]), str(result["checks"]), [str(name) for name in result.get("failing", [])]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+
+
+def named(failing: list[str], most: int = 3) -> str:
+    """The checks that did not pass, by their short names, at most this many and how many more."""
+    names = [name.partition(".")[2] or name for name in failing]
+    more = f" and {len(names) - most} more" if len(names) > most else ""
+    return ", ".join(names[:most]) + more
 
 
 def main(exercise: str, submission: str, result_file: str) -> int:
@@ -127,7 +135,8 @@ def main(exercise: str, submission: str, result_file: str) -> int:
         return 1
     sys.argv[0] = "grader"  # the report names commands as the student types them: grader check ...
     print(render(report, folder))
-    verdict = {"status": report.exercises[0].status, "checks": report.checks}
+    failing = [check.id for check in report.exercises[0].checks if check.status != "passed"]
+    verdict = {"status": report.exercises[0].status, "checks": report.checks, "failing": failing}
     Path(result_file).write_text(json.dumps(verdict), encoding="utf-8")
     return 0
 

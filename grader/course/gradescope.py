@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from grader.check.results import ALL_OR_NOTHING, SCORING_VAR
 from grader.course import gradescope_results as gs
 from grader.course.batch import SUBMISSION_SECONDS, run_check
 from grader.paths import KIT_ROOT
@@ -23,11 +24,20 @@ SCRIPTS = {"setup.sh": HERE / "gradescope_setup.sh", "run_autograder": HERE / "g
 KIT = ("pyproject.toml", "README.md", "grader", "exercises", "solutions", "data")  # what pip install -e and grading need
 LEFT_OUT = {"__pycache__", ".grader", ".hypothesis", ".pytest_cache"}
 STAMP = (1980, 1, 1, 0, 0, 0)  # the same kit gives the same zip, byte for byte
+SETTINGS = "attention_by_hand_settings.json"  # at the zip's root: the course's choices, read by each grading
+WHEN = {"hidden": "never", "after_due_date": "after the due date", "after_published": "once you publish the grades"}
 
 
-def export(out_zip: Path, force: bool = False) -> int:
-    """`grader gradescope OUT_ZIP`: write the autograder zip; 1 when it exists and --force is not given."""
+def export(out_zip: Path, force: bool = False, hidden: str = "after_published", all_or_nothing: bool = False) -> int:
+    """`grader gradescope OUT_ZIP`: write the autograder zip; 1 when it exists and --force is not given.
+
+    hidden is when students see which hidden checks did not pass and why (Gradescope's visibility); all_or_nothing
+    gives an exercise its points only when every check passes.
+    """
     out_zip = Path(out_zip)
+    if hidden not in gs.HIDDEN_VISIBILITIES:
+        click.echo(f"--hidden {hidden!r}: choose one of {', '.join(gs.HIDDEN_VISIBILITIES)}.", err=True)
+        return 2
     if out_zip.is_dir():
         click.echo(f"{out_zip} is a folder: name the zip file to write, for example {out_zip / 'autograder.zip'}.", err=True)
         return 2
@@ -37,8 +47,9 @@ def export(out_zip: Path, force: bool = False) -> int:
     if out_zip.exists() and not force:
         click.echo(f"{out_zip} already exists; to replace it, run again with --force.", err=True)
         return 1
-    count = write_zip(out_zip)
+    count = write_zip(out_zip, {"hidden": hidden, "all_or_nothing": all_or_nothing})
     click.echo(f"Wrote {out_zip}: setup.sh, run_autograder and the kit ({count} files).")
+    click.echo(f"Students see which hidden checks did not pass, and why: {WHEN[hidden]}; their points always.")
     click.echo("On Gradescope: a Programming Assignment, Configure Autograder, Zip file upload, then this zip.")
     return 0
 
@@ -53,18 +64,19 @@ def kit_files() -> list[Path]:
     return [path for path in files if path.suffix != ".pyc"]
 
 
-def write_zip(out_zip: Path) -> int:
-    """The two scripts at the zip's root, executable, and the kit beside them; how many files in all."""
-    entries = [(name, path, 0o755) for name, path in SCRIPTS.items()]
-    entries += [(path.as_posix(), KIT_ROOT / path, 0o644) for path in kit_files()]
+def write_zip(out_zip: Path, settings: dict | None = None) -> int:
+    """The two scripts at the zip's root, executable, the course's settings and the kit beside them; how many files in all."""
+    entries = [(name, path.read_bytes(), 0o755) for name, path in SCRIPTS.items()]
+    entries.append((SETTINGS, json.dumps(settings or {}, sort_keys=True).encode(), 0o644))
+    entries += [(path.as_posix(), (KIT_ROOT / path).read_bytes(), 0o644) for path in kit_files()]
     temporary = out_zip.with_name(f".{out_zip.name}.{os.getpid()}.tmp")
     with zipfile.ZipFile(temporary, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, path, mode in entries:
+        for name, data, mode in entries:
             info = zipfile.ZipInfo(name, STAMP)
             info.create_system = 3  # Unix, so unzip applies the mode below
             info.external_attr = (0o100000 | mode) << 16
             info.compress_type = zipfile.ZIP_DEFLATED
-            archive.writestr(info, path.read_bytes())
+            archive.writestr(info, data)
     os.replace(temporary, out_zip)
     return len(entries)
 
@@ -97,12 +109,31 @@ def grade(submission: Path, scratch: Path, timeout: float, start: float) -> dict
         (folder / name).write_bytes(data)
     extra = {"graded_folder": gs.place(submission, found), "submitted_sha256": gs.sha256(contents)}
     result = scratch / "check.json"
+    chosen = settings(submission.parent)
+    if chosen["all_or_nothing"]:
+        os.environ[SCORING_VAR] = ALL_OR_NOTHING  # for the `grader check` below, this container's one grading
     returncode, output, timed_out = run_check(folder, result, timeout)
     print(output)  # the grader's report: Gradescope shows this stdout to instructors only
-    return outcome(returncode, output, timed_out, result, extra, timeout, time.monotonic() - start)
+    return outcome(returncode, output, timed_out, result, extra, timeout, time.monotonic() - start, chosen)
 
 
-def outcome(returncode, output: str, timed_out: bool, result: Path, extra: dict, timeout: float, seconds: float) -> dict:
+def settings(root: Path) -> dict:
+    """The course's settings from the zip (ROOT/source/SETTINGS); Gradescope's visibility after_published for the hidden checks by default."""
+    try:
+        chosen = json.loads((root / "source" / SETTINGS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        chosen = {}
+    chosen = chosen if isinstance(chosen, dict) else {}
+    hidden = chosen.get("hidden")
+    return {
+        "hidden": hidden if hidden in gs.HIDDEN_VISIBILITIES else "after_published",
+        "all_or_nothing": chosen.get("all_or_nothing") is True,
+    }
+
+
+def outcome(
+    returncode, output: str, timed_out: bool, result: Path, extra: dict, timeout: float, seconds: float, chosen: dict | None = None
+) -> dict:
     """The results of a finished `grader check`: graded, stopped by the time limit, refused, or the grader's fault."""
     if timed_out:
         reason = f"Grading took longer than {timeout:g} s and was stopped: check that each of your functions returns quickly."
@@ -113,7 +144,7 @@ def outcome(returncode, output: str, timed_out: bool, result: Path, extra: dict,
     except (OSError, ValueError):
         check = None
     if isinstance(check, dict) and "total" in check:
-        return gs.graded(check, extra["graded_folder"], extra, seconds)
+        return gs.graded(check, extra["graded_folder"], extra, seconds, (chosen or {}).get("hidden", "after_published"))
     last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "")
     if returncode == 2 and last.startswith("Cannot check:"):
         return gs.not_graded(last, extra, seconds)

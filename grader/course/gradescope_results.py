@@ -80,13 +80,18 @@ def sha256(contents: dict[str, bytes]) -> dict[str, str]:
     return {name: hashlib.sha256(data).hexdigest() for name, data in contents.items()}
 
 
-def graded(check: dict, where: str, extra: dict, seconds: float) -> dict:
-    """results.json for a finished check: one test per exercise, the total, a summary."""
+HIDDEN_VISIBILITIES = ("hidden", "after_due_date", "after_published")  # Gradescope's, for the hidden checks' names and messages
+HIDDEN_TEST = "Hidden checks: which did not pass, and why"
+
+
+def graded(check: dict, where: str, extra: dict, seconds: float, hidden: str = "after_published") -> dict:
+    """results.json for a finished check: one visible test per exercise, the hidden checks' failures in a test of their own, the total."""
     by_name = {exercise["name"]: exercise for exercise in check.get("exercises", [])}
     tests = [test(number, exercise, by_name.get(exercise.name)) for number, exercise in enumerate(EXERCISES, 1)]
+    tests.append(hidden_test(by_name, hidden))
     total = float(check["total"]["points"])
     lines = [f"{total:g} of {sum(e.points for e in EXERCISES):g} points. Graded the five modules in {where}."]
-    lines += [f"{t['name']}: {t['score']:g} of {t['max_score']:g} points" for t in tests]
+    lines += [f"{t['name']}: {t['score']:g} of {t['max_score']:g} points" for t in tests[:-1]]
     if any(t["score"] < t["max_score"] for t in tests):
         lines.append("Each exercise below lists the checks that did not pass, with the smallest input that shows it.")
     return document(total, "\n".join(lines), tests, {**check_extra(check), **extra}, seconds)
@@ -101,7 +106,25 @@ def test(number: int, exercise, result: dict | None) -> dict:
     passed = sum(c["status"] == "passed" for c in checks)
     if passed == len(checks):
         return entry(name, result["points"], result["max_points"], f"All {len(checks)} checks pass.")
-    return entry(name, result["points"], result["max_points"], f"{passed} of {len(checks)} checks pass.\n\n" + failures(checks))
+    public = [c for c in checks if c.get("public")]
+    hidden = [c for c in checks if not c.get("public")]
+    said = f"{passed} of {len(checks)} checks pass."
+    if any(c["status"] != "passed" for c in hidden):
+        left = sum(c["status"] != "passed" for c in hidden)
+        said += f' {left} of the {len(hidden)} hidden checks do not pass: see "{HIDDEN_TEST}" once your instructor shows it.'
+    shown_failures = failures(public)
+    return entry(name, result["points"], result["max_points"], said + (f"\n\n{shown_failures}" if shown_failures else ""))
+
+
+def hidden_test(by_name: dict, visibility: str) -> dict:
+    """The hidden checks that did not pass, named with their messages, shown to the student as the course chose (no points)."""
+    parts = []
+    for exercise in EXERCISES:
+        hidden = [c for c in by_name.get(exercise.name, {}).get("checks", []) if not c.get("public")]
+        if any(c["status"] != "passed" for c in hidden):
+            parts.append(f"{exercise.name}:\n{failures(hidden)}")
+    text = "\n\n".join(parts) or "All the hidden checks that ran pass."
+    return entry(HIDDEN_TEST, 0.0, 0.0, text) | {"visibility": visibility}
 
 
 def failures(checks: list[dict]) -> str:

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -17,6 +18,7 @@ from click.testing import CliRunner
 
 from grader.cli import main
 from grader.course import gradescope
+from grader.course import gradescope_results as gs
 from grader.exercises import EXERCISES
 from grader.paths import KIT_ROOT, SOLUTIONS_DIR
 
@@ -104,11 +106,15 @@ def results(root: Path) -> dict:
     return data
 
 
-def assert_graded(data: dict) -> None:
-    """One visible test per exercise, in lesson order, with its points; the score is their total."""
-    assert [t["name"] for t in data["tests"]] == [f"{n}. {e.name}: {e.title}" for n, e in enumerate(EXERCISES, 1)]
-    assert [t["max_score"] for t in data["tests"]] == [e.points for e in EXERCISES]
-    assert all(t["visibility"] == "visible" for t in data["tests"])
+def assert_graded(data: dict, hidden: str = "after_published") -> None:
+    """One visible test per exercise, in lesson order, with its points, then the hidden checks' as the course chose; the score is their total."""
+    exercises, last = data["tests"][:-1], data["tests"][-1]
+    assert [t["name"] for t in exercises] == [f"{n}. {e.name}: {e.title}" for n, e in enumerate(EXERCISES, 1)]
+    assert [t["max_score"] for t in exercises] == [e.points for e in EXERCISES]
+    assert all(t["visibility"] == "visible" for t in exercises)
+    assert (last["name"], last["max_score"], last["visibility"]) == (gs.HIDDEN_TEST, 0.0, hidden)
+    hidden_ids = re.findall(r"^(\w+\.\w+)(?:, \w+\.\w+)*: ", last["output"], flags=re.M)
+    assert not [i for i in hidden_ids for t in exercises if i in t["output"]]  # no visible test names a hidden check
     assert data["score"] == sum(t["score"] for t in data["tests"])
 
 
@@ -124,7 +130,7 @@ def test_the_zip_holds_the_two_scripts_and_the_kit_only(kit_zip, tmp_path):
         "grader/course/gradescope_results.schema.json",
     ]
     assert set(expected + ["exercises/softmax.py", "solutions/softmax.py", "data/train.txt"]) <= names
-    top = {"setup.sh", "run_autograder", "pyproject.toml", "README.md", "grader", "exercises", "solutions", "data"}
+    top = {"setup.sh", "run_autograder", gradescope.SETTINGS, "pyproject.toml", "README.md", "grader", "exercises", "solutions", "data"}
     assert {name.split("/")[0] for name in names} == top
     assert not [n for n in names if {"__pycache__", ".grader", ".git", "tests", ".venv"} & set(n.split("/")) or n.endswith(".pyc")]
     for name, info in infos.items():
@@ -163,9 +169,10 @@ def test_a_wrong_softmax_costs_softmax_points_only(root):
     data = run_autograder(root)
     assert_graded(data)
     by_name = {t["name"].split(":")[0]: t for t in data["tests"]}
-    softmax = by_name["3. softmax"]
-    assert softmax["score"] < 20.0 and "softmax.matches_reference: failed" in softmax["output"]
-    assert "expected:" in softmax["output"] and "got:" in softmax["output"]
+    softmax, hidden = by_name["3. softmax"], data["tests"][-1]
+    assert softmax["score"] < 20.0 and "softmax.matches_reference" not in softmax["output"]
+    assert "hidden checks do not pass" in softmax["output"] and "softmax.matches_reference: failed" in hidden["output"]
+    assert "expected:" in hidden["output"] and "got:" in hidden["output"]
     assert all(t["score"] == t["max_score"] for name, t in by_name.items() if name != "3. softmax")
     assert data["score"] == 80.0 + softmax["score"] and "exercises/" in data["output"]
 
@@ -309,3 +316,28 @@ def test_what_the_check_json_says_about_the_run_goes_to_extra_data():
 )
 def test_the_schema_follows_gradescopes_specification(document, valid):
     assert jsonschema.Draft202012Validator(SCHEMA).is_valid(document) == valid
+
+
+@pytest.mark.parametrize("hidden", ["hidden", "after_due_date"])
+def test_the_zip_sets_when_students_see_the_hidden_checks(root, tmp_path, hidden):
+    out = tmp_path / "chosen.zip"
+    assert CliRunner().invoke(main, ["gradescope", str(out), "--hidden", hidden]).exit_code == 0
+    with zipfile.ZipFile(out) as archive:
+        (root / "source" / gradescope.SETTINGS).write_bytes(archive.read(gradescope.SETTINGS))
+    submit(root, "exercises", softmax=WRONG_SOFTMAX)
+    data = run_autograder(root)
+    assert_graded(data, hidden)
+
+
+def test_an_unknown_visibility_is_refused(tmp_path):
+    refused = CliRunner().invoke(main, ["gradescope", str(tmp_path / "a.zip"), "--hidden", "sometimes"])
+    assert refused.exit_code == 2 and "after_published" in refused.output and not (tmp_path / "a.zip").exists()
+
+
+def test_all_or_nothing_from_the_zip_is_honoured(root):
+    (root / "source" / gradescope.SETTINGS).write_text(json.dumps({"all_or_nothing": True, "hidden": "after_published"}))
+    submit(root, "exercises", softmax=WRONG_SOFTMAX)
+    data = run_autograder(root)
+    assert_graded(data)
+    by_name = {t["name"].split(":")[0]: t for t in data["tests"]}
+    assert by_name["3. softmax"]["score"] == 0.0 and data["score"] == 80.0

@@ -13,6 +13,7 @@ and writes into the gradebook and the other submissions. Every score in the grad
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -664,8 +665,11 @@ def test_a_graded_cell_passes_quietly_and_fails_in_one_line(tmp_path, capsys, mo
     assert capsys.readouterr().out.endswith("scores passes every check.\n")
     with pytest.raises(nbgrader_cell.NotPassed) as failed:
         nbgrader_cell.check("softmax", folder)
-    assert failed.value._render_traceback_() == ["NotPassed: softmax: some checks fail. Fix exercises/softmax.py, save, run again."]
+    (said,) = failed.value._render_traceback_()
+    named = re.fullmatch(r"NotPassed: softmax: some checks fail \((.+)\)\. Fix exercises/softmax\.py, save, run again\.", said)
     report = capsys.readouterr().out
+    assert named, said  # which checks fail, by name, as in the report above it
+    assert all(f"softmax.{name}" in report for name in named.group(1).split(" and ")[0].split(", ")), (said, report)
     assert "`grader check softmax`" in report and "python -m grader" not in report
 
 
