@@ -310,6 +310,21 @@ def report(csv_file, html_file):
 
 
 @main.command(hidden=STUDENT_KIT)
+@click.argument("dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--threshold", type=float, default=0.5, show_default=True, help="The share of code a pair must have in common to be listed.")
+@click.option("--html", "html_file", type=click.Path(path_type=Path), help="Also write the pairs as one self-contained HTML page.")
+def similarity(dirs, threshold, html_file):
+    """Near-copies between submissions and of the published reference (copydetect, the stubs as boilerplate).
+
+    Example: grader similarity submissions/* --html similarity.html
+    """
+    instructor_only("similarity")
+    from grader.course.similarity import similarity as run
+
+    sys.exit(run(dirs, threshold=threshold, html_file=html_file))
+
+
+@main.command(hidden=STUDENT_KIT)
 @click.argument("out_dir", type=click.Path(path_type=Path))
 @click.option("--force", is_flag=True, help="Write into OUT_DIR although it is not empty (the release's own files there are replaced).")
 def release(out_dir, force):

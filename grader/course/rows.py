@@ -106,9 +106,9 @@ def graded(report: dict, points: dict, total: float) -> dict:
 
 
 def check_cells(report: dict) -> dict:
-    """The checks that did not pass (their ids) and the known mistakes their messages name, once each."""
+    """The checks that failed or stopped with an error (their ids), and the known mistakes their messages name, once each."""
     checks = [check for exercise in report["exercises"] for check in exercise.get("checks", [])]
-    failed = [str(check["id"]) for check in checks if check.get("status") != "passed"]
+    failed = [str(check["id"]) for check in checks if check.get("status") in ("failed", "error")]  # a stub is not a failure
     named = [m.strip() for check in checks if check.get("status") != "passed" for m in MISTAKE.findall(str(check.get("message", "")))]
     return {"failed checks": " ".join(failed), "mistakes": "; ".join(dict.fromkeys(named))}
 
