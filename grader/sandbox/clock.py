@@ -11,7 +11,7 @@ import time
 
 import psutil
 
-WALL_FACTOR = 3.0  # the wall-clock backstop, as a multiple of the CPU limit: generous on a machine kept busy
+WALL_FACTOR = 2.0  # the wall-clock backstop of a call that hardly computes (one that computes has HARD_FACTOR)
 HARD_FACTOR = 10.0  # the clock's last word, computing or not
 BUSY = 0.1  # share of one core a call uses while it computes, however loaded the machine (a sleeping loop: about 0.01)
 TREE_EVERY = 1.0  # seconds between looks for processes the worker started (a look reads every process's status)
