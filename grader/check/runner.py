@@ -13,7 +13,8 @@ from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
 from grader import kit
-from grader.check.checks.harness import BUDGET, SEED, CheckFailed, Halt, Workers, labelled
+from grader.check.checks.harness import BUDGET, SEED, CheckFailed, Halt, labelled
+from grader.check.checks.workers import Workers
 from grader.check.files import depends_on
 from grader.check.results import CheckResult, ExerciseResult, Report, exercise_status, partial_points
 from grader.exercises import BY_NAME, NAMES

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import seed, settings
 
 from grader.check.checks import profiles  # noqa: F401  (registers the profiles)
-from grader.check.checks.harness import BUDGET, SEED, Submission, Workers
+from grader.check.checks.harness import BUDGET, SEED, Submission
+from grader.check.checks.workers import Workers
 
 
 def pytest_addoption(parser):
