@@ -128,7 +128,8 @@ class GradeModules(NbGraderPreprocessor):
         self.log.info("Graded %s's exercises/ as collected: %s (isolation: %s)", info["student"], resources[KEY]["points"], isolation)
         if resources[KEY]["copied"]:
             copied = ", ".join(f"{name}.py" for name in resources[KEY]["copied"])
-            self.log.warning("For the instructor: %s's %s byte for byte the kit's reference solution", info["student"], copied)
+            verb = "is" if len(resources[KEY]["copied"]) == 1 else "are"
+            self.log.warning("For the instructor: %s's %s %s byte for byte the kit's reference solution", info["student"], copied, verb)
         return nb, resources
 
 

@@ -234,3 +234,13 @@ class Live(HTMLParser):
     def handle_data(self, data):
         if self.in_script and ("from a student" in data or "steal" in data):
             self.found.append(f"<script>{data[:60]}")
+
+
+def test_a_module_that_is_the_reference_is_said_to_the_instructor_only(course):
+    assert "For the instructor" not in feedback(course, "flat") and "byte for byte" not in feedback(course, "flat")
+    cells = json.loads(autograded_text(course, "flat"))["cells"]
+    said = {
+        c["metadata"]["nbgrader"]["grade_id"]: c["metadata"]["attention_by_hand"] for c in cells if "attention_by_hand" in c["metadata"]
+    }
+    assert said["test_scores"] == {"same_as_reference": True} and said["test_softmax"] == {"same_as_reference": False}
+    assert "For the instructor: flat's masking.py, scores.py are byte for byte the kit's reference solution" in course["log"]
