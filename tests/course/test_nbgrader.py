@@ -41,7 +41,10 @@ try:
 except ImportError:  # reported by the course fixture, so that the round trip fails rather than skips
     Gradebook = None
 
-pytestmark = pytest.mark.linux("grading with nbgrader is done on Linux; the process checks here read /proc and run sleep")
+pytestmark = [
+    pytest.mark.linux("grading with nbgrader is done on Linux; the process checks here read /proc and run sleep"),
+    pytest.mark.slow,
+]
 round_trip = pytest.mark.nbgrader  # select or skip the slow round trip with -m nbgrader / -m "not nbgrader"
 
 ASSIGNMENT = "attention-by-hand"

@@ -17,7 +17,10 @@ from grader.course.kernel import bwrap_problem
 from grader.course.stubs import write_stubs
 from grader.paths import EXERCISES_DIR, MODULES
 
-pytestmark = pytest.mark.linux("nbgrader's kernels are confined with Linux namespaces; the checks read /proc and run sleep")
+pytestmark = [
+    pytest.mark.linux("nbgrader's kernels are confined with Linux namespaces; the checks read /proc and run sleep"),
+    pytest.mark.slow,
+]
 
 KILL = """\
 import os, subprocess

@@ -26,6 +26,8 @@ from grader.course.release import ReleaseError, holds_reference, reference_state
 from grader.course.stubs import stub_source, write_stubs
 from grader.paths import KIT_ROOT, MODULES, SOLUTIONS_DIR
 
+pytestmark = pytest.mark.slow  # each test builds or installs a kit in a fresh venv
+
 MUTANTS = Path(__file__).resolve().parents[1] / "mutants" / "wrong"
 PUBLIC_LINE = re.compile(r"public checks: (\d+) of (\d+) pass · the hidden checks run when your work is graded")
 # A handful of known mistakes, one or two per exercise, that the student's kit must show failing.

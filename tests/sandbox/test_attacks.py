@@ -33,7 +33,7 @@ from attackers import (
     survivors,
 )
 
-pytestmark = pytest.mark.linux("the attacks use /proc, fork and POSIX signals, and only Linux confines them")
+pytestmark = [pytest.mark.linux("the attacks use /proc, fork and POSIX signals, and only Linux confines them"), pytest.mark.slow]
 
 
 def test_no_attack_gains_a_point_or_touches_anything_else(tmp_path):

@@ -35,7 +35,7 @@ CASES = (
 )
 SYSTEM_PYTHON = Path("/usr/bin/python3")
 
-pytestmark = pytest.mark.linux("a user of the worker's own, with Landlock, is Linux's")
+pytestmark = [pytest.mark.linux("a user of the worker's own, with Landlock, is Linux's"), pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,8 @@ import pytest
 from grader.paths import KIT_ROOT
 from grader.sandbox.portable import SIMULATE_VAR, simulating_other_os
 
+pytestmark = pytest.mark.slow  # the hostile, mutant and sandbox suites run again
+
 SUITES = ["tests/sandbox/test_hostile.py", "tests/check/test_checks.py", "tests/sandbox/test_sandbox.py"]
 
 
