@@ -60,7 +60,8 @@ class Student:
         self._imported: set[str] = set()
         self._worker: Worker | None = None
         self._refusals: list[str] = []  # the asks of the current call refused by their contract
-        self._taken = 0  # batches the current call took from its Batches argument, as the worker told them
+        self._pairs: list = []  # the (x, y) pairs of the current call's Batches argument, handed out one by one
+        self._taken = 0  # how many of them the worker has been given
 
     def __enter__(self):
         return self
@@ -92,13 +93,14 @@ class Student:
             raise self._broken[module]
         if module not in self._imported:
             self._import(module, limit)
-        reply = self._exchange({"op": "call", "module": module, "function": function, "args": args}, limit, function)
+        feeds = [arg for arg in args if type(arg) is Batches]
+        self._pairs = feeds[0].pairs if feeds else []  # kept here: the worker asks for each pair (grader.sandbox.toymodel.TAKEN)
+        sent = tuple(Batches([]) if type(arg) is Batches else arg for arg in args)
+        reply = self._exchange({"op": "call", "module": module, "function": function, "args": sent}, limit, function)
         if "error" in reply:
             raise StudentError(reply["error"], reply["message"], reply["output"])
-        for arg in reply["args"]:
-            if type(arg) is Batches:
-                arg.taken = self._taken  # the grader's count, not the worker's
-        return Outcome(reply["value"], reply["args"], reply["seconds"], reply["output"], reply["warnings"])
+        after = tuple(Batches(self._pairs, self._taken) if type(arg) is Batches else arg for arg in reply["args"])  # the grader's count
+        return Outcome(reply["value"], after, reply["seconds"], reply["output"], reply["warnings"])
 
     def _import(self, module, limit):
         """Import the module in the worker, remembering a failure for the calls that follow."""
@@ -173,9 +175,10 @@ class Student:
             replies.append(decode(frame))
             return None
         name, args = message.get("ask"), message.get("args")
-        if name == TAKEN:  # a batch taken from a Batches argument, counted here where student code cannot change it
-            self._taken += 1
-            return encode({"value": None, "args": ()})
+        if name == TAKEN:  # the next batch of a Batches argument, handed out and counted here, where student code cannot change it
+            pair = self._pairs[self._taken] if self._taken < len(self._pairs) else None
+            self._taken += pair is not None
+            return encode({"value": pair, "args": ()})
         if name not in self.reference:
             raise ValueError(f"the worker asked for {str(name)[:80]!r}, which it has no stand-in for")
         try:
