@@ -76,7 +76,7 @@ def text(report: ClassReport) -> str:
     return "\n".join(lines)
 
 
-def bar(count: int, most: int, good: bool = False) -> str:
+def bar(count: float, most: float, good: bool = False) -> str:
     """An inline bar, as wide as count is of most."""
     width = 0 if most == 0 else round(12 * count / most, 2)
     return f'<span class="bar{" ok" if good else ""}" style="width:{width}em"></span>'

@@ -78,7 +78,7 @@ def stub_lines(name: str) -> frozenset[str]:
 
 def lines_of(text: str, slices, given: frozenset[str]) -> list[str]:
     """The lines that the copied slices touch and the stub does not have, in order, at most SHOWN_LINES."""
-    every, lines, seen = text.splitlines(), [], set()
+    every, lines, seen = text.splitlines(), list[str](), set[int]()
     for start, end in zip(slices[0], slices[1]):
         for number in range(text.count("\n", 0, int(start)), text.count("\n", 0, int(end)) + 1):
             line = every[number] if number < len(every) else ""
