@@ -5,9 +5,6 @@ import os
 import queue
 import shutil
 import signal
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -17,13 +14,14 @@ import click
 from grader import kit
 from grader.compare import view as compare_view
 from grader.compare.corpus import check_reply
-from grader.paths import KIT_ROOT
-from grader.sandbox.tree import TOKEN_VAR, end_tree, isolated_env, kill_marked, new_session
+from grader.paths import DATA_DIR, GRADER_DIR
+from grader.sandbox import launcher
 from grader.style import shown_command, visible
 
 STEPS = {"mlp": 1000, "attention": 400}  # the attention model starts from the trained MLP
 SAMPLES = 100  # replies each model writes
 TIME_LIMIT = 600.0  # seconds for the whole training job
+JOB_MODULES = ("__init__", "job", "job_boot", "models", "corpus")  # grader/compare's modules the job needs: no view, no plot
 OUTPUT_TAIL = 2000  # characters of the student's printed output shown when the job fails
 
 
@@ -100,12 +98,11 @@ def training_words(steps: dict) -> str:
 
 
 def unfinished(folder: Path) -> list:
-    """The exercises of the submission that have not passed yet (the checks run only if files changed)."""
-    from grader.check.cache import cached_report, checked_report
+    """The exercises of the submission that do not pass, checked afresh: a verdict file edited by hand unlocks nothing."""
+    from grader.check.runner import run_checks
 
-    if cached_report(folder) is None:
-        click.echo("Checking your five exercises before training (a few seconds)…")
-    return [exercise for exercise in checked_report(folder, by="compare").exercises if exercise.status != "passed"]
+    click.echo("Checking your five exercises before training (a few seconds)…")
+    return [exercise for exercise in run_checks(folder).exercises if exercise.status != "passed"]
 
 
 def summary(seed: int, seconds: float, models: dict, no_mask: bool) -> dict:
@@ -128,7 +125,7 @@ def summary(seed: int, seconds: float, models: dict, no_mask: bool) -> dict:
 
 def run_job(folder: Path, spec: dict, on_progress, notices: list | None = None) -> dict:
     """Run the training job of `spec` in a worker process; each model's event, by name; what it noted, in notices."""
-    worker = Worker({**spec, "submission": str(folder)})
+    worker = Worker(folder, spec)
     models = {}
     try:
         for event in worker.events(TIME_LIMIT):
@@ -160,22 +157,27 @@ def failure_message(event: dict, worker: "Worker") -> str:
 
 
 class Worker:
-    """The training job's process: in a session of its own, ended with everything it started, on any OS.
+    """The training job's process, started as a worker is: from a private room (a copy of the five files, the
+    worker's code and the comparison's, no reference), confined as strongly as the machine allows, ended as
+    its confinement ends a worker.
 
     Events arrive as JSON lines on its stdout (a thread reads them: Windows cannot select on pipes);
-    what the student's code prints goes to its stderr, kept in a file for the tail.
+    what the student's code prints goes to its stderr, kept by the launcher for the tail.
     """
 
-    def __init__(self, spec: dict):
-        self.home = tempfile.mkdtemp(prefix="grader-compare-")
-        self.output = tempfile.TemporaryFile()
-        self.token, self.started = os.urandom(8).hex(), time.time()
-        env = {**isolated_env(self.home), TOKEN_VAR: self.token}
-        boot = "import sys; sys.path.insert(0, sys.argv[1]); from grader.compare.job import main; main(*sys.argv[2:])"
-        args = [sys.executable, "-I", "-u", "-X", "utf8", "-c", boot, str(KIT_ROOT), str(os.getpid()), json.dumps(spec)]
-        self.process = subprocess.Popen(
-            args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self.output, cwd=self.home, env=env, **new_session()
-        )
+    def __init__(self, folder: Path, spec: dict):
+        from grader.sandbox.isolation import IsolationError, choose
+
+        try:
+            self.confinement = choose()
+        except IsolationError as error:
+            raise JobFailed(f"The comparison cannot run its training here: {error}") from None
+        self.launch = self.confinement.prepare(job_room(folder, self.confinement.owner()))
+        self.started = time.time()
+        argv = job_command(self.launch, {**spec, "submission": self.launch.folder})
+        popen = {k: v for k, v in self.launch.popen.items() if k not in ("start_new_session", "creationflags")}
+        self.child = launcher.Child(argv, env=self.launch.env, cwd=self.launch.cwd, output="events", **popen)
+        self.process = self.child.process
         self.lines: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True, name="compare-events").start()
 
@@ -205,16 +207,16 @@ class Worker:
             yield json.loads(line)
 
     def stop(self):
-        """Kill the job and everything it started; remove its home folder."""
-        end_tree(self.process)
-        kill_marked(f"{TOKEN_VAR}={self.token}", self.started)
-        self.process.stdout.close()
-        self.output.close()
-        shutil.rmtree(self.home, ignore_errors=True)
+        """End the job and everything it started, as its confinement ends a worker; remove its room."""
+        try:
+            self.confinement.end(self)
+        finally:
+            self.child.close()
+            self.launch.room.remove()
 
     def death(self) -> str:
         """How the process ended, in words."""
-        code = self.process.wait()
+        code = self.launch.status(self.process.wait())
         if code < 0:
             name = signal.Signals(-code).name if -code in signal.valid_signals() else f"signal {-code}"
             return f"the Python process was killed by {name} (out of memory or a crash in your code)."
@@ -222,8 +224,31 @@ class Worker:
 
     def tail(self) -> str:
         """The end of what the student's code printed, if anything."""
-        self.output.seek(0, os.SEEK_END)
-        size = self.output.tell()
-        self.output.seek(max(0, size - OUTPUT_TAIL))
-        text = visible(self.output.read().decode("utf-8", errors="replace").strip())
+        text = visible(self.child.output(OUTPUT_TAIL).strip())
         return f"\nYour code printed (the end):\n{text}" if text else ""
+
+
+def job_room(folder: Path, owner: int | None):
+    """A worker's room for the job: the five files, the worker's code, and the comparison's code and corpus beside it."""
+    from grader.sandbox.private import Room
+
+    room = Room(folder, owner)
+    package = room.kit / "grader" / "compare"
+    package.mkdir(mode=0o755)
+    for name in JOB_MODULES:
+        shutil.copyfile(GRADER_DIR / "compare" / f"{name}.py", package / f"{name}.py")
+    shutil.copyfile(GRADER_DIR / "paths.py", room.kit / "grader" / "paths.py")
+    data = room.kit / "grader" / "data"  # where the copy of grader/paths.py looks first
+    data.mkdir(mode=0o755)
+    for split in ("train", "valid"):
+        shutil.copyfile(DATA_DIR / f"{split}.txt", data / f"{split}.txt")
+    for path in [*package.iterdir(), *data.iterdir(), room.kit / "grader" / "paths.py"]:
+        os.chmod(path, 0o644)
+    return room
+
+
+def job_command(launch, spec: dict) -> list[str]:
+    """The worker's command line (... boot.py KIT CONFIG) with the job's boot in place of boot.py, and the job's arguments after."""
+    *python, boot, kit, config = launch.argv
+    job_boot = Path(boot).parent.parent / "compare" / "job_boot.py"  # the room's copy, as the worker sees it
+    return [*python, job_boot.as_posix(), kit, config, str(launch.parent or 0), json.dumps(spec)]

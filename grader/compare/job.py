@@ -1,7 +1,8 @@
 """The comparison's training, inside a worker process: the kit's models driven by the student's code.
 
-grader.compare.command starts this with `python -I` in a session of its own. The job arrives as JSON in
-argv; events leave as JSON lines on stdout, and fd 1 then points at stderr, so whatever the student
+grader.compare.command starts this as a worker is started (grader/compare/job_boot.py): from a private
+room holding a copy of the five files and of the code it needs, confined as the machine allows, with
+no reference and no bytecode written. The job arrives as JSON in argv; events leave as JSON lines on stdout, and fd 1 then points at stderr, so whatever the student
 prints goes to the captured output only.
 """
 
@@ -233,8 +234,11 @@ def main(parent: str, spec: str):
     """Run the job in `spec`, writing events to stdout; what the student prints goes to stderr."""
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
+    for stream in (sys.stdout, sys.stderr):  # flushed at each line, as `python -u` would: kept through an os._exit
+        stream.reconfigure(line_buffering=True, write_through=True)
     limit_resources({})
-    watch_parent(int(parent))
+    if int(parent):  # 0 inside namespaces, where the grader cannot be seen: ending bubblewrap ends the job
+        watch_parent(int(parent))
 
     def emit(event):
         out.write(json.dumps(event) + "\n")

@@ -20,12 +20,13 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
 
-from grader.paths import EXERCISES_DIR
+from grader.paths import MODULES
 from grader.sandbox import linux
 from grader.sandbox.errors import StudentError
 from grader.sandbox.portable import simulating_other_os
@@ -223,13 +224,16 @@ def _probe(tier: str) -> str:
 
 
 def probe(confinement: Portable) -> str:
-    """Start and stop a worker on the stubs in this confinement: "" when it answered, else why not."""
-    try:
-        worker = Worker(confinement, EXERCISES_DIR)
-        worker.start()
-    except (OSError, StudentError) as error:
-        return str(error)
-    worker.stop()
+    """Start and stop a worker in this confinement on five empty modules of its own: "" when it answered, else why not."""
+    with tempfile.TemporaryDirectory(prefix="grader-probe-") as folder:
+        for name in MODULES:
+            Path(folder, f"{name}.py").write_text(f'"""{name}: an empty module, for the isolation probe."""\n', encoding="utf-8")
+        try:
+            worker = Worker(confinement, Path(folder))
+            worker.start()
+        except (OSError, StudentError) as error:
+            return str(error)
+        worker.stop()
     return ""
 
 

@@ -49,7 +49,7 @@ def no_training(*args, **kwargs):
 def test_gate_names_the_exercises_left_and_exits_1(monkeypatch, reference_copy):
     statuses = {"scores": "passed", "masking": "passed", "softmax": "passed", "heads": "failed", "training": "not_started"}
     report = Report([ExerciseResult(n, s, 0.0, 10.0) for n, s in statuses.items()], seed=0)
-    monkeypatch.setattr("grader.check.cache.checked_report", lambda folder: report)
+    monkeypatch.setattr("grader.check.runner.run_checks", lambda folder: report)
     monkeypatch.setattr(comparison, "run_job", no_training)
     result = CliRunner().invoke(main, ["compare", "--submission", str(reference_copy)])
     assert result.exit_code == 1
@@ -63,8 +63,25 @@ def test_gate_uses_the_verdict_of_the_real_checks(monkeypatch, tmp_path, capsys)
     monkeypatch.setattr(comparison, "run_job", no_training)
     assert comparison.compare(submission=folder) == 1
     assert "Checking your five exercises before training" in capsys.readouterr().out
+
+
+def test_a_verdict_file_edited_to_passed_unlocks_nothing(monkeypatch, tmp_path, capsys):
+    folder = write_stubs(tmp_path / "exercises")
+    monkeypatch.chdir(tmp_path)  # the student's own exercises/: grader check keeps its verdict there
+    monkeypatch.setattr(comparison, "run_job", no_training)
+    assert CliRunner().invoke(main, ["check", "softmax"]).exit_code == 1
+    saved = list((folder / ".grader").glob("*.json"))
+    assert saved, "grader check kept no verdict beside the student's own exercises/"
+    for path in saved:
+        path.write_text(path.read_text().replace('"not_started"', '"passed"').replace('"failed"', '"passed"'))
     assert comparison.compare(submission=folder) == 1
-    assert "Checking" not in capsys.readouterr().out  # unchanged files: the saved verdict, no checks
+    assert "softmax: not started" in capsys.readouterr().out
+
+
+def test_compare_leaves_nothing_in_the_folder_it_reads(reference_copy, capsys):
+    before = sorted(p.relative_to(reference_copy) for p in reference_copy.rglob("*"))
+    assert comparison.compare(submission=reference_copy, **QUICK) == 0
+    assert sorted(p.relative_to(reference_copy) for p in reference_copy.rglob("*")) == before
 
 
 def test_missing_folder_is_a_usage_error(tmp_path):
@@ -210,8 +227,8 @@ def test_ctrl_c_kills_the_worker_and_exits_130(monkeypatch, capsys):
     started = []
     original = comparison.Worker.__init__
 
-    def remember(self, spec):
-        original(self, spec)
+    def remember(self, folder, spec):
+        original(self, folder, spec)
         started.append(self.process.pid)
 
     def interrupt(self, event):
@@ -232,3 +249,17 @@ def test_full_run_on_the_reference_meets_the_targets(tmp_path):
     mlp, attention = figures["mlp"], figures["attention"]
     assert 0.45 <= mlp["p_decision"] <= 0.55 and 25 <= mlp["correct_replies"] <= 55
     assert attention["p_decision"] >= 0.95 and attention["correct_replies"] >= 90
+
+
+@pytest.mark.linux("bubblewrap's namespaces keep the kit's folder out of the job's view")
+def test_the_training_job_cannot_read_the_reference(ungated, reference_copy, capsys):
+    from grader.sandbox import isolation
+
+    if isolation.choose().name != "namespaces":
+        pytest.skip("no namespaces tier on this machine")
+    target = SOLUTIONS_DIR / "softmax.py"
+    probe = f"    try:\n        open({str(target)!r}).read()\n        print('read the reference')\n    except OSError:\n        print('the reference is out of reach')\n"
+    edit(reference_copy, "training", "    losses = []\n", "    losses = []\n" + probe)
+    assert comparison.compare(submission=reference_copy, **QUICK) == 0
+    out = capsys.readouterr().out
+    assert "the reference is out of reach" in out and "read the reference" not in out
