@@ -37,6 +37,7 @@ JSON_FILE = click.option("--json", "json_file", type=click.Path(path_type=Path),
 JUNIT_FILE = click.option(
     "--junit", "junit_file", type=click.Path(path_type=Path), default=None, help="Also write the verdicts as JUnit XML (pytest's format)."
 )
+VISIBILITY = click.Choice(["hidden", "after_due_date", "after_published"])  # Gradescope's, for the hidden checks
 
 
 class Grader(click.Group):
@@ -231,8 +232,7 @@ def nbgrader(course_dir, assignment, force, course_id, exchange, all_or_nothing)
     instructor_only("nbgrader")
     from grader.course.assignment import export
 
-    chosen = {"course_id": course_id, "exchange": exchange, "all_or_nothing": all_or_nothing}
-    sys.exit(export(course_dir, assignment=assignment, force=force, **chosen))
+    sys.exit(export(course_dir, assignment, force, course_id=course_id, exchange=exchange, all_or_nothing=all_or_nothing))
 
 
 @main.command(hidden=STUDENT_KIT)
@@ -259,14 +259,11 @@ def batch(dirs, jobs, csv_file, timeout, allow_unisolated, force, regrade, all_o
     Example: grader batch submissions/* --jobs 2 --csv grades.csv
     """
     instructor_only("batch")
+    from grader.check.results import score_all_or_nothing
     from grader.course.batch import batch as run
 
     if all_or_nothing:
-        from os import environ
-
-        from grader.check.results import ALL_OR_NOTHING, SCORING_VAR
-
-        environ[SCORING_VAR] = ALL_OR_NOTHING  # every `grader check` the batch starts inherits it
+        score_all_or_nothing()  # every `grader check` the batch starts inherits it
 
     sys.exit(run(dirs, jobs=jobs, csv_file=csv_file, timeout=timeout, allow_unisolated=allow_unisolated, force=force, regrade=regrade))
 
@@ -274,13 +271,7 @@ def batch(dirs, jobs, csv_file, timeout, allow_unisolated, force, regrade, all_o
 @main.command(hidden=STUDENT_KIT)
 @click.argument("out_zip", type=click.Path(path_type=Path))
 @click.option("--force", is_flag=True, help="Replace OUT_ZIP if it exists.")
-@click.option(
-    "--hidden",
-    type=click.Choice(["hidden", "after_due_date", "after_published"]),
-    default="after_published",
-    show_default=True,
-    help="When students see which hidden checks did not pass, and why (their points they always see).",
-)
+@click.option("--hidden", type=VISIBILITY, default="after_published", show_default=True, help="When students see failed hidden checks.")
 @click.option("--all-or-nothing", is_flag=True, help="An exercise earns its points only when every check passes.")
 def gradescope(out_zip, force, hidden, all_or_nothing):
     """Write a Gradescope autograder zip: setup.sh, run_autograder and the full kit.
@@ -298,30 +289,18 @@ def gradescope(out_zip, force, hidden, all_or_nothing):
 @main.command(hidden=STUDENT_KIT)
 @click.argument("csv_file", type=click.Path(path_type=Path))
 @click.option("--html", "html_file", type=click.Path(path_type=Path), help="Also write the report as one self-contained HTML page.")
-def report(csv_file, html_file):
-    """The class at a glance from a `grader batch` CSV: checks failed, known mistakes, points, slowest.
+@click.option(
+    "--similarity", "similar_file", type=click.Path(path_type=Path), help="Also list near-copies (copydetect), and write them as HTML."
+)
+def report(csv_file, html_file, similar_file):
+    """The class at a glance from a `grader batch` CSV: checks failed, known mistakes, points, slowest; near-copies.
 
-    Example: grader report grades.csv --html class.html
+    Example: grader report grades.csv --html class.html --similarity similarity.html
     """
     instructor_only("report")
     from grader.course.class_report import class_report
 
-    sys.exit(class_report(csv_file, html_file))
-
-
-@main.command(hidden=STUDENT_KIT)
-@click.argument("dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--threshold", type=float, default=0.5, show_default=True, help="The share of code a pair must have in common to be listed.")
-@click.option("--html", "html_file", type=click.Path(path_type=Path), help="Also write the pairs as one self-contained HTML page.")
-def similarity(dirs, threshold, html_file):
-    """Near-copies between submissions and of the published reference (copydetect, the stubs as boilerplate).
-
-    Example: grader similarity submissions/* --html similarity.html
-    """
-    instructor_only("similarity")
-    from grader.course.similarity import similarity as run
-
-    sys.exit(run(dirs, threshold=threshold, html_file=html_file))
+    sys.exit(class_report(csv_file, html_file, similar_file))
 
 
 @main.command(hidden=STUDENT_KIT)

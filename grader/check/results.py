@@ -158,6 +158,11 @@ SCORING_VAR = "ATTENTION_BY_HAND_SCORING"  # "all-or-nothing": set by the instru
 ALL_OR_NOTHING = "all-or-nothing"
 
 
+def score_all_or_nothing() -> None:
+    """From now on, in this process and those it starts, an exercise earns its points only when every check passes."""
+    os.environ[SCORING_VAR] = ALL_OR_NOTHING
+
+
 def partial_points(max_points: float, checks: list[CheckResult]) -> float:
     """max_points times the share of checks passed, rounded down to a half point; all or nothing when the course chose so."""
     if not checks:

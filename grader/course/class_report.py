@@ -1,7 +1,8 @@
 """`grader report CSV`: the class at a glance after `grader batch`, as a table in the terminal and one self-contained HTML page.
 
 Per check, how many students failed it; per known mistake, how many made it; each exercise's
-points; the slowest submissions. Read from the batch CSV only, so it costs no grading.
+points; the slowest submissions. Read from the batch CSV only, so it costs no grading. With
+--similarity, the near-copies between the CSV's folders and of the reference (similarity.py).
 """
 
 import csv
@@ -35,6 +36,7 @@ class ClassReport:
     failed_checks: Counter
     mistakes: Counter
     slowest: list[tuple[str, float]]
+    folders: list[str]  # every row's folder, for the similarity report
 
 
 def read(csv_file: Path) -> ClassReport:
@@ -48,10 +50,11 @@ def read(csv_file: Path) -> ClassReport:
         raise ReportError(f"{csv_file} has no rows with a 'failed checks' column: rerun `grader batch` with this kit to write them")
     graded = [row for row in rows if row.get("status") in ("passed", "graded")]
     points = {e.name: [float(row[e.name]) for row in graded if row.get(e.name)] for e in EXERCISES}
-    failed = Counter(check for row in graded for check in row["failed checks"].split())
-    mistakes = Counter(m for row in graded for m in row.get("mistakes", "").split("; ") if m)
+    failed = Counter(check for row in graded for check in (row.get("failed checks") or "").split())
+    mistakes = Counter(m for row in graded for m in (row.get("mistakes") or "").split("; ") if m)
     timed = sorted(((row["student"], float(row.get("seconds") or 0)) for row in rows), key=lambda pair: -pair[1])
-    return ClassReport(len(rows), Counter(row.get("status", "") for row in rows), points, failed, mistakes, timed[:SLOWEST])
+    statuses = Counter(row.get("status", "") for row in rows)
+    return ClassReport(len(rows), statuses, points, failed, mistakes, timed[:SLOWEST], [row.get("folder", "") for row in rows])
 
 
 def mean(values: list[float]) -> float:
@@ -113,8 +116,11 @@ def page(report: ClassReport, title: str) -> str:
 """
 
 
-def class_report(csv_file: Path, html_file: Path | None = None) -> int:
-    """`grader report CSV [--html FILE]`: print the class report, and write it as HTML; 2 when the CSV cannot be read."""
+def class_report(csv_file: Path, html_file: Path | None = None, similar_file: Path | None = None) -> int:
+    """`grader report CSV [--html FILE] [--similarity FILE]`: print the class report (and near-copies), write them as HTML.
+
+    2 when the CSV cannot be read.
+    """
     try:
         report = read(csv_file)
     except ReportError as error:
@@ -124,4 +130,9 @@ def class_report(csv_file: Path, html_file: Path | None = None) -> int:
     if html_file is not None:
         Path(html_file).write_text(page(report, f"Attention by Hand: {Path(csv_file).name}"), encoding="utf-8")
         click.echo(f"\nWrote {html_file}: open it in a browser.")
-    return 0
+    if similar_file is None:
+        return 0
+    from grader.course.similarity import similarity
+
+    click.echo("")
+    return similarity([Path(folder) for folder in report.folders if Path(folder).is_dir()], html_file=similar_file)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from grader.check.results import ALL_OR_NOTHING, SCORING_VAR
+from grader.check.results import score_all_or_nothing
 from grader.course import gradescope_results as gs
 from grader.course.batch import SUBMISSION_SECONDS, run_check
 from grader.paths import KIT_ROOT
@@ -111,7 +111,7 @@ def grade(submission: Path, scratch: Path, timeout: float, start: float) -> dict
     result = scratch / "check.json"
     chosen = settings(submission.parent)
     if chosen["all_or_nothing"]:
-        os.environ[SCORING_VAR] = ALL_OR_NOTHING  # for the `grader check` below, this container's one grading
+        score_all_or_nothing()  # for the `grader check` below, this container's one grading
     returncode, output, timed_out = run_check(folder, result, timeout)
     print(output)  # the grader's report: Gradescope shows this stdout to instructors only
     return outcome(returncode, output, timed_out, result, extra, timeout, time.monotonic() - start, chosen)

@@ -1,4 +1,4 @@
-"""`grader similarity DIR ...`: near-copies between submissions and of the published reference, for the instructor to judge.
+"""`grader report CSV --similarity FILE`: near-copies between submissions and of the published reference, for the instructor to judge.
 
 copydetect's winnowing (MOSS's algorithm) fingerprints each of the five modules, the stubs as
 boilerplate, so the code every student was given counts for no one. Each pair of submissions, and
@@ -145,14 +145,14 @@ td.n{{text-align:right}}</style></head><body>
 
 
 def similarity(dirs, threshold: float = 0.5, html_file: Path | None = None) -> int:
-    """`grader similarity DIR ... [--threshold T] [--html FILE]`: print the close pairs; 2 when the options are wrong."""
+    """Print the pairs sharing at least threshold of their code, and write them as HTML; 2 when the threshold or copydetect is wrong."""
     if not 0 < threshold <= 1:
         click.echo("--threshold is a share of the code, more than 0 and at most 1 (0.5 is half).", err=True)
         return 2
     try:
         import copydetect  # noqa: F401
     except ImportError:
-        click.echo("grader similarity needs copydetect: pip install copydetect", err=True)
+        click.echo("The similarity report needs copydetect: pip install copydetect", err=True)
         return 2
     found = pairs(dirs, threshold)
     click.echo(text(found, threshold))

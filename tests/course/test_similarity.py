@@ -1,4 +1,4 @@
-"""grader similarity: near-copies between submissions and of the reference, renamed or not, the stubs left out."""
+"""grader report --similarity: near-copies between submissions and of the reference, renamed or not, the stubs left out."""
 
 import re
 import shutil
@@ -7,6 +7,7 @@ from html.parser import HTMLParser
 from click.testing import CliRunner
 
 from grader.cli import main
+from grader.course.similarity import similarity
 from grader.course.stubs import write_stubs
 from grader.paths import MODULES, SOLUTIONS_DIR
 
@@ -31,8 +32,10 @@ def test_similarity_finds_copies_renamed_and_of_the_reference_and_never_the_stub
     copied(tmp_path / "ren", rename=True)
     write_stubs(tmp_path / "stub1")
     write_stubs(tmp_path / "stub2")
-    page = tmp_path / "pairs.html"
-    said = CliRunner().invoke(main, ["similarity", *(str(tmp_path / n) for n in ("ada", "ren", "stub1", "stub2")), "--html", str(page)])
+    page, csv_file = tmp_path / "pairs.html", tmp_path / "grades.csv"
+    folders = "".join(f"{n},{tmp_path / n},graded,0.0\n" for n in ("ada", "ren", "stub1", "stub2"))
+    csv_file.write_text("student,folder,status,total,seconds,failed checks,mistakes\n" + folders, encoding="utf-8")
+    said = CliRunner().invoke(main, ["report", str(csv_file), "--similarity", str(page)])
     assert said.exit_code == 0, said.output
     listed = re.findall(r"^ *(\d+)%  (\S+)  ~  (.+?)(?:;|$)", said.output, flags=re.M)
     pairs = {(a.rsplit("/", 1)[-1], "reference" if b.startswith("solutions/") else b.rsplit("/", 1)[-1]): int(s) for s, a, b in listed}
@@ -53,6 +56,5 @@ def test_similarity_finds_copies_renamed_and_of_the_reference_and_never_the_stub
     assert parsed.rows == len(pairs) + 1
 
 
-def test_a_threshold_outside_0_to_1_is_refused(tmp_path):
-    said = CliRunner().invoke(main, ["similarity", str(tmp_path), "--threshold", "50"])
-    assert said.exit_code == 2 and "0.5 is half" in said.output
+def test_a_threshold_outside_0_to_1_is_refused(tmp_path, capsys):
+    assert similarity([tmp_path], threshold=50) == 2 and "0.5 is half" in capsys.readouterr().err
