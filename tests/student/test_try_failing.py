@@ -4,6 +4,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from grader import kit
@@ -32,8 +33,14 @@ def train(model, batches, steps, lr):
 """
 
 
+@pytest.fixture(autouse=True)
+def at_home(tmp_path, monkeypatch):
+    """Run the grader beside the student's own exercises/, where grader check keeps what try uses."""
+    monkeypatch.chdir(tmp_path)
+
+
 def work(tmp_path, module: str | None = None, source: str = "") -> str:
-    folder = tmp_path / "work"
+    folder = tmp_path / "exercises"  # the student's own, beside where the grader runs (at_home)
     shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
     if module == "training":  # the reference's train replaced by the one in source
         text = (folder / "training.py").read_text(encoding="utf-8")
@@ -77,7 +84,7 @@ def test_once_the_check_passes_try_goes_back_to_the_worked_example(tmp_path):
 def test_a_damaged_record_falls_back_to_the_worked_example(tmp_path):
     folder = work(tmp_path, "softmax", FLOAT32_SOFTMAX)
     grader("check", "softmax", "--submission", folder)
-    record = tmp_path / "work" / ".grader" / "failing.json"
+    record = tmp_path / "exercises" / ".grader" / "failing.json"
     kept = json.loads(record.read_text())
     record.write_text(json.dumps({check: dict(found, args="not base64 at all!") for check, found in kept.items()}))
     tried = grader("try", "softmax", "--submission", folder)
@@ -101,7 +108,7 @@ def test_the_students_kit_says_what_the_check_said(tmp_path, monkeypatch):
     examples("masking.apply_causal_mask")
     monkeypatch.setattr(kit, "is_student_kit", lambda: True)  # public checks only, as in the student's kit
     grader("check", "masking", "--submission", folder)
-    record = tmp_path / "work" / ".grader" / "failing.json"
+    record = tmp_path / "exercises" / ".grader" / "failing.json"
     kept = json.loads(record.read_text())
     record.write_text(json.dumps({check: found for check, found in kept.items() if "worked" not in check}))  # the drawn inputs only
     tried = grader("try", "masking", "apply_causal_mask", "--submission", folder)

@@ -4,6 +4,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from grader import kit
@@ -16,9 +17,15 @@ from grader.student import recheck
 WRONG = Path(__file__).resolve().parents[1] / "mutants" / "wrong"
 
 
+@pytest.fixture(autouse=True)
+def at_home(tmp_path, monkeypatch):
+    """Run the grader beside the student's own exercises/, where grader check keeps what try uses."""
+    monkeypatch.chdir(tmp_path)
+
+
 def work(tmp_path, module: str, mutant: str) -> Path:
     """The reference with one module replaced by a known wrong one."""
-    folder = tmp_path / "work"
+    folder = tmp_path / "exercises"  # the student's own, beside where the grader runs (at_home)
     shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(WRONG / f"{mutant}.py", folder / f"{module}.py")
     return folder
@@ -72,7 +79,7 @@ def test_the_students_kit_shows_a_worked_examples_stored_answer(tmp_path, monkey
 
 def test_only_lacking_an_expected_value_exits_0(tmp_path, monkeypatch):
     """In the student's kit a drawn input with no known answer is shown, not failed."""
-    folder = tmp_path / "work"
+    folder = tmp_path / "exercises"  # the student's own, beside where the grader runs (at_home)
     shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
     examples("softmax.softmax")
     monkeypatch.setattr(kit, "is_student_kit", lambda: True)
@@ -82,7 +89,7 @@ def test_only_lacking_an_expected_value_exits_0(tmp_path, monkeypatch):
 
 def test_a_given_input_says_where_the_other_arguments_came_from_and_checks_their_shapes(tmp_path):
     """--input q=… alone: k comes from the example, said so; sizes that disagree stop before the student's code runs."""
-    folder = tmp_path / "work"
+    folder = tmp_path / "exercises"  # the student's own, beside where the grader runs (at_home)
     shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
     d = examples("scores.attention_scores")[0].args()[1].shape[-1]
     result = tried(folder, "scores", "--input", f"q=np.ones((2, {d + 1}))")

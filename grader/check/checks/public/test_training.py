@@ -227,19 +227,15 @@ def by_definition(params: dict, pairs: list, steps: int, lr: float) -> tuple[lis
 def test_train_steps_by_its_definition(student, run):
     """One batch per step, in order; the losses as floats; the weights after steps of p - lr·g.
 
-    At the comparison's 1,000 steps train runs with the student's own sgd_step (the reference's, asked
-    of the grader on every step, would add 0.4 s to every check of training), so that sgd_step must first
-    give p - lr·g on the toy model's weights: a check that cannot run to its end fails. The batches taken
-    are counted by the grader (grader.sandbox.toymodel.TAKEN), and the losses and weights are the grader's own.
+    At the comparison's 1,000 steps train runs with the student's own sgd_step when it gives p - lr·g on
+    the toy model's weights (the reference's, asked of the grader on every step, adds 0.4 s), and with
+    the reference's otherwise, so the check always runs to its end and a wrong sgd_step counts once. The
+    batches are handed out and counted by the grader (grader.sandbox.toymodel.TAKEN); the losses and
+    weights are compared with the grader's own run.
     """
     params, pairs, steps, lr, by_value = run
-    if not by_value and sgd_step_fails(student, params, pairs, lr):
-        fail(
-            f"train could not be checked at the comparison's {steps:,} steps: your sgd_step does not give p - lr·g on the "
-            "toy model's weights (see sgd_step's own check), and train is checked with it here. Fix sgd_step first.",
-            {"steps": steps, "lr": lr},
-        )
-    outcome = student.call("training", "train", ToyModel(params), Batches(pairs), steps, lr, reference=LATER if by_value else ())
+    served = LATER if by_value or sgd_step_fails(student, params, pairs, lr) else ()
+    outcome = student.call("training", "train", ToyModel(params), Batches(pairs), steps, lr, reference=served)
     expected, weights = by_definition(params, pairs, steps, lr)
     shown = (
         [x for pair in pairs[:steps] for x in pair]
