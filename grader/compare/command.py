@@ -36,6 +36,9 @@ def compare(submission=None, solutions=False, seed=0, json_file=None, plot_file=
     """
     from grader.compare import plot
 
+    if plot_file is not None and not plot.can_plot():  # said before the training, not after it
+        click.echo(f"{plot.no_matplotlib()} Nothing was trained; leave out --plot to compare without the picture.", err=True)
+        return 2
     folder, status = gate(submission, solutions)
     if folder is None:
         return status
@@ -49,9 +52,7 @@ def compare(submission=None, solutions=False, seed=0, json_file=None, plot_file=
     click.echo("\n\n".join([compare_view.report(result, models), *notices]))
     if json_file is not None:
         Path(json_file).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    if plot_file is not None and not plot.can_plot():
-        click.echo(f"\n{plot.no_matplotlib()}")
-    elif plot_file is not None:
+    if plot_file is not None:
         plot.draw(plot_file, result, models)
         click.echo(f"Drew the figures to {plot_file}.")
     return 0

@@ -90,15 +90,15 @@ def test_missing_folder_is_a_usage_error(tmp_path):
     assert "does not exist" in result.output
 
 
-def test_plot_without_matplotlib_still_gives_the_figures_and_says_how_to_get_it(monkeypatch, tmp_path, capsys):
+def test_plot_without_matplotlib_says_so_before_training_and_how_to_get_it(monkeypatch, tmp_path, capsys):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if it were not installed
     assert not plot.can_plot()
     picture = tmp_path / "f.png"
-    assert comparison.compare(solutions=True, plot_file=picture, **QUICK) == 0
-    out = capsys.readouterr().out
-    assert "8-character MLP" in out and not picture.exists()
-    assert "No plot was drawn: --plot needs matplotlib" in out and "pip install -e '.[plot]'" in out
-    assert "Drew the figures" not in out
+    assert comparison.compare(solutions=True, plot_file=picture, **QUICK) == 2
+    said = capsys.readouterr()
+    assert "Training the models" not in said.out + said.err and not picture.exists()
+    assert "No plot was drawn: --plot needs matplotlib" in said.err and "pip install -e '.[plot]'" in said.err
+    assert "Nothing was trained; leave out --plot" in said.err
 
 
 def test_the_plots_tick_labels_do_not_overlap(tmp_path):
