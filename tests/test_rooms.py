@@ -88,3 +88,46 @@ def test_every_room_says_what_it_holds():
 def test_rooms_are_small():
     long_modules = [p.name for p in GRADER.rglob("*.py") if len(p.read_text(encoding="utf-8").splitlines()) > 320]
     assert long_modules == []
+
+
+# Names of sys.executable outside the sandbox that start nothing: a message that prints the interpreter's path.
+SHOWN_ONLY = {
+    "grader/cli.py": "the Python-version and not-installed messages, before the kit can be imported",
+    "grader/style.py": "the command a student should type, when the venv's bin is not on PATH",
+}
+
+
+def starts(path: Path) -> list[str]:
+    """What in this file could start a process: an import of subprocess or multiprocessing, a use of sys.executable or os.exec*/spawn*."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            found += [f"line {node.lineno}: import {n}" for n in names if n.split(".")[0] in ("subprocess", "multiprocessing")]
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if (
+                (node.value.id, node.attr) == ("sys", "executable")
+                or node.value.id == "os"
+                and node.attr.startswith(("exec", "spawn", "posix_spawn", "fork"))
+            ):
+                found.append(f"line {node.lineno}: {node.value.id}.{node.attr}")
+    return found
+
+
+def test_only_the_sandbox_starts_a_python():
+    """Every child process goes through grader/sandbox/launcher.py: no other room imports subprocess or names sys.executable."""
+    outside = {}
+    for path in sorted(GRADER.rglob("*.py")):
+        relative = path.relative_to(GRADER.parent).as_posix()
+        if relative.startswith("grader/sandbox/"):
+            continue
+        found = [f for f in starts(path) if not (relative in SHOWN_ONLY and f.endswith("sys.executable"))]
+        if found:
+            outside[relative] = found
+    assert not outside, f"start child processes through grader.sandbox.launcher, not here: {outside}"
+
+
+def test_the_launcher_is_where_the_sandbox_starts_processes():
+    """Inside the sandbox too, few files start a process: the launcher, and the confinement's own helpers."""
+    starting = {p.name for p in (GRADER / "sandbox").glob("*.py") if any("import subprocess" in f for f in starts(p))}
+    assert "launcher.py" in starting, starting

@@ -28,7 +28,7 @@ from grader.sandbox.isolation import TIER_VAR, site_dirs
 from grader.sandbox.tree import ONE_THREAD, RUN_VAR, end_processes, kill_marked
 
 CHECKS_DIR = KIT_ROOT / "grader" / "check" / "checks"
-BOOT = Path(__file__).resolve().with_name("kernel_boot.py")
+BOOT = Path(__file__).resolve().parents[1] / "sandbox" / "kernel_boot.py"  # the confined kernel's first lines
 TMP_BYTES = 256 << 20  # the kernel's /tmp, where bubblewrap can bound it
 LOG_KEPT = 2000  # characters of the kernel's own stderr shown when it fails
 
