@@ -7,6 +7,12 @@ weighted sum. Several heads look for different things side by side; their
 outputs are placed next to each other and mixed by one more matrix.
 """
 
+import numpy as np
+
+from .masking import apply_causal_mask
+from .scores import attention_scores
+from .softmax import softmax
+
 
 def attention_head(x, w_q, w_k, w_v):
     """One causal self-attention head.

@@ -7,6 +7,8 @@ it writes a reply of its own. So position i may look at positions j <= i only:
 scores above the diagonal become -inf, which the softmax turns into exactly 0.
 """
 
+import numpy as np
+
 
 def causal_mask(T):
     """Which positions may look at which: True where j <= i.

@@ -7,6 +7,8 @@ Dividing by √d keeps the scores near size 1 whatever d is, so the softmax that
 follows does not saturate.
 """
 
+import numpy as np
+
 
 def attention_scores(q, k):
     """Scaled dot-product scores of every query against every key.

@@ -9,6 +9,8 @@ below the line. After that shift no small number is needed below the line to
 avoid dividing by 0: each row's sum is at least 1, its largest entry being exp(0).
 """
 
+import numpy as np
+
 
 def softmax(x):
     """Softmax along the last axis, stable for any finite scores.

@@ -7,6 +7,12 @@ backwards through the forward pass: out = shares @ v, shares = softmax of the
 masked scores, scores = q k^T / √d, and q, k, v = x @ w_q, x @ w_k, x @ w_v.
 """
 
+import numpy as np
+
+from .masking import apply_causal_mask
+from .scores import attention_scores
+from .softmax import softmax
+
 
 def softmax_backward(shares, d_shares):
     """The gradient with respect to x, for shares = softmax(x) along the last axis.
