@@ -101,7 +101,8 @@ class Job:
 
     def __init__(self, spec: dict, emit):
         self.spec, self.emit = spec, emit
-        self.seed, self.current = spec["seed"], None
+        self.seed = spec["seed"]
+        self.current: str | None = None
         self.train_replies, self.valid_replies = load_replies("train"), load_replies("valid")
 
     def rng(self, *purpose: int) -> np.random.Generator:
@@ -235,7 +236,7 @@ def main(parent: str, spec: str):
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     for stream in (sys.stdout, sys.stderr):  # flushed at each line, as `python -u` would: kept through an os._exit
-        stream.reconfigure(line_buffering=True, write_through=True)
+        stream.reconfigure(line_buffering=True, write_through=True)  # type: ignore[union-attr]
     limit_resources({})
     if int(parent):  # 0 inside namespaces, where the grader cannot be seen: ending bubblewrap ends the job
         watch_parent(int(parent))
@@ -244,9 +245,9 @@ def main(parent: str, spec: str):
         out.write(json.dumps(event) + "\n")
         out.flush()
 
-    spec = json.loads(spec)
-    folder = Path(spec["submission"])
-    job = Job(spec, emit)
+    settings = json.loads(spec)
+    folder = Path(settings["submission"])
+    job = Job(settings, emit)
     try:
         job.run(student_functions(folder))
     except Stop as stop:

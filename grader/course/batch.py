@@ -104,7 +104,8 @@ def grade_all(todo: list[str], rows: list[dict], csv_file: Path, jobs: int, time
     try:
         futures = [pool.submit(grade, Path(folder), timeout, running) for folder in todo]
         for future in as_completed(futures):
-            new = future.result()
+            if (new := future.result()) is None:
+                continue  # stopping: this folder was never started
             put(rows, new)
             write_rows(csv_file, rows)
             done += 1
@@ -195,7 +196,7 @@ def grade(folder: Path, timeout: float, running: Running | None = None) -> dict 
     return {**hashes, **{k: v for k, v in cells.items() if v or k not in hashes}, "seconds": f"{seconds:.1f}"}
 
 
-def run_check(folder: Path, result: Path, timeout: float, running: Running | None = None) -> tuple[int, str, bool]:
+def run_check(folder: Path, result: Path, timeout: float, running: Running | None = None) -> tuple[int | None, str, bool]:
     """`grader check --json RESULT` on a folder, through the launcher: (exit status, output, timed out).
 
     Every process still carrying the child's run (what the submission left running) is killed before it returns.

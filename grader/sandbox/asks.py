@@ -9,6 +9,7 @@ call of any check, the comparison's sizes in grader.check.checks.scale.
 
 import math
 import numbers
+from typing import Any
 
 import numpy as np
 
@@ -129,7 +130,7 @@ def sgd_step(params, grads, lr) -> int:
     return cost
 
 
-CONTRACTS = {
+CONTRACTS: dict[str, Any] = {
     "scores.attention_scores": attention_scores,
     "masking.causal_mask": causal_mask,
     "masking.apply_causal_mask": apply_causal_mask,

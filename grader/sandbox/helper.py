@@ -75,6 +75,7 @@ class Helper:
         self.watch_memory = not ready.get("limited")
 
     def _send(self, data: bytes):
+        assert self.process is not None and self.process.stdin is not None
         self.process.stdin.write(struct.pack("<Q", len(data)) + data)
         self.process.stdin.flush()
 
@@ -85,7 +86,7 @@ class Helper:
             try:
                 frame = self.frames.get(timeout=min(left, POLL))
             except queue.Empty:
-                if self.watch_memory and _memory(self.process.pid) > MEMORY_BYTES:
+                if self.watch_memory and self.process and _memory(self.process.pid) > MEMORY_BYTES:
                     raise HelperFailed(f"it used more than {MEMORY_BYTES >> 30} GiB") from None
                 continue
             if frame is None:

@@ -13,6 +13,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from grader.sandbox.tree import RUN_VAR, TOKEN_VAR, end_tree, kill_marked, new_session
 
@@ -63,7 +64,7 @@ class Child:
         env = dict(os.environ if env is None else env)
         env.update({TOKEN_VAR: self.token, RUN_VAR: self.token})  # the run is passed on to the workers it starts
         self.kept = None if output == "terminal" else tempfile.TemporaryFile()
-        pipes = {
+        pipes: dict[str, Any] = {
             "merge": {"stdin": subprocess.DEVNULL, "stdout": self.kept, "stderr": subprocess.STDOUT},
             "events": {"stdin": subprocess.DEVNULL, "stdout": subprocess.PIPE, "stderr": self.kept},
             "discard": {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": self.kept},

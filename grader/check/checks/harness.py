@@ -158,8 +158,7 @@ class Submission:
 
         With the check's expected value too, when the failure (error) gave one for exactly that call.
         """
-        blob = encode(self.last[1]) if self.last is not None else b""
-        if not blob or len(blob) > EXAMPLE_BYTES:
+        if self.last is None or len(blob := encode(self.last[1])) > EXAMPLE_BYTES or not blob:
             return None
         kept = {"function": self.last[0], "args": base64.b64encode(blob).decode("ascii")}
         if (want := _expected_for(error, *self.last)) is not None and len(wanted := encode(want)) <= EXAMPLE_BYTES:

@@ -3,9 +3,11 @@
 Each says something true of the arrays the message shows, in both kits (no reference needed).
 """
 
+from typing import Any
+
 import numpy as np
 
-CLOSE = {"rtol": 1e-6, "atol": 1e-9}
+CLOSE: dict[str, Any] = {"rtol": 1e-6, "atol": 1e-9}
 
 
 def relation(got, expected) -> str | None:
