@@ -247,9 +247,10 @@ def test_a_dead_worker_is_described_without_contradicting_itself():
         assert "far too much memory" in killed and "array far too large" in killed and "ctypes" not in killed
 
 
-def test_the_root_cause_is_named_when_only_the_later_exercise_is_asked_for(tmp_path):
+def test_the_root_cause_is_named_when_only_the_later_exercise_is_asked_for(tmp_path, monkeypatch):
     """masking checked (and failing) earlier, then `grader check heads` alone: heads' report says to fix masking first."""
-    folder = tmp_path / "work"
+    monkeypatch.chdir(tmp_path)  # the student's own exercises/, where grader check keeps its verdicts
+    folder = tmp_path / "exercises"
     shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
     wrong = Path(__file__).resolve().parents[1] / "mutants" / "wrong" / "masking__fills_zero.py"
     shutil.copy(wrong, folder / "masking.py")
