@@ -33,8 +33,9 @@ def call_failure(function, error, folder) -> str:
         return f"{function} raised KeyboardInterrupt {place}: nobody pressed Ctrl-C, so remove that raise."
     if type(error).__name__ == "BdbQuit":  # a breakpoint() with no terminal to stop at
         return (
-            f"{function} stopped at a breakpoint() {place}, which only works under `grader try`: "
-            "the checks run your code without a terminal. Remove it, or run `grader try` to stop there."
+            f"{function} stopped at a breakpoint() {place}, which stops only when `grader try` runs your own exercises/: "
+            "the checks, and a folder tried with --submission, run your code without a terminal. "
+            "Remove it, or run `grader try` on your exercises/ to stop there."
         )
     return f"{function} raised {type(error).__name__}: {text(error)} {place}."
 
