@@ -20,6 +20,7 @@ import pytest
 from attackers import ATTACKS, SECRET, attack, digest, honest, survivors
 
 from grader.paths import KIT_ROOT
+from grader.sandbox.isolation import landlock_abi
 
 CASES = (
     "reads_reference_by_path",
@@ -88,8 +89,9 @@ def test_attacks_as_a_user_of_their_own_get_nothing(grader_env, tmp_path):
     text = csv_file.read_text(encoding="utf-8")
     rows = {r["student"]: r for r in csv.DictReader(text.splitlines())}
     assert SECRET not in text and "forged" not in text and len(rows) == len(folders)
+    tier = "user+landlock" if landlock_abi() else "user"  # Landlock narrows the user's view where the kernel has it
     for name in CASES:
-        assert (rows[name]["total"], rows[name]["isolation"]) == ("0.0", "user"), (name, rows[name]["reason"][:300])
+        assert (rows[name]["total"], rows[name]["isolation"]) == ("0.0", tier), (name, rows[name]["reason"][:300])
     assert rows["honest_good"]["total"] == "100.0"
     assert digest([good, kit]) == before and survivors(started) == []
     assert not list(Path("/tmp").glob("abh-attack*")) and not list(Path("/var/tmp").glob("abh-attack*"))
