@@ -35,6 +35,8 @@ NAMED = {
     "softmax__epsilon_below": "a small number (1e-08) added to the sum below the line",
     "softmax__float32": "Your result is float32, but the input is float64",
     "training__train_zip": "zip(batches, range(steps)) does that",
+    "training__train_reversed": "train used the batches in another order than given",
+    "training__train_shuffled": "train used the batches in another order than given",
 }
 
 # Mistakes that only the comparison's sizes show: every small input Hypothesis draws passes.

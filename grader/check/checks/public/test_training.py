@@ -16,6 +16,7 @@ from grader.check.checks.harness import GRADIENT, CheckFailed, Halt, expect_arra
 from grader.check.checks.profiles import FEW
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import fill, head_inputs, softmax_inputs
+from grader.check.checks.trained import by_definition, order_note, order_used
 from grader.sandbox.codec import Batches, ToyModel
 from grader.sandbox.toymodel import LinearModel
 
@@ -212,16 +213,6 @@ def sgd_step_fails(student, params: dict, pairs: list, lr: float) -> bool:
     )
 
 
-def by_definition(params: dict, pairs: list, steps: int, lr: float) -> tuple[list, dict]:
-    """The toy model's losses and final weights after `steps` steps of p - lr·g, one batch each, in order."""
-    toy, trail = LinearModel(dict(params)), []
-    for x, y in pairs[:steps]:
-        value, gradient = toy.loss_and_grads(x, y)
-        trail.append(value)
-        toy.params = {name: toy.params[name] - lr * gradient[name] for name in toy.params}
-    return trail, toy.params
-
-
 @at_scale(counted_run)
 @given(training_runs())
 def test_train_steps_by_its_definition(student, run):
@@ -247,6 +238,7 @@ def test_train_steps_by_its_definition(student, run):
     if not isinstance(losses, list) or not all(isinstance(v, float) for v in losses):
         fail("train should return a list of Python floats, one loss per step (float(loss) converts).", inputs, expected, losses)
     taken = outcome.args[1].taken
+    order = order_note(order_used(params, pairs[:taken], losses, lr))
     if taken != steps:
         extra = (
             (
@@ -256,9 +248,12 @@ def test_train_steps_by_its_definition(student, run):
             if taken == steps + 1
             else ""
         )
-        fail(f"train should take exactly one batch per step: {steps} for steps={steps}, but it took {taken}. {extra}".rstrip(), inputs)
+        said = f"train should take exactly one batch per step: {steps} for steps={steps}, but it took {taken}. {extra}".rstrip()
+        fail(said + (f"\n{order}" if order else ""), inputs)
     if len(losses) != steps:
         fail(f"train should return one loss per step: {steps} for steps={steps}, but it returned {len(losses)}.", inputs)
+    if order:
+        fail(f"train used the batches in another order than given.\n{order}", inputs, np.array(expected), np.array(losses))
     expect_close(np.array(losses), np.array(expected), "the list of losses (each the loss before its step)", inputs)
     after = getattr(outcome.args[0], "params", None)
     if type(after) is not dict or set(after) != set(weights):
