@@ -1,12 +1,13 @@
-"""What the check of train says when it used the batches in another order than given."""
+"""What the check of train says: the batches as (x, y) pairs with how many train took, and the order it used them in."""
 
+import re
 import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from grader.check.checks.trained import by_definition, order_note, order_used
+from grader.check.checks.trained import Pairs, by_definition, order_note, order_used
 from grader.check.runner import run_checks
 from grader.paths import SOLUTIONS_DIR
 
@@ -34,6 +35,22 @@ def test_the_order_used_is_found_from_the_losses():
     assert "some pair more than once" in order_note([0, 0])
 
 
+def test_the_batches_are_shown_as_numbered_pairs_with_how_many_were_taken():
+    shown = repr(Pairs(PAIRS[:3], 2, listed=True))
+    assert shown.splitlines()[0] == "3 (x, y) pairs, in the order batches gives them; train took 2 of them:"
+    assert shown.splitlines()[1:] == [
+        "  1: x = [[1., 2.]], y = [[0.]]",
+        "  2: x = [[2., 4.]], y = [[0.5]]",
+        "  3: x = [[3., 6.]], y = [[1.]]",
+    ]
+    many = [(np.full((4, 3), 0.123456789), np.full((4, 2), 0.5))] * 6
+    assert len(repr(Pairs(many, 6, listed=True))) < 400 and "more, x of shape (4, 3)" in repr(Pairs(many, 6, listed=True))
+    assert (
+        repr(Pairs(PAIRS, 0, listed=False))
+        == "4 (x, y) pairs, in the order batches gives them; train took none of them; each x of shape (1, 2), each y of shape (1, 1)"
+    )
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("mutant", ["training__train_reversed", "training__train_shuffled"])
 def test_batches_used_out_of_order_are_named(tmp_path, mutant):
@@ -41,3 +58,14 @@ def test_batches_used_out_of_order_are_named(tmp_path, mutant):
     assert message.startswith("train used the batches in another order than given."), message
     assert "Your train used the same pairs in another order" in message
     assert len(message.splitlines()) <= 25
+
+
+@pytest.mark.slow
+def test_the_pairs_shown_are_as_many_as_were_given_beside_how_many_were_taken(tmp_path):
+    message = train_message(tmp_path, "training__train_zip")
+    given, taken = map(
+        int, re.search(r"batches = (\d+) \(x, y\) pairs, in the order batches gives them; train took (\d+) of them", message).groups()
+    )
+    steps = int(re.search(r"steps = (\d+)", message).group(1))
+    assert taken == steps + 1 and given == steps + 2
+    assert len(re.findall(r"^ +\d+: x = .*, y = ", message, re.M)) == given  # one line per pair, x beside its y

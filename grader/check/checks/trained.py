@@ -1,8 +1,11 @@
-"""What the check of `train` knows without the student's code: the run by definition and the order the batches were used in."""
+"""What the check of `train` knows without the student's code: the run by definition, the batches as shown, the order used."""
+
+import numpy as np
 
 from grader.check.checks.harness import FORWARD
 from grader.sandbox.toymodel import LinearModel
 
+SHOWN_CHARS = 390  # a failure message shows a value's text up to 400 characters (harness.show)
 REPLAYED = 20_000  # losses computed at most to find the order of a run's batches: the small runs, not the comparison's
 
 
@@ -51,3 +54,29 @@ def order_note(order: list[int] | None) -> str | None:
         f"  The losses show which (x, y) pair each step used: pairs {said}, numbered as batches gave them; "
         f"one pair per step in the order given is {given}. Your train used {how}"
     )
+
+
+class Pairs:
+    """The (x, y) pairs of a train call as a failure message shows them: numbered, with how many train took."""
+
+    def __init__(self, pairs: list, taken: int, listed: bool):
+        self.pairs, self.taken, self.listed = pairs, taken, listed
+
+    def __repr__(self):
+        x, y = self.pairs[0]
+        head = f"{len(self.pairs)} (x, y) pairs, in the order batches gives them; train took {self.taken or 'none'} of them"
+        if not self.listed:
+            return f"{head}; each x of shape {x.shape}, each y of shape {y.shape}"
+        lines = [head + ":"]
+        for n, (x, y) in enumerate(self.pairs, 1):
+            line = f"  {n}: x = {_one_line(x)}, y = {_one_line(y)}"
+            if sum(len(text) + 1 for text in lines) + len(line) > SHOWN_CHARS - 40:
+                lines.append(f"  ... and {len(self.pairs) - n + 1} more, x of shape {x.shape}, y of shape {y.shape}")
+                break
+            lines.append(line)
+        return "\n".join(lines)
+
+
+def _one_line(value: np.ndarray) -> str:
+    """A small array on one line."""
+    return " ".join(np.array2string(value, precision=6, separator=", ", max_line_width=10_000).split())

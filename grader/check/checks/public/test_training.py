@@ -16,7 +16,7 @@ from grader.check.checks.harness import GRADIENT, CheckFailed, Halt, expect_arra
 from grader.check.checks.profiles import FEW
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import fill, head_inputs, softmax_inputs
-from grader.check.checks.trained import by_definition, order_note, order_used
+from grader.check.checks.trained import Pairs, by_definition, order_note, order_used
 from grader.sandbox.codec import Batches, ToyModel
 from grader.sandbox.toymodel import LinearModel
 
@@ -228,16 +228,11 @@ def test_train_steps_by_its_definition(student, run):
     served = LATER if by_value or sgd_step_fails(student, params, pairs, lr) else ()
     outcome = student.call("training", "train", ToyModel(params), Batches(pairs), steps, lr, reference=served)
     expected, weights = by_definition(params, pairs, steps, lr)
-    shown = (
-        [x for pair in pairs[:steps] for x in pair]
-        if by_value
-        else f"{len(pairs)} (x, y) pairs of shapes {pairs[0][0].shape}, {pairs[0][1].shape}"
-    )
-    inputs = {"steps": steps, "lr": lr, "batches": shown}
+    taken = outcome.args[1].taken
+    inputs = {"steps": steps, "lr": lr, "batches": Pairs(pairs, taken, listed=by_value)}
     losses = outcome.value
     if not isinstance(losses, list) or not all(isinstance(v, float) for v in losses):
         fail("train should return a list of Python floats, one loss per step (float(loss) converts).", inputs, expected, losses)
-    taken = outcome.args[1].taken
     order = order_note(order_used(params, pairs[:taken], losses, lr))
     if taken != steps:
         extra = (
@@ -259,7 +254,7 @@ def test_train_steps_by_its_definition(student, run):
     if type(after) is not dict or set(after) != set(weights):
         fail(f"After train, model.params should hold the same names, {sorted(weights)}.", inputs, sorted(weights), after)
     for name, value in weights.items():
-        expect_close(after[name], value, f"model.params[{name!r}] after {steps} steps of p - lr·g", inputs)
+        expect_close(after[name], value, f"model.params[{name!r}] after {steps} step{'s' if steps != 1 else ''} of p - lr·g", inputs)
 
 
 @at_scale(scale.head_grads)
