@@ -1,4 +1,8 @@
-"""What a stand-in may ask the reference: each function's contract (SPEC.md §1) and the cost of its answer.
+"""What a stand-in may ask the reference: each function's contract and the cost of its answer.
+
+The contract is the one the stubs' and solutions' docstrings state: numpy floating arrays (float64,
+and float32 at the comparison's sizes) with any number of leading batch axes, the shapes each
+function names, ints for sizes.
 
 An ask is checked on its outline (types, dtypes and shapes, no array read) before anything runs:
 float arrays only (no complex, object or str), the number of dimensions and the shapes that agree,
@@ -47,7 +51,7 @@ def _array(value, what: str, ndim: int = 1) -> ArrayHead:
     if type(value) is not ArrayHead:
         raise Refused(f"{what} must be a numpy array of floats, not {_kind(value)}")
     if value.dtype.kind != "f":
-        raise Refused(f"{what} must be a float array (float64, as the contract says), not {value.dtype}")
+        raise Refused(f"{what} must be a floating-point array, as the contract says, not {value.dtype}")
     if len(value.shape) < ndim:
         raise Refused(f"{what} must have at least {ndim} dimensions, not shape {value.shape}")
     return value
