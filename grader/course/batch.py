@@ -153,8 +153,7 @@ def isolation_problem(allowed: bool) -> str:
         return f"Cannot grade: {error}"
     if tier.name in isolation.APART or allowed:
         return ""
-    why = "; ".join(f"{name}: {isolation.why_not(name)}" for name in ("namespaces", "user"))
-    return UNISOLATED.format(why=why)
+    return UNISOLATED.format(why=isolation.not_apart(tier.name))
 
 
 class Running:

@@ -242,6 +242,19 @@ def why_not(tier: str) -> str:
     return _probe(tier)
 
 
+def not_apart(tier: str) -> str:
+    """Why grades made on this recorded tier could be forged by a neighbour's code, "" when it keeps neighbours apart."""
+    if tier in APART:
+        return ""
+    if tier == "user":
+        return (
+            "the user tier runs each submission as a user of its own, but without Landlock, which this kernel lacks "
+            "(Linux 5.13+ with landlock enabled), one submission's code can read another's files, through /proc among others"
+        )
+    why = {name: why_not(name) or f"not chosen, {TIER_VAR}={tier}" for name in ("namespaces", "user")}
+    return "; ".join(f"{name}: {text}" for name, text in why.items())
+
+
 def _try(tier: str):
     """(a confinement of this tier, "") when it works here, else (None, why not)."""
     why = _probe(tier)
