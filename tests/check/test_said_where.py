@@ -41,5 +41,7 @@ def test_a_leftover_breakpoint_says_it_works_under_try_only(tmp_path):
     )
     checks = checked(tmp_path, "softmax", source)
     failed = [c for c in checks.values() if c.status == "failed"]
-    assert failed and all("stopped at a breakpoint()" in c.message and "stops only when `grader try` runs your own exercises/" in c.message for c in failed)
+    assert failed and all(
+        "stopped at a breakpoint()" in c.message and "stops only when `grader try` runs your own exercises/" in c.message for c in failed
+    )
     assert not any("raised BdbQuit" in c.message for c in failed)
