@@ -6,6 +6,7 @@ the full kit's report tells public from hidden, and names an exercise whose publ
 while a hidden one fails, since the student's own kit shows it passing.
 """
 
+import re
 from pathlib import Path
 
 from grader import kit
@@ -23,6 +24,16 @@ ISOLATION = {
 HIDDEN_LATER = "the hidden checks run when your work is graded"
 STATUS_WORDS = {"passed": "passed", "failed": "failed", "not_started": "not started", "error": "error"}
 COLOURS = {"passed": "green", "failed": "red", "error": "red", "not_started": "yellow"}
+RAISED = re.compile(r"^(\S+ raised \w+).*\((\S+\.py, line \d+)")  # "f raised E: ... (file.py, line N: code)."
+NUMBER = re.compile(r"[-+]?\d+(\.\d+)?(e[-+]?\d+)?")
+
+
+def cause(message: str) -> str:
+    """What a failure says is wrong, without its numbers: the same for two checks that fail the same way on other inputs."""
+    lines = message.strip().splitlines() or [""]
+    first = " ".join(lines[:2]) if lines[0].endswith(":") and len(lines) > 1 else lines[0]  # a lead-in says nothing alone
+    raised = RAISED.match(first)
+    return " at ".join(raised.groups()) if raised else NUMBER.sub("#", first)
 
 
 def points(value: float) -> str:
@@ -57,11 +68,15 @@ def details(result: ExerciseResult, where: tuple[str, ...] = ()) -> list[str]:
             f"    passes every public check ({seen} of {public}) and fails {hidden - passed} of {hidden} hidden: "
             f"in the student's kit `grader check {result.name}` shows it passing."
         )
+    said: dict[str, str] = {}  # cause -> the check whose message said it in full: one message per cause
     for check in result.checks:
         if check.status == "passed":
             continue
         word = STATUS_WORDS[check.status] + ("" if report_checks(result) == "public" else ", public" if check.public else ", hidden")
         lines.append(f"  {paint(check.id, fg=COLOURS[check.status])} ({word})")
+        if (first := said.setdefault(cause(check.message), check.id)) != check.id:
+            lines.append(f"      fails the same way as {first} above, on an input of its own.")
+            continue
         lines += [f"      {line}" for line in check.message.splitlines()]
     if result.note:
         lines.append(f"  Note: {result.note}")

@@ -14,11 +14,12 @@ import numpy as np
 
 from grader import kit
 from grader.check.checks import scale
-from grader.check.checks.harness import FORWARD, GRADIENT, expect_array, fail, reference_for
+from grader.check.checks.harness import FORWARD, GRADIENT, expect_array, fail, reference_for, show
 
 STORED = Path(__file__).resolve().parent / "examples.npz"
 SEED = 20240605
 COMPARISON_VOCAB = 40  # the comparison's alphabet and its boundary token: the width of its logits
+INPUT_LINES = 8  # inputs printing more lines than this are all named by shape: the message stays within about 25 lines
 FLOAT32 = 1e-4  # rtol, and atol as a share of the largest expected value: float32 results were within 4e-6 of float64's
 
 
@@ -201,8 +202,11 @@ class Brief:
 
 
 def shown_inputs(example: Example) -> dict:
-    """The example's inputs as a failure message shows them."""
-    return {name: Brief(v) if isinstance(v, np.ndarray) and v.size > 64 else v for name, v in example.inputs.items()}
+    """The example's inputs as a failure message shows them: in full while they are small, else by shape (`grader try` has them all)."""
+    shown = {name: Brief(v) if isinstance(v, np.ndarray) and v.size > 64 else v for name, v in example.inputs.items()}
+    if sum(show(v).count("\n") + 1 for v in shown.values()) > INPUT_LINES:
+        shown = {name: Brief(v) if isinstance(v, np.ndarray) and v.ndim else v for name, v in example.inputs.items()}
+    return shown
 
 
 def expect_example(got, example: Example, exact: bool = False):
