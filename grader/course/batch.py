@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from grader.course.rows import COLUMNS, MODULE_SHA, modules_folder, row
+from grader.course.rows import COLUMNS, MODULE_SHA, filed, modules_folder, row, shown
 from grader.paths import KIT_ROOT, MODULES
 from grader.sandbox import isolation, launcher
 from grader.sandbox.private import NotRegular, read_module
@@ -75,7 +75,7 @@ def plan(folders: list[str], rows: list[dict], force: bool, named: set) -> tuple
     kept = {r["folder"]: r for r in rows}
     todo, changed = [], []
     for folder in folders:
-        old = kept.get(folder)
+        old = kept.get(filed(folder))
         if old is None or force or folder in named:
             todo.append(folder)
         elif any(old.get(column, "") != now for column, now in file_hashes(Path(folder)).items()):
@@ -91,7 +91,7 @@ def planned(todo: list, changed: list, total: int, csv_file: Path, jobs: int, fo
     if force:
         line = f"{len(todo)} to grade (--force: every folder, rows already in {csv_file} replaced), {jobs} at a time."
     if changed:
-        names = ", ".join(Path(f).name if Path(f).name != "exercises" else Path(f).parent.name for f in changed[:10])
+        names = ", ".join(shown(Path(f).name if Path(f).name != "exercises" else Path(f).parent.name) for f in changed[:10])
         more = f" and {len(changed) - 10} more" if len(changed) > 10 else ""
         line += f"\nRegrading {len(changed)} whose files changed since their row: {names}{more}."
     return line

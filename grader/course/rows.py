@@ -35,6 +35,11 @@ def inert(text: str) -> str:
     return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
+def filed(folder) -> str:
+    """A folder as its row's folder cell names it, so a rerun finds the row again (a name not UTF-8 included)."""
+    return inert(shown(str(folder)))
+
+
 def safe(cells: dict) -> dict:
     """The row with its text cells shown faithfully and inert."""
     return cells | {name: inert(shown(str(cells[name]))) for name in TEXT_COLUMNS if name in cells}
