@@ -1,6 +1,6 @@
 """The grader's peak memory while it grades: honest heads and training, and each attack in tests/attacks/.
 
-Usage: python bench/bench_memory.py [KIT_ROOT] [--runs N] [--cap MIB]
+Usage: python bench/bench_memory.py [KIT_ROOT] [--runs N] [--cap MIB] [--honest-only]
 Each case is one `grader check EXERCISE --submission FOLDER` of KIT_ROOT's grader (default: this kit),
 run from a scratch folder with KIT_ROOT on PYTHONPATH. Its whole process tree (the grader, the
 reference helper, the worker and all they start) is sampled with psutil every 20 ms: the peak of the
@@ -134,6 +134,7 @@ def main() -> None:
     parser.add_argument("kit", nargs="?", type=Path, default=HERE, help="the kit root whose grader is measured")
     parser.add_argument("--runs", type=int, default=3, help="runs of each honest case")
     parser.add_argument("--cap", type=int, default=4096, help="MiB past which a check's tree is killed")
+    parser.add_argument("--honest-only", action="store_true", help="the honest cases only (for timing two kits in turn)")
     options = parser.parse_args()
     kit, cap = options.kit.resolve(), options.cap << 20
     head = subprocess.run(["git", "-C", str(kit), "log", "-1", "--format=%h %s"], capture_output=True, text=True).stdout.strip()
@@ -151,7 +152,7 @@ def main() -> None:
             seconds = statistics.median(r["seconds"] for r in runs)
             times = ", ".join(f"{r['seconds']:.2f}" for r in runs)
             print(f"{'honest ' + exercise:<34} {shown(top, cap)} {seconds:8.2f}  {verdict(top)}  (median of {times})")
-        for path in sorted(ATTACKS.glob("*.py")):
+        for path in [] if options.honest_only else sorted(ATTACKS.glob("*.py")):
             module, folder = attack_folder(kit, scratch, path)
             result = grade(kit, scratch, module, folder, cap)
             print(f"{path.stem + ' (' + module + ')':<34} {shown(result, cap)} {result['seconds']:8.2f}  {verdict(result)}", flush=True)
