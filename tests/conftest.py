@@ -2,13 +2,16 @@
 
 import importlib
 import os
+import shutil
 import signal
 import sys
+import tempfile
 from importlib import metadata, util
 
 import pytest
 from packaging.requirements import Requirement
 
+from grader.check.checks.replay import CACHE_VAR
 from grader.course.stubs import write_stubs
 from grader.paths import MODULES
 from grader.sandbox.portable import simulate_other_os, simulating_other_os
@@ -79,8 +82,17 @@ def pytest_configure(config):
     # start: give it back, so the tests of Ctrl-C see what a terminal's Ctrl-C does.
     if simulating_other_os():
         simulate_other_os()
+    if CACHE_VAR not in os.environ:  # the checks' drawn examples kept for this run only, never in the developer's own cache
+        os.environ[CACHE_VAR] = config.examples_cache = tempfile.mkdtemp(prefix="abh-examples-")
     if hasattr(signal, "SIGINT") and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def pytest_unconfigure(config):
+    """Remove the run's own cache of drawn examples."""
+    if folder := getattr(config, "examples_cache", None):
+        shutil.rmtree(folder, ignore_errors=True)
+        del os.environ[CACHE_VAR]
 
 
 def pytest_collection_modifyitems(items):
