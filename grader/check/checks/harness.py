@@ -179,8 +179,7 @@ class Submission:
                 raise Halt(broken[key], {})
         served = self.base | frozenset(reference) if self.with_reference else frozenset()
         try:
-            limit = self.workers.limit()
-            outcome = self.workers.get(served).call(module, function, *args, timeout=limit)
+            outcome = self.workers.call(served, module, function, args)
             self.printed.heard(function, outcome.output)
             return outcome
         except StudentError as error:

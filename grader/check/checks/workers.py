@@ -1,13 +1,19 @@
 """The student's code behind the worker boundary for one run: its workers, started early, and the run's time budget."""
 
+import copy
+import hashlib
 import threading
 import time
 
 from grader import kit
 from grader.check.checks.harness import BUDGET, reference_for, reference_functions
 from grader.sandbox import isolation
+from grader.sandbox.codec import encode
 from grader.sandbox.errors import StudentError
-from grader.sandbox.student import Student
+from grader.sandbox.student import Outcome, Student
+
+REMEMBERED = ("raised", "bad_output")  # failures a call gives again on the same arguments (the others stop its function)
+MEMO_BYTES = 64 << 20  # the arguments and answers kept, at most
 
 
 class Workers:
@@ -26,6 +32,8 @@ class Workers:
         self.ready: dict[frozenset, threading.Event] = {}  # workers started early, once started
         self.closing = threading.Event()
         self.threads: list[threading.Thread] = []
+        self.memo: dict[bytes, Outcome | StudentError] = {}  # a call's digest -> what came of it
+        self.memo_bytes = 0
 
     def start_early(self, exercises) -> None:
         """Start the workers these exercises' checks use, each in a thread, while pytest collects the checks.
@@ -53,6 +61,32 @@ class Workers:
             self.started[reference] = Student(self.folder, reference=reference_for(reference), timeout=self.timeout)
         return self.started[reference]
 
+    def call(self, reference: frozenset, module: str, function: str, args: tuple) -> Outcome:
+        """module.function(*args) in the worker with these functions served by the reference; raises StudentError.
+
+        Checks call the same function on the same arguments often (checks of one exercise draw their
+        examples from the same strategies and seed): a call made before in this run is answered by
+        what came of it then, as the student's code would answer again.
+        """
+        key, size = _digest(reference, module, function, args)
+        if key in self.memo:
+            kept = self.memo[key]
+            if isinstance(kept, StudentError):
+                raise StudentError(kept.kind, kept.message, kept.output)
+            return copy.deepcopy(kept)
+        try:
+            outcome = self.get(reference).call(module, function, *args, timeout=self.limit())
+        except StudentError as error:
+            if error.kind in REMEMBERED:
+                self._remember(key, size, error)
+            raise
+        self._remember(key, size, copy.deepcopy(outcome))
+        return outcome
+
+    def _remember(self, key: bytes | None, size: int, what) -> None:
+        if key is not None and self.memo_bytes + 2 * size <= MEMO_BYTES:
+            self.memo[key], self.memo_bytes = what, self.memo_bytes + 2 * size  # the answer is about as large as the call
+
     def limit(self) -> float:
         """Seconds the next call may take: its own limit, or what is left of the run's budget."""
         left = self.deadline - time.monotonic()
@@ -70,6 +104,15 @@ class Workers:
         for worker in self.started.values():
             worker.close()
         self.started.clear()
+
+
+def _digest(reference: frozenset, module: str, function: str, args: tuple) -> tuple[bytes | None, int]:
+    """A call's digest and its size in bytes; None for arguments the codec cannot carry (the call says so itself)."""
+    try:
+        request = encode((sorted(reference), module, function, args))
+    except ValueError:
+        return None, 0
+    return hashlib.blake2b(request, digest_size=20).digest(), len(request)
 
 
 def _choose(chosen: threading.Event) -> None:
