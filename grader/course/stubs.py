@@ -1,6 +1,7 @@
 """The stubs a student starts from, made from solutions/, so they are pristine whatever the kit's exercises/ holds."""
 
 import ast
+import json
 import sys
 from pathlib import Path
 
@@ -39,3 +40,22 @@ def write_stubs(folder: Path) -> Path:
     for module in ("__init__", *MODULES):
         (folder / f"{module}.py").write_text(stub_source(module), encoding="utf-8")
     return folder
+
+
+def digests() -> dict[str, str]:
+    """The sha256 of each stub as the grader compares it (line ends as \\n): grader/check/stubs.json's contents."""
+    from grader.check.unwritten import digest
+
+    return {module: digest(stub_source(module).encode("utf-8")) for module in MODULES}
+
+
+def write_digests() -> Path:
+    """Write grader/check/stubs.json from the stubs; its path."""
+    from grader.check.unwritten import STUBS
+
+    STUBS.write_text(json.dumps(digests(), indent=1) + "\n", encoding="utf-8")
+    return STUBS
+
+
+if __name__ == "__main__":
+    print(f"wrote {write_digests()}")

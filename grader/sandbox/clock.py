@@ -15,6 +15,7 @@ WALL_FACTOR = 2.0  # the wall-clock backstop of a call that hardly computes (one
 HARD_FACTOR = 10.0  # the clock's last word, computing or not
 BUSY = 0.1  # share of one core a call uses while it computes, however loaded the machine (a sleeping loop: about 0.01)
 TREE_EVERY = 1.0  # seconds between looks for processes the worker started (a look reads every process's status)
+SAMPLE_EVERY = 0.5  # seconds a sample of the worker's CPU time serves as the start of the calls that follow
 
 
 def cpu_seconds(process: psutil.Process) -> float:
@@ -26,20 +27,38 @@ def cpu_seconds(process: psutil.Process) -> float:
     return times.user + times.system + times.children_user + times.children_system
 
 
+class Sample:
+    """The CPU seconds of the worker's processes at one moment, taken again once it is SAMPLE_EVERY old.
+
+    A call's CPU time is counted from the latest sample, so one taken before the call also counts
+    what the calls since then used: at most the time since the sample, which the limit then adds
+    back. A quick call costs no look at its processes at all.
+    """
+
+    def __init__(self):
+        self.taken, self.seconds = -SAMPLE_EVERY, {}
+
+    def latest(self, tree: list) -> tuple[float, dict]:
+        """(when, {pid: CPU seconds}) of a sample at most SAMPLE_EVERY old."""
+        if time.monotonic() - self.taken >= SAMPLE_EVERY:
+            self.taken, self.seconds = time.monotonic(), {p.pid: cpu_seconds(p) for p in tree}
+        return self.taken, self.seconds
+
+
 class Clock:
     """One exchange's two limits: `limit` CPU seconds of the worker's process tree, and WALL_FACTOR times that on the clock.
 
     The tree is looked up only once the call has run long enough on the clock that its CPU time
-    could have reached the limit on every core of this machine: a quick call costs one look at its
-    processes' CPU times before it starts.
+    could have reached the limit on every core of this machine.
     """
 
-    def __init__(self, root_pid: int, limit: float, tree: list | None = None):
+    def __init__(self, root_pid: int, limit: float, tree: list | None = None, sample: Sample | None = None):
         self.limit, self.wall = limit, limit * WALL_FACTOR
         self.started = time.monotonic()
         self.tree = tree if tree is not None else _tree(root_pid)
         self.root_pid = root_pid
-        self.before = {p.pid: cpu_seconds(p) for p in self.tree}
+        taken, self.before = (sample or Sample()).latest(self.tree)
+        self.slack = self.started - taken  # CPU the calls since the sample may have used, counted in `used` but not the call's
         self.earliest = self.started + limit / max(os.cpu_count() or 1, 1)  # no CPU limit can be reached before this
         self.looked = self.started
         self.sample, self.rate = (self.started, 0.0), 1.0  # (when, CPU seconds used) and the CPU share since
@@ -62,7 +81,7 @@ class Clock:
         used = self.used()
         if now - self.sample[0] >= TREE_EVERY:
             self.rate, self.sample = (used - self.sample[1]) / (now - self.sample[0]), (now, used)
-        if used >= self.limit:
+        if used >= self.limit + self.slack:
             return "cpu"
         if now - self.started >= self.limit * HARD_FACTOR or self.wall_left() <= 0 and self.rate < BUSY:
             return "wall"
@@ -73,7 +92,7 @@ class Clock:
         if which == "cpu":
             return f"{self.limit:g} s of CPU time"
         return (
-            f"{time.monotonic() - self.started:.0f} s on the clock, the wall-clock limit, having used {self.used():.2f} s of its {self.limit:g} s "
+            f"{time.monotonic() - self.started:.0f} s on the clock, the wall-clock limit, having used {max(self.used() - self.slack, 0):.2f} s of its {self.limit:g} s "
             "of CPU time: look for a sleep, a wait or a read that never ends"
         )
 

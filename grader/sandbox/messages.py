@@ -7,6 +7,11 @@ from grader.sandbox.imports import refused
 from grader.sandbox.limits import MEMORY_BYTES
 
 
+def not_written(function: str) -> str:
+    """What a call of a function that still raises NotImplementedError says."""
+    return f"{function} is not written yet: it still raises NotImplementedError."
+
+
 def import_failure(module, error, folder) -> str:
     """Why a student module cannot be imported, for the student."""
     if said := refusal(

@@ -20,7 +20,7 @@ except ImportError:  # Windows
     fcntl = None
 
 from grader.sandbox.channel import END_OF_CALL
-from grader.sandbox.clock import Clock, _tree
+from grader.sandbox.clock import Clock, Sample, _tree
 from grader.sandbox.codec import decode, encode
 from grader.sandbox.errors import StudentError, _Failed
 from grader.sandbox.limits import MEMORY_BYTES
@@ -100,6 +100,7 @@ class Worker:
         self.landlocked = False  # whether Landlock confines the worker's view of the files
         self.mark_lost = False  # the student closed the output pipe: stop waiting for marks
         self.processes: list | None = None  # the worker's process tree as last seen, whose CPU time the limits count
+        self.cpu = Sample()  # their CPU time lately, where each call's limit counts from
         self.process = subprocess.Popen(
             self.launch.argv,
             stdin=subprocess.PIPE,
@@ -148,7 +149,7 @@ class Worker:
         limit: CPU seconds of the worker's processes, with a wall-clock backstop (grader.sandbox.clock).
         Raises _Failed on a timeout (its detail says which limit), a death, a frame over `cap` bytes, or too much memory.
         """
-        clock, self.cap = Clock(self.process.pid, limit, self.processes), cap
+        clock, self.cap = Clock(self.process.pid, limit, self.processes, self.cpu), cap
         marks = self.output.marks
         self.outbox.put(request)
         while True:

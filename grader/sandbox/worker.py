@@ -15,7 +15,7 @@ from grader.sandbox.channel import Channel
 from grader.sandbox.codec import MAX_FRAME, MAX_WARNINGS, WARNING_CHARS, Foreign, describe, encode
 from grader.sandbox.imports import install, refused
 from grader.sandbox.limits import end_leftovers, limit_resources, watch_parent
-from grader.sandbox.messages import call_failure, call_refusal, import_failure, text
+from grader.sandbox.messages import call_failure, call_refusal, import_failure, not_written, text
 from grader.sandbox.session import Session
 
 NUMPY_ERRORS = np.geterr()  # numpy's defaults, before any student code: warn on overflow, 0/0 and x/0
@@ -65,7 +65,7 @@ def handle(session, message):
         with RecordWarnings() as caught:
             value = target(*args)
     except NotImplementedError:
-        return {"error": "not_started", "message": f"{function} is not written yet: it still raises NotImplementedError."}
+        return {"error": "not_started", "message": not_written(function)}
     except BaseException as error:  # the parent alone decides what a failure means
         if said := call_refusal(function, error, session.folder):
             return {"error": "refused", "message": said}

@@ -1,6 +1,7 @@
 """The stubs come from the reference, not from the kit's exercises/: the kit's tests pass whatever a student wrote there."""
 
 import ast
+import json
 import shutil
 import subprocess
 import sys
@@ -8,7 +9,8 @@ from importlib import metadata
 
 import pytest
 
-from grader.course.stubs import stub_source
+from grader.check.unwritten import STUBS
+from grader.course.stubs import digests, stub_source
 from grader.paths import KIT_ROOT, MODULES, SOLUTIONS_DIR
 
 # the tests that take stubs, run in a copy of the kit whose exercises/ holds a student's work
@@ -93,3 +95,8 @@ def test_without_the_test_extras_the_run_stops_saying_what_to_install(pytester, 
     said = result.stderr.str()
     assert said.count("\n") == 3 and "kit's own tests" in said and "`grader check`" in said
     assert "lacks jsonschema>=4.18." in said and "pip install -e '.[test,nbgrader]'" in said
+
+
+def test_the_stubs_digests_are_the_stubs():
+    """grader/check/stubs.json, by which the grader knows an untouched stub without a worker, is the stubs' (python -m grader.course.stubs)."""
+    assert json.loads(STUBS.read_text(encoding="utf-8")) == digests()

@@ -10,6 +10,7 @@ from grader.check.checks.harness import BUDGET, reference_for, reference_functio
 from grader.sandbox import isolation
 from grader.sandbox.codec import encode
 from grader.sandbox.errors import StudentError
+from grader.sandbox.messages import not_written
 from grader.sandbox.student import Outcome, Student
 
 REMEMBERED = ("raised", "bad_output")  # failures a call gives again on the same arguments (the others stop its function)
@@ -22,8 +23,9 @@ class Workers:
     budget: seconds for the whole run; once it is spent, every call fails at once as a timeout.
     """
 
-    def __init__(self, folder, timeout: float = 10.0, budget: float = BUDGET):
+    def __init__(self, folder, timeout: float = 10.0, budget: float = BUDGET, unwritten: frozenset = frozenset()):
         self.folder = folder
+        self.unwritten = unwritten  # modules that are the stubs as given (grader.check.unwritten): no worker needed
         self.timeout = timeout
         self.deadline = time.monotonic() + budget
         self.budget = budget
@@ -44,7 +46,7 @@ class Workers:
         """
         chosen, with_reference = threading.Event(), not kit.is_student_kit()
         threading.Thread(target=_choose, args=(chosen,), daemon=True, name="isolation-probe").start()
-        for name in exercises:
+        for name in (name for name in exercises if name not in self.unwritten):
             reference = reference_functions(name) if with_reference else frozenset()
             if reference not in self.started:
                 student = self.started[reference] = Student(self.folder, reference=reference_for(reference), timeout=self.timeout)
@@ -68,6 +70,8 @@ class Workers:
         examples from the same strategies and seed): a call made before in this run is answered by
         what came of it then, as the student's code would answer again.
         """
+        if module in self.unwritten:
+            raise StudentError("not_started", not_written(function))
         key, size = _digest(reference, module, function, args)
         if key in self.memo:
             kept = self.memo[key]

@@ -1,0 +1,46 @@
+"""Untouched stubs are "not started" by what their files are: no worker, the same verdicts and messages as running them."""
+
+import pytest
+
+from grader.check.runner import run_checks
+from grader.check.unwritten import unwritten
+from grader.paths import MODULES, SOLUTIONS_DIR
+from grader.sandbox.student import Student
+
+
+def read(folder) -> dict:
+    return {f"{m}.py": (folder / f"{m}.py").read_bytes() for m in MODULES}
+
+
+def said(report) -> list[tuple]:
+    return [(c.id, c.status, c.message) for e in report.exercises for c in e.checks]
+
+
+def test_a_stub_that_depends_on_stubs_only_is_unwritten(submission):
+    files = read(submission)
+    assert unwritten(files) == set(MODULES)
+    files["masking.py"] += b"\n# a change\n"
+    assert unwritten(files) == {"scores", "softmax"}  # heads and training import masking
+    files["softmax.py"] = files["softmax.py"].replace(b"\n", b"\r\n")  # as a Windows checkout writes it
+    assert "softmax" in unwritten(files)
+
+
+def test_untouched_stubs_start_no_worker_and_say_what_running_them_says(submission, tmp_path, monkeypatch):
+    def no_worker(self):
+        raise AssertionError("a worker was started for untouched stubs")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Student, "_start", no_worker)
+        quick = run_checks(submission, ["scores", "softmax"])
+    for module in ("scores", "softmax"):  # a comment at the end: no longer the stub, so each check runs in the worker
+        path = submission / f"{module}.py"
+        path.write_text(path.read_text(encoding="utf-8") + "# started\n", encoding="utf-8")
+    assert said(quick) == said(run_checks(submission, ["scores", "softmax"]))
+    assert {e.status for e in quick.exercises} == {"not_started"}
+
+
+@pytest.mark.parametrize("exercise", ["heads", "training"])
+def test_a_stub_beside_written_modules_is_run(submission, exercise):
+    (submission / "masking.py").write_bytes((SOLUTIONS_DIR / "masking.py").read_bytes())
+    assert exercise not in unwritten(read(submission))
+    assert run_checks(submission, [exercise]).exercises[0].status == "not_started"
