@@ -1,6 +1,7 @@
 """The rooms of grader/: imports flow downward only (cli → student / compare / course → check → sandbox → basics), no circle."""
 
 import ast
+import re
 from pathlib import Path
 
 import grader
@@ -128,6 +129,10 @@ def test_only_the_sandbox_starts_a_python():
 
 
 def test_the_launcher_is_where_the_sandbox_starts_processes():
-    """Inside the sandbox too, few files start a process: the launcher, and the confinement's own helpers."""
-    starting = {p.name for p in (GRADER / "sandbox").glob("*.py") if any("import subprocess" in f for f in starts(p))}
-    assert "launcher.py" in starting, starting
+    """One door: only grader/sandbox/launcher.py makes a process (Popen) or names the interpreter to start it."""
+    makers = {}
+    for path in sorted(GRADER.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if "Popen(" in text or re.search(r"subprocess\.(run|call|check_call|check_output)\(\[sys\.executable", text):
+            makers[path.relative_to(GRADER).as_posix()] = True
+    assert set(makers) == {"sandbox/launcher.py"}, makers

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import psutil
 
+from grader.sandbox import launcher
 from grader.sandbox.codec import encode
 
 MEMORY_BYTES = 2 << 30  # the helper's address space: numpy's own and a few answers at the asks' budget
@@ -62,14 +63,7 @@ class Helper:
     def _start(self):
         """A fresh helper process; its first frame says whether its memory limit is set."""
         self.frames = queue.Queue()
-        self.process = subprocess.Popen(
-            [sys.executable, "-I", "-c", BOOT, KIT],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            bufsize=0,
-            env={**os.environ, **THREADS},
-        )
+        self.process = launcher.piped(launcher.python("-c", BOOT, KIT), env={**os.environ, **THREADS}, stderr=False)
         threading.Thread(target=_read_frames, args=(self.process.stdout, self.frames), daemon=True, name="reference-helper").start()
         ready = json.loads(self._receive(START_SECONDS))
         self.watch_memory = not ready.get("limited")

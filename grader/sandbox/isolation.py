@@ -27,7 +27,7 @@ from pathlib import Path
 import psutil
 
 from grader.paths import MODULES
-from grader.sandbox import linux
+from grader.sandbox import launcher, linux
 from grader.sandbox.errors import StudentError
 from grader.sandbox.portable import simulating_other_os
 from grader.sandbox.private import Room
@@ -38,7 +38,6 @@ TIERS = ("namespaces", "user", "none")
 APART = ("namespaces", "user+landlock")  # the recorded tiers that keep one submission from reading another's files
 LANDLOCK_VERSION = 1 << 0  # landlock_create_ruleset's flag: return the kernel's Landlock ABI version
 TIER_VAR = "ATTENTION_BY_HAND_ISOLATION"
-PYTHON_FLAGS = ["-I", "-S", "-B", "-X", "utf8"]  # no site, no environment, no bytecode written; UTF-8 on every OS
 
 
 class IsolationError(Exception):
@@ -81,7 +80,7 @@ class Portable:
         if RUN_VAR in os.environ:
             env[RUN_VAR] = os.environ[RUN_VAR]
         config = {"uid": None, "sites": site_dirs(), "landlock": None}
-        argv = [sys.executable, *PYTHON_FLAGS, str(room.kit / "grader" / "sandbox" / "boot.py"), str(room.kit), json.dumps(config)]
+        argv = launcher.python(str(room.kit / "grader" / "sandbox" / "boot.py"), str(room.kit), json.dumps(config), flags=launcher.BARE)
         return Launch(
             argv=argv,
             env=env,
@@ -145,7 +144,7 @@ class Namespaces(Portable):
         launch = super().prepare(room)
         inside = linux.Mounts(room, site_dirs())
         config = {"uid": self.uid, "sites": inside.sites, "landlock": None}
-        command = [inside.python, *PYTHON_FLAGS, inside.boot, inside.kit, json.dumps(config)]
+        command = [inside.python, *launcher.WORKER_FLAGS, inside.boot, inside.kit, json.dumps(config)]
         launch.argv = [self.bwrap, *inside.arguments(user_namespace=self.uid is None), "--", *command]
         launch.env.update(HOME="/tmp", TMPDIR="/tmp", TEMP="/tmp", TMP="/tmp")
         launch.folder, launch.parent, launch.cwd = inside.submission, None, str(room.root)

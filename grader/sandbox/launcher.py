@@ -21,6 +21,7 @@ PYTHON = sys.executable
 UTF8 = ("-X", "utf8")  # the same text encoding on every OS
 ISOLATED = ("-I",)  # no PYTHON* variable, no user site, no current folder on sys.path
 BARE = ("-I", "-S", "-B")  # nor site-packages nor bytecode written: for code that sets sys.path itself
+WORKER_FLAGS = (*BARE, *UTF8)  # a worker's: it sets sys.path itself, to its own code and the site folders
 DEVNULL = subprocess.DEVNULL  # for a process another library starts (jupyter_client's kernel)
 OUTPUT_KEPT = 1 << 20  # bytes of a child's output kept, from its end
 KIT_MODULE = (
@@ -50,6 +51,24 @@ def own_exercises(folder: Path) -> bool:
 def interpreter() -> str:
     """The path of the kit's Python, for messages that show it (never to start it: use Child)."""
     return PYTHON
+
+
+def piped(argv: list[str], *, env: dict, cwd=None, stderr: bool = True, **popen) -> subprocess.Popen:
+    """A child whose stdin and stdout are unbuffered pipes to this process (the worker's and the reference helper's frames).
+
+    stderr: a pipe too (the student's output), else discarded. The caller ends it: a worker as its
+    confinement says (grader.sandbox.isolation), the helper by killing it.
+    """
+    return subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE if stderr else subprocess.DEVNULL,
+        bufsize=0,
+        env=env,
+        cwd=cwd,
+        **popen,
+    )
 
 
 class Child:

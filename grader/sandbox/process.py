@@ -19,6 +19,7 @@ try:
 except ImportError:  # Windows
     fcntl = None
 
+from grader.sandbox import launcher
 from grader.sandbox.channel import END_OF_CALL
 from grader.sandbox.clock import Clock, Sample, _tree
 from grader.sandbox.codec import decode, encode
@@ -101,16 +102,7 @@ class Worker:
         self.mark_lost = False  # the student closed the output pipe: stop waiting for marks
         self.processes: list | None = None  # the worker's process tree as last seen, whose CPU time the limits count
         self.cpu = Sample()  # their CPU time lately, where each call's limit counts from
-        self.process = subprocess.Popen(
-            self.launch.argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            bufsize=0,
-            env=self.launch.env,
-            cwd=self.launch.cwd,
-            **self.launch.popen,
-        )
+        self.process = launcher.piped(self.launch.argv, env=self.launch.env, cwd=self.launch.cwd, **self.launch.popen)
         for pipe in (self.process.stdin, self.process.stdout):
             widen(pipe)
         for target in (self._read_frames, self._read_output, self._write_frames):
