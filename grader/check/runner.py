@@ -129,6 +129,7 @@ def run_checks(
     timeout: float = 10.0,
     budget: float = BUDGET,
     checks: str | None = None,
+    spares=(),
 ) -> Report:
     """Run the checks of these exercises (all by default) on a submission folder; never prints.
 
@@ -138,7 +139,8 @@ def run_checks(
     The five files are copied first, and only that copy is graded: what the student's code does to
     its folder during the run changes nothing. profile: a Hypothesis profile of
     grader/check/checks/conftest.py; timeout: seconds per call of student code; budget: for the run.
-    Raises NotRegular when a module is not a regular file.
+    Raises NotRegular when a module is not a regular file. spares: workers started ahead of the files
+    (grader.sandbox.process.Worker with no folder), used before any other and stopped at the end.
 
     The reference runs here on one BLAS thread: OpenBLAS's own threads, racing the threads that
     start workers, left a matrix product waiting for ever (2 runs of 12 on a busy machine), and
@@ -150,7 +152,7 @@ def run_checks(
         raise ValueError(f"checks is 'public' or, in the full kit, 'all'; not {checks!r}")
     with Snapshot(submission) as snapshot, threadpool_limits(limits=1, user_api="blas"):  # one BLAS thread, see below
         set_hypothesis_home_dir(snapshot.root / ".hypothesis")  # never a .hypothesis/ folder where the grader runs
-        workers = Workers(snapshot.folder, timeout=timeout, budget=budget, unwritten=frozenset(unwritten(snapshot.files)))
+        workers = Workers(snapshot.folder, timeout=timeout, budget=budget, unwritten=frozenset(unwritten(snapshot.files)), spares=spares)
         try:
             workers.start_early(names)
             collector = collect(names, snapshot.folder, profile, seed, timeout, budget, KINDS[checks], workers)

@@ -76,9 +76,10 @@ class Child:
 
     output: "merge" keeps stdout and stderr in one file, "events" pipes stdout (lines for the parent)
     and keeps stderr, "discard" keeps stderr only, "terminal" leaves all three to the terminal.
+    feed: stdin is a pipe, for one line (send), instead of nothing.
     """
 
-    def __init__(self, argv: list[str], *, env: dict | None = None, cwd=None, output: str = "merge", **popen):
+    def __init__(self, argv: list[str], *, env: dict | None = None, cwd=None, output: str = "merge", feed: bool = False, **popen):
         self.token, self.started = secrets.token_hex(8), time.time()
         env = dict(os.environ if env is None else env)
         env.update({TOKEN_VAR: self.token, RUN_VAR: self.token})  # the run is passed on to the workers it starts
@@ -89,6 +90,8 @@ class Child:
             "discard": {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": self.kept},
             "terminal": {},
         }[output]
+        if feed:
+            pipes["stdin"] = subprocess.PIPE
         session = {} if output == "terminal" else new_session()
         self.process = subprocess.Popen(argv, env=env, cwd=cwd, **pipes, **session, **popen)
         self.pid, self.ended = self.process.pid, False
@@ -100,6 +103,16 @@ class Child:
         except subprocess.TimeoutExpired:
             return False
         return True
+
+    def send(self, line: str) -> None:
+        """Write one line to the child's stdin (feed=True) and close it; nothing when it has ended."""
+        if self.process.stdin is None:
+            return
+        try:
+            self.process.stdin.write(line.encode("utf-8") + b"\n")
+            self.process.stdin.close()
+        except (OSError, ValueError):
+            pass
 
     @property
     def returncode(self) -> int | None:
@@ -124,8 +137,12 @@ class Child:
         end_tree(self.process)
         kill_marked(f"{TOKEN_VAR}={self.token}", self.started)
         kill_marked(f"{RUN_VAR}={self.token}", self.started)
-        if self.process.stdout is not None:
-            self.process.stdout.close()
+        for pipe in (self.process.stdin, self.process.stdout):
+            if pipe is not None:
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
 
     def close(self) -> None:
         """End it and drop its kept output."""

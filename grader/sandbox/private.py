@@ -66,8 +66,8 @@ def regular(folder: Path, name: str) -> None:
 
 
 def write_modules(files: dict[str, bytes], target: Path) -> None:
-    """Write {name.py: bytes} into target (made here, read-only to others)."""
-    target.mkdir(mode=0o755)
+    """Write {name.py: bytes} into target (made here if need be, read-only to others)."""
+    target.mkdir(mode=0o755, exist_ok=True)
     for name, data in files.items():
         (target / name).write_bytes(data)
         os.chmod(target / name, 0o644)
@@ -123,18 +123,27 @@ class Snapshot:
 
 
 class Room:
-    """One worker's private folders: its code, its copy of the five files, and a home it may write."""
+    """One worker's private folders: its code, its copy of the five files, and a home it may write.
 
-    def __init__(self, folder: Path, owner: int | None = None):
+    folder None: the copy is made later (fill), for a worker started ahead of the files it will grade.
+    """
+
+    def __init__(self, folder: Path | None, owner: int | None = None):
         self.root = Path(tempfile.mkdtemp(prefix="grader-worker-"))
         os.chmod(self.root, 0o711)  # the worker's user may pass through, not list
         self.kit = copy_worker_code(self.root / "kit")
         self.submission = self.root / "submission"
-        copy_modules(Path(folder), self.submission)
+        self.submission.mkdir(mode=0o755)
+        if folder is not None:
+            self.fill(folder)
         self.home = self.root / "home"
         self.home.mkdir(mode=0o700)
         if owner is not None:
             os.chown(self.home, owner, owner)
+
+    def fill(self, folder: Path) -> None:
+        """Copy the five modules of folder into the room."""
+        copy_modules(Path(folder), self.submission)
 
     def remove(self):
         shutil.rmtree(self.root, ignore_errors=True)

@@ -87,7 +87,10 @@ class Output:
 
 
 class Worker:
-    """One worker process in its confinement: its pipes, its captured output, and how to end it for good."""
+    """One worker process in its confinement: its pipes, its captured output, and how to end it for good.
+
+    folder None: a spare, started ahead (Python and numpy loaded) and given its files later (launch.room.fill).
+    """
 
     def __init__(self, confinement, folder):
         self.confinement = confinement

@@ -46,8 +46,11 @@ class Student:
     function. Only the five modules are copied for the worker, as they are when it starts.
     """
 
-    def __init__(self, folder: Path, *, reference: Mapping[str, Callable] | None = None, timeout: float = 10.0):
+    def __init__(
+        self, folder: Path, *, reference: Mapping[str, Callable] | None = None, timeout: float = 10.0, spare: Worker | None = None
+    ):
         self.folder = Path(folder).resolve()
+        self._spare = spare  # a worker started ahead of the files, the first to be used
         self.reference = dict(reference or {})
         for qualified in self.reference:
             module, _, function = qualified.partition(".")
@@ -70,10 +73,11 @@ class Student:
         self.close()
 
     def close(self):
-        """Stop the worker and every process it started."""
-        if self._worker is not None:
-            self._worker.stop()
-            self._worker = None
+        """Stop the worker and every process it started (and the spare, if it was never used)."""
+        for worker in (self._worker, self._spare):
+            if worker is not None:
+                worker.stop()
+        self._worker = self._spare = None
         self._imported.clear()
 
     def start(self) -> None:
@@ -128,15 +132,18 @@ class Student:
         self._imported.add(module)
 
     def _start(self) -> Worker:
-        """A fresh worker, confined as well as this machine allows."""
+        """A fresh worker (the spare, given its files now, if there is one), confined as well as this machine allows."""
         try:
-            confinement = isolation.choose()
+            if self._spare is not None:
+                worker, self._spare = self._spare, None
+                worker.launch.room.fill(self.folder)
+            else:
+                worker = Worker(isolation.choose(), self.folder)
         except isolation.IsolationError as error:
             raise StudentError("grader", f"The grader cannot run your code: {error} {GRADER_FAULT}") from None
-        try:
-            worker = Worker(confinement, self.folder)
         except OSError as error:
             raise StudentError("grader", f"The grader could not start its worker process ({error}). {GRADER_FAULT}") from None
+        confinement = worker.confinement
         worker.start(self.reference)
         if confinement.name.endswith("+landlock") and not worker.landlocked:  # the tier recorded must be the one it had
             worker.stop()

@@ -1,7 +1,10 @@
 """`python -m grader.student.recheck FOLDER EXERCISE ...`: check and save the verdict, for `grader watch`.
 
 Run as a process of its own for every check, so that watching needs no fork and a run cut short
-by a save is simply ended. A fault of the grader's is printed on stderr, for the watch to show.
+by a save is simply ended. With --ready instead of exercises it gets ready first (the grader
+imported, the confinement chosen, SPARES workers started with numpy loaded) and then waits for
+a line naming the exercises: the watch keeps one ready for the next save. A fault of the grader's
+is printed on stderr, for the watch to show.
 """
 
 import sys
@@ -9,14 +12,38 @@ from pathlib import Path
 
 from grader.check.cache import checked_report
 
+READY = "--ready"
+SPARES = 2  # workers a check of one exercise starts: training's has two (grader.check.checks.workers)
+
 
 def main(folder: str, *names: str) -> int:
+    spares = []
     try:
-        checked_report(Path(folder), list(names), by="watch")
+        if names == (READY,):
+            spares = ready()
+            names = tuple(sys.stdin.readline().split())
+        if names:
+            checked_report(Path(folder), list(names), by="watch", spares=spares)
     except Exception as error:  # the watch shows it; nothing of the grader's traceback reaches the student
         print(f"{type(error).__name__}: {error}", file=sys.stderr)
         return 1
+    finally:
+        for spare in spares:
+            spare.stop()  # a spare the run did not use (one it used is stopped already)
     return 0
+
+
+def ready() -> list:
+    """Start what every check needs before the files are known: the confinement and SPARES workers."""
+    from grader.check import runner  # noqa: F401  (pytest, Hypothesis and numpy, imported now)
+    from grader.sandbox import isolation
+    from grader.sandbox.process import Worker
+
+    try:
+        confinement = isolation.choose()
+        return [Worker(confinement, None) for _ in range(SPARES)]
+    except (isolation.IsolationError, OSError):
+        return []  # the run starts its own workers, or says why it cannot
 
 
 if __name__ == "__main__":

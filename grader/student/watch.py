@@ -15,6 +15,7 @@ from grader.exercises import BY_NAME, NAMES
 from grader.paths import MODULES
 from grader.sandbox import launcher
 from grader.sandbox.tree import ONE_THREAD
+from grader.student.recheck import READY
 from grader.student.status import first_problem, next_step, points, resolve, shown
 from grader.style import colour_on, mark, paint, shown_command
 
@@ -35,10 +36,13 @@ def watch(exercise: str | None = None, submission: Path | None = None) -> int:
     folder = resolve(submission, "watch")
     if folder is None:
         return 2
+    watcher = Watcher(folder, exercise)
     try:
-        Watcher(folder, exercise).run()
+        watcher.run()
     except KeyboardInterrupt:
         click.echo(f"\nStopped watching. Your progress is saved: {shown_command('status', *submission_args(folder, False))} shows it.")
+    finally:
+        watcher.close()
     return 0
 
 
@@ -66,9 +70,11 @@ class Watcher:
         self.screen = ""
         self.target, self.saved = exercise or self.first_unpassed(), None
         self.checking, self.started = None, 0.0  # the exercise being checked, since when (time.monotonic())
+        self.ready: Job | None = None  # a check process made ready ahead of the next save
 
     def run(self) -> None:
         """Check, show, wait for a save; forever."""
+        self.ready = Job(self.folder, None)
         if not self.to_check():
             self.show()  # else the first check shows the screen
         while True:
@@ -98,7 +104,7 @@ class Watcher:
     def check(self, name: str) -> list[str]:
         """Check one exercise in a fresh process, which saves the verdict; the modules saved meanwhile."""
         before = files_fingerprint(self.folder)[name]
-        job = Job(self.folder, [name])
+        job = self.take_ready().go([name])
         self.checking, self.started, drawn = name, time.monotonic(), 0
         try:
             self.show()  # while the process starts: the old verdict is no longer shown as current
@@ -113,6 +119,7 @@ class Watcher:
         finally:
             self.checking = None
             job.stop()
+            self.ready = Job(self.folder, None)  # for the next save, ready while the student edits
         if name not in unchanged(self.folder):
             self.tried.add((name, before))  # it saved nothing: do not run it again on the same files
         if job.failure:
@@ -120,6 +127,17 @@ class Watcher:
         else:
             self.faults.pop(name, None)
         return []
+
+    def take_ready(self) -> "Job":
+        """The job made ready ahead, or a new one when it has ended (it could not get ready)."""
+        job, self.ready = self.ready, None
+        return job if job is not None and job.running() else Job(self.folder, None)
+
+    def close(self) -> None:
+        """End the job kept ready."""
+        if self.ready is not None:
+            self.ready.stop()
+            self.ready = None
 
     def wait_for_save(self) -> list[str]:
         """Block until a module file changes and stays still for a moment; the modules changed."""
@@ -247,11 +265,20 @@ def recheck_command(folder: Path, names: list[str]) -> list[str]:
 
 
 class Job:
-    """One run of the checks in a fresh Python process, which saves the verdict (no fork: it works on every OS)."""
+    """One run of the checks in a fresh Python process, which saves the verdict (no fork: it works on every OS).
 
-    def __init__(self, folder: Path, names: list[str]):
+    names None: a job made ready ahead of a save (grader imported, workers started), told what to check by go().
+    """
+
+    def __init__(self, folder: Path, names: list[str] | None):
         self.failure = ""
-        self.child = launcher.Child(recheck_command(folder, names), env={**os.environ, **ONE_THREAD}, output="discard")
+        command = recheck_command(folder, names or [READY])
+        self.child = launcher.Child(command, env={**os.environ, **ONE_THREAD}, output="discard", feed=names is None)
+
+    def go(self, names: list[str]) -> "Job":
+        """Check these exercises now."""
+        self.child.send(" ".join(names))
+        return self
 
     def running(self) -> bool:
         """True until the run has ended; then its failure, if any, is in .failure."""

@@ -23,8 +23,9 @@ class Workers:
     budget: seconds for the whole run; once it is spent, every call fails at once as a timeout.
     """
 
-    def __init__(self, folder, timeout: float = 10.0, budget: float = BUDGET, unwritten: frozenset = frozenset()):
+    def __init__(self, folder, timeout: float = 10.0, budget: float = BUDGET, unwritten: frozenset = frozenset(), spares=()):
         self.folder = folder
+        self.spares = list(spares)  # workers started ahead of the files (grader watch's): the first workers of the run
         self.unwritten = unwritten  # modules that are the stubs as given (grader.check.unwritten): no worker needed
         self.timeout = timeout
         self.deadline = time.monotonic() + budget
@@ -49,7 +50,7 @@ class Workers:
         for name in (name for name in exercises if name not in self.unwritten):
             reference = reference_functions(name) if with_reference else frozenset()
             if reference not in self.started:
-                student = self.started[reference] = Student(self.folder, reference=reference_for(reference), timeout=self.timeout)
+                student = self.started[reference] = self._student(reference)
                 ready = self.ready[reference] = threading.Event()
                 thread = threading.Thread(target=_start, args=(student, chosen, ready, self.closing), daemon=True, name="worker-start")
                 thread.start()
@@ -60,8 +61,13 @@ class Workers:
         if reference in self.ready:
             self.ready.pop(reference).wait()
         if reference not in self.started:
-            self.started[reference] = Student(self.folder, reference=reference_for(reference), timeout=self.timeout)
+            self.started[reference] = self._student(reference)
         return self.started[reference]
+
+    def _student(self, reference: frozenset) -> Student:
+        """The worker with these functions served by the reference, on a spare if one is left."""
+        spare = self.spares.pop() if self.spares else None
+        return Student(self.folder, reference=reference_for(reference), timeout=self.timeout, spare=spare)
 
     def call(self, reference: frozenset, module: str, function: str, args: tuple) -> Outcome:
         """module.function(*args) in the worker with these functions served by the reference; raises StudentError.
@@ -107,7 +113,10 @@ class Workers:
             thread.join()
         for worker in self.started.values():
             worker.close()
+        for spare in self.spares:
+            spare.stop()
         self.started.clear()
+        self.spares.clear()
 
 
 def _digest(reference: frozenset, module: str, function: str, args: tuple) -> tuple[bytes | None, int]:
