@@ -59,7 +59,10 @@ def read(csv_file: Path) -> ClassReport:
     except (OSError, UnicodeDecodeError, csv.Error) as error:
         raise ReportError(f"cannot read {csv_file} ({error}): give the CSV that `grader batch --csv` wrote") from None
     if not rows or "failed checks" not in rows[0]:
-        raise ReportError(f"{csv_file} has no rows with a 'failed checks' column: rerun `grader batch` with this kit to write them")
+        raise ReportError(
+            f"{csv_file} has no rows with a 'failed checks' column, so `grader batch` of this kit did not write it (nbgrader's "
+            "export has no checks): rerun `grader batch` (on submitted/*/ASSIGNMENT for an nbgrader course) and report its CSV"
+        )
     graded = [row for row in rows if row.get("status") in ("passed", "graded")]
     points = {e.name: [float(row[e.name]) for row in graded if row.get(e.name)] for e in EXERCISES}
     failed = Counter(check for row in graded for check in (row.get("failed checks") or "").split())
