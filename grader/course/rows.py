@@ -14,7 +14,8 @@ from grader.exercises import NAMES
 from grader.paths import MODULES
 
 MODULE_SHA = tuple(f"{name}.py sha256" for name in MODULES)
-CHECK_COLUMNS = ("failed checks", "mistakes")  # for the class report: every check that did not pass, the known mistakes named
+# for the class report: each exercise's status, every check that failed, the known mistakes named
+CHECK_COLUMNS = ("exercise statuses", "failed checks", "mistakes")
 COLUMNS = ("student", "folder", "status", *NAMES, "total", "isolation", "seconds", "reason", *MODULE_SHA, *CHECK_COLUMNS)
 MISTAKE = re.compile(r"This looks like a known mistake: (.+?)\.?$", re.M)
 NBGRADER_FOLDERS = ("submitted", "autograded")  # nbgrader's COURSE/submitted/STUDENT/ASSIGNMENT layout
@@ -111,11 +112,15 @@ def graded(report: dict, points: dict, total: float) -> dict:
 
 
 def check_cells(report: dict) -> dict:
-    """The checks that failed or stopped with an error (their ids), and the known mistakes their messages name, once each."""
+    """Each exercise's status, the checks that failed (their ids), and the known mistakes their messages name, once each.
+
+    A check stopped by an import error, a hang or a crash is no failure of its property: its exercise's status says error.
+    """
+    statuses = " ".join(f"{e['name']}:{e['status']}" for e in report["exercises"])
     checks = [check for exercise in report["exercises"] for check in exercise.get("checks", [])]
-    failed = [str(check["id"]) for check in checks if check.get("status") in ("failed", "error")]  # a stub is not a failure
+    failed = [str(check["id"]) for check in checks if check.get("status") == "failed"]
     named = [m.strip() for check in checks if check.get("status") != "passed" for m in MISTAKE.findall(str(check.get("message", "")))]
-    return {"failed checks": " ".join(failed), "mistakes": "; ".join(dict.fromkeys(named))}
+    return {"exercise statuses": statuses, "failed checks": " ".join(failed), "mistakes": "; ".join(dict.fromkeys(named))}
 
 
 def why(report: dict, name: str) -> str:

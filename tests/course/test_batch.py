@@ -119,6 +119,8 @@ def test_rows_from_the_checks_json(tmp_path):
     graded = row("/s", 1, result, "", False, 300, 1)
     assert graded["status"] == "graded" and graded["softmax"] == "0.0" and graded["total"] == "40.0"
     assert graded["reason"] == "softmax error: softmax did not return within 10 s"
+    assert graded["exercise statuses"] == "scores:passed masking:passed softmax:error heads:passed training:passed"
+    assert graded["failed checks"] == ""  # a check stopped by a hang is no failure of its property: its exercise says error
     result.write_text('{"total": ')  # a torn or missing result is an error, never a pass
     assert row("/s", 0, result, "last words\n", False, 300, 1)["status"] == "error"
     assert row("/s", 2, tmp_path / "none.json", "Cannot check: no such folder\n", False, 300, 1)["reason"] == "Cannot check: no such folder"
@@ -203,3 +205,20 @@ def test_the_regrade_option_grades_the_named_folder_again(tmp_path, pristine):
     result = CliRunner().invoke(main, ["batch", str(folder), "--csv", str(csv_file), "--regrade", str(folder)])
     assert result.exit_code == 0 and "1 to grade, 0 already" in result.output, result.output
     assert len(rows_of(csv_file)) == 1
+
+
+@pytest.mark.slow
+def test_force_regrades_every_row_with_the_settings_of_now(tmp_path, pristine, monkeypatch):
+    from grader.check.results import SCORING_VAR
+
+    monkeypatch.setenv(SCORING_VAR, "")  # partial points; the option below sets it for this test only
+    overflowing = (HOSTILE.parent / "mutants" / "wrong" / "softmax__no_max_shift.py").read_text()
+    folders = [str(make(tmp_path, "stub", base=pristine)), str(make(tmp_path, "naive", softmax=overflowing))]
+    csv_file = tmp_path / "grades.csv"
+    assert CliRunner().invoke(main, ["batch", *folders, "--csv", str(csv_file)]).exit_code == 0
+    before = {Path(r["folder"]).name: r for r in rows_of(csv_file)}
+    again = CliRunner().invoke(main, ["batch", *folders, "--csv", str(csv_file), "--force", "--all-or-nothing"])
+    assert again.exit_code == 0 and "2 to grade (--force: every folder" in again.output, again.output
+    after = {Path(r["folder"]).name: r for r in rows_of(csv_file)}
+    assert 0 < float(before["naive"]["softmax"]) < 20 and after["naive"]["softmax"] == "0.0" and after["naive"]["total"] == "80.0"
+    assert sorted(after) == ["naive", "stub"] and after["stub"]["total"] == "0.0"

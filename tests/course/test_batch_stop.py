@@ -29,7 +29,7 @@ def folders_left(root: Path) -> list:
 
 
 @pytest.mark.slow
-def test_one_ctrl_c_ends_the_running_checks_keeps_the_finished_rows_and_says_how_many_are_left(tmp_path, pristine):
+def test_one_ctrl_c_ends_the_running_checks_keeps_the_finished_rows_and_the_rerun_grades_the_rest(tmp_path, pristine):
     root = tmp_path / "submissions"
     names = ["a_stub", "b_hangs", "c_hangs", "d_hangs", "e_stub"]
     for name in names:
@@ -53,3 +53,10 @@ def test_one_ctrl_c_ends_the_running_checks_keeps_the_finished_rows_and_says_how
     assert "1 of 5 graded this run, 4 left" in seen and "[2/5]" not in seen
     assert took < 10, f"the batch took {took:.1f} s to stop"
     assert folders_left(root) == []
+    rerun = Terminal([*argv, "--timeout", "4"], cwd=KIT_ROOT)
+    said = rerun.wait_for("[4/4]", timeout=120)
+    assert rerun.close(timeout=30) == 0 and "4 to grade, 1 already in" in said
+    with csv_file.open(newline="") as f:
+        rerows = {Path(r["folder"]).name: r for r in csv.DictReader(f)}
+    assert sorted(rerows) == names and rerows["a_stub"] == rows[0]  # the row finished before Ctrl-C, kept as it was
+    assert [rerows[n]["status"] for n in names if "hangs" in n] == ["timeout"] * 3

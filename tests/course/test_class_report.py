@@ -13,30 +13,35 @@ from grader.exercises import EXERCISES
 MISTAKE = "exp without subtracting each row's maximum first (it overflows past 709)"
 
 
-def check_json(path, failing: dict[str, str]) -> None:
-    """A `grader check --json` result where the given checks (id -> message) fail and every other passes."""
+def check_json(path, failing: dict[str, str], stopped: str = "", stubs: str = "") -> None:
+    """A `grader check --json` result: the given checks (id -> message) fail, exercise stopped's checks stopped (it did not
+    import), exercise stubs is not started, every other check passes."""
     exercises = []
     for exercise in EXERCISES:
         ids = [f"{exercise.name}.one", f"{exercise.name}.two"] + [i for i in failing if i.startswith(exercise.name + ".")]
         checks = [{"id": i, "status": "failed" if i in failing else "passed", "message": failing.get(i, "")} for i in dict.fromkeys(ids)]
         points = exercise.points if not any(i in failing for i in ids) else exercise.points / 2
         status = "passed" if points == exercise.points else "failed"
+        if exercise.name in (stopped, stubs):
+            status, points = ("error", 0.0) if exercise.name == stopped else ("not_started", 0.0)
+            checks = [{"id": i, "status": status, "message": "cannot be imported"} for i in ids]
         exercises.append({"name": exercise.name, "status": status, "points": points, "max_points": exercise.points, "checks": checks})
     path.write_text(json.dumps({"exercises": exercises, "total": {"points": sum(e["points"] for e in exercises)}, "isolation": "user"}))
 
 
 def batch_csv(tmp_path):
-    """A batch CSV of four students: right, softmax overflowing (twice), one named like HTML, one not graded."""
+    """A batch CSV: right, softmax overflowing (twice), one named like HTML, one whose softmax does not import, one not graded."""
     classes = {
-        "ada": {},
-        "bob": {"softmax.rows_sum_to_one": f"NaN\n  This looks like a known mistake: {MISTAKE}."},
-        "cy": {"softmax.rows_sum_to_one": f"NaN\n  This looks like a known mistake: {MISTAKE}.", "scores.scaled": "no 1/sqrt(d)"},
-        "<img src=x onerror=alert(1)>": {"scores.scaled": "no 1/sqrt(d)"},
+        "ada": ({}, ""),
+        "bob": ({"softmax.rows_sum_to_one": f"NaN\n  This looks like a known mistake: {MISTAKE}."}, ""),
+        "cy": ({"softmax.rows_sum_to_one": f"NaN\n  This looks like a known mistake: {MISTAKE}.", "scores.scaled": "no 1/sqrt(d)"}, ""),
+        "<img src=x onerror=alert(1)>": ({"scores.scaled": "no 1/sqrt(d)"}, ""),
+        "dee": ({}, "softmax"),
     }
     rows = []
-    for number, (student, failing) in enumerate(classes.items()):
+    for number, (student, (failing, stopped)) in enumerate(classes.items()):
         result = tmp_path / f"{number}.json"
-        check_json(result, failing)
+        check_json(result, failing, stopped, stubs="training" if student == "dee" else "")
         rows.append(row(tmp_path / student, 1, result, "", False, 300, 1.0) | {"seconds": f"{number + 1}.5"})
     rows.append(row(tmp_path / "ivy", 2, tmp_path / "none.json", "Cannot check: no modules", False, 300, 0.5) | {"seconds": "0.5"})
     path = tmp_path / "grades.csv"
@@ -76,16 +81,21 @@ def test_the_class_report_counts_checks_mistakes_and_times(tmp_path):
     csv_file, page = batch_csv(tmp_path), tmp_path / "class.html"
     said = CliRunner().invoke(main, ["report", str(csv_file), "--html", str(page)])
     assert said.exit_code == 0, said.output
-    assert "5 submissions: 3 graded, 1 passed, 1 unreadable." in said.output
-    assert "    2  scores.scaled" in said.output and "    2  softmax.rows_sum_to_one" in said.output
+    assert "6 submissions: 1 passed every check, 4 graded, with some check not passing, 1 unreadable" in said.output
+    assert "    2  scores.scaled" in said.output and "    2  softmax.rows_sum_to_one" in said.output  # dee's stopped: not failed
+    assert "softmax.one" not in said.output
+    table = {line.split()[0]: line.split()[3:] for line in said.output.splitlines()[3:8]}
+    assert table["softmax"] == ["2", "of", "5", "2", "0", "1"] and table["training"] == ["4", "of", "5", "0", "1", "0"]
     assert f"    2  {MISTAKE}" in said.output
     parsed = Tables()
     parsed.feed(page.read_text(encoding="utf-8"))
     assert not parsed.live  # no script, no handler: the student's name is text
     assert sorted(tuple(r) for r in parsed.tables["checks"][1:]) == [("2", "", "scores.scaled"), ("2", "", "softmax.rows_sum_to_one")]
     assert parsed.tables["mistakes"][1:] == [["2", "", MISTAKE]]
-    assert [r[1] for r in parsed.tables["slowest"][1:4]] == ["<img src=x onerror=alert(1)>", "cy", "bob"]
+    assert [r[1] for r in parsed.tables["slowest"][1:5]] == ["dee", "<img src=x onerror=alert(1)>", "cy", "bob"]
     assert [r[0] for r in parsed.tables["exercises"][1:]] == [e.name for e in EXERCISES]
+    assert parsed.tables["exercises"][0][3:] == ["full points", "some checks fail", "not started", "did not run"]
+    assert parsed.tables["exercises"][3][1:] == ["12.0 / 20", "", "2 of 5", "2", "0", "1"]  # softmax
 
 
 def test_a_csv_without_the_check_columns_is_refused_with_what_to_do(tmp_path):

@@ -90,13 +90,18 @@ def submit(root: Path, folder: str = "", base: Path = SOLUTIONS_DIR, **modules: 
 
 def run_autograder(root: Path, python: str = sys.executable) -> dict:
     """Run the zip's run_autograder as Gradescope does (cwd /autograder), with this venv's Python; the results."""
+    return autograde(root, python)[0]
+
+
+def autograde(root: Path, python: str = sys.executable) -> tuple[dict, str]:
+    """Run the zip's run_autograder as Gradescope does; the results and its output, which Gradescope shows instructors only."""
     env = {**os.environ, gradescope.ROOT_VAR: str(root), "ATTENTION_BY_HAND_PYTHON": python}
     env.pop("PYTHONPATH", None)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # so the kit that ran leaves its bytecode behind
     command = [str(root / "source" / "run_autograder")]
     done = subprocess.run(command, check=False, cwd=root, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
-    return results(root)
+    return results(root), done.stdout
 
 
 def results(root: Path) -> dict:
@@ -156,8 +161,11 @@ def test_the_command_refuses_to_replace_a_zip_without_force(tmp_path):
 
 def test_a_correct_submission_gets_every_point(root):
     submit(root)
-    data = run_autograder(root)
+    data, instructors_only = autograde(root)
     assert_graded(data)
+    seen = [data["output"]] + [t["output"] for t in data["tests"]]  # what the student sees (extra_data is not shown)
+    assert not [text for text in seen if "byte for byte" in text or "instructor:" in text.lower()]
+    assert "byte for byte the kit's reference solution" in instructors_only
     assert data["score"] == 100.0 and all(t["output"].startswith("All ") for t in data["tests"])
     assert data["extra_data"]["graded_folder"] == "the top of your submission"
     assert sorted(data["extra_data"]["submitted_sha256"]) == sorted(MODULES)

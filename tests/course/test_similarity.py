@@ -1,4 +1,4 @@
-"""grader report --similarity: near-copies between submissions and of the reference, renamed or not, the stubs left out."""
+"""grader report --similarity: near-copies of the reference and between submissions, renamed or not, the stubs left out."""
 
 import re
 import shutil
@@ -12,48 +12,84 @@ from grader.course.stubs import write_stubs
 from grader.paths import MODULES, SOLUTIONS_DIR
 
 MUTANTS = SOLUTIONS_DIR.parent / "tests" / "mutants"
+LISTED = re.compile(r"^ +(\d+)%  (\S+)(?:  ~  (\S+))?(?:  +(.*))?$", flags=re.M)
 
 
 def copied(folder, rename: bool = False, **replaced):
-    """The reference in folder, its names changed when rename, some modules replaced by a mutant's file."""
+    """The reference in folder, some modules replaced by a mutant's file, then its names changed when rename."""
     folder.mkdir()
     for name in MODULES:
-        text = (SOLUTIONS_DIR / f"{name}.py").read_text(encoding="utf-8")
-        if rename:
-            text = re.sub(r"\btop\b", "peak", re.sub(r"\bshares\b", "weights", text))
-        (folder / f"{name}.py").write_text(text, encoding="utf-8")
+        shutil.copy(SOLUTIONS_DIR / f"{name}.py", folder / f"{name}.py")
     for name, mutant in replaced.items():
-        shutil.copy(MUTANTS / "wrong" / f"{mutant}.py", folder / f"{name}.py")
+        shutil.copy(MUTANTS / mutant, folder / f"{name}.py")
+    for path in folder.iterdir() if rename else ():
+        path.write_text(re.sub(r"\btop\b", "peak", re.sub(r"\bshares\b", "weights", path.read_text(encoding="utf-8"))), encoding="utf-8")
     return folder
 
 
-def test_similarity_finds_copies_renamed_and_of_the_reference_and_never_the_stubs(tmp_path):
+class Page(HTMLParser):
+    """Each table's rows of cell texts by id, the text of the <pre> blocks, and whether anything on the page would run."""
+
+    def __init__(self):
+        super().__init__()
+        self.tables, self.table, self.pre, self.in_pre, self.live = {}, None, [], False, False
+
+    def handle_starttag(self, tag, attrs):
+        self.live |= tag == "script" or any(name.startswith("on") for name, _ in attrs)
+        self.in_pre = tag == "pre"
+        if tag == "table":
+            self.table = self.tables.setdefault(dict(attrs)["id"], [])
+        elif tag == "tr" and self.table is not None:
+            self.table.append([])
+        elif tag in ("td", "th") and self.table is not None:
+            self.table[-1].append("")
+
+    def handle_endtag(self, tag):
+        self.table = None if tag == "table" else self.table
+        self.in_pre = self.in_pre and tag != "pre"
+
+    def handle_data(self, data):
+        if self.in_pre:
+            self.pre.append(data)
+        elif self.table and self.table[-1]:
+            self.table[-1][-1] += data
+
+
+def test_similarity_finds_copies_of_the_reference_and_between_students_and_never_the_stubs(tmp_path):
     copied(tmp_path / "ada")
     copied(tmp_path / "ren", rename=True)
+    copied(tmp_path / "eve", softmax="wrong/softmax__no_max_shift.py")
+    copied(tmp_path / "kim", rename=True, softmax="wrong/softmax__no_max_shift.py")  # eve's, renamed
+    copied(tmp_path / "lou", masking="right/masking__arange_compare.py")
     write_stubs(tmp_path / "stub1")
-    write_stubs(tmp_path / "stub2")
+    shutil.copytree(write_stubs(tmp_path / "stub2"), tmp_path / "max")
+    shutil.copy(MUTANTS / "right" / "masking__arange_compare.py", tmp_path / "max" / "masking.py")  # lou's masking, all max wrote
     page, csv_file = tmp_path / "pairs.html", tmp_path / "grades.csv"
-    folders = "".join(f"{n},{tmp_path / n},graded,0.0\n" for n in ("ada", "ren", "stub1", "stub2"))
-    csv_file.write_text("student,folder,status,total,seconds,failed checks,mistakes\n" + folders, encoding="utf-8")
+    names = ("ada", "ren", "eve", "kim", "lou", "max", "stub1", "stub2")
+    csv_file.write_text(
+        "student,folder,status,total,seconds,failed checks,mistakes\n" + "".join(f"{n},{tmp_path / n},graded,0.0\n" for n in names),
+        encoding="utf-8",
+    )
     said = CliRunner().invoke(main, ["report", str(csv_file), "--similarity", str(page)])
     assert said.exit_code == 0, said.output
-    listed = re.findall(r"^ *(\d+)%  (\S+)  ~  (.+?)(?:;|$)", said.output, flags=re.M)
-    pairs = {(a.rsplit("/", 1)[-1], "reference" if b.startswith("solutions/") else b.rsplit("/", 1)[-1]): int(s) for s, a, b in listed}
-    assert pairs[("ada", "ren")] >= 90 and pairs[("ada", "reference")] == 100 and pairs[("ren", "reference")] >= 90
-    assert not [pair for pair in pairs if "stub1" in pair or "stub2" in pair]  # the code every student was given counts for no one
-    assert "identical: heads.py, masking.py, scores.py, softmax.py, training.py" in said.output
-    assert "np.exp(x - top)" in said.output and "raise NotImplementedError" not in said.output
+    of_reference, between = said.output.split("Between submissions")
+    listed = {(a, b or "reference"): (int(share), what or "") for share, a, b, what in LISTED.findall(of_reference + between)}
+    assert listed[("ada", "reference")] == (100, "identical: heads.py, masking.py, scores.py, softmax.py, training.py")
+    assert listed[("ren", "reference")][0] == 100 and listed[("kim", "reference")][0] >= 90  # names changed, the code the same
+    assert listed[("eve", "kim")][0] >= 90 and "partly shared: softmax.py" in listed[("eve", "kim")][1]
+    assert listed[("lou", "max")] == (100, "identical: masking.py")
+    assert ("ada", "ren") not in listed  # two copies of the reference are listed once each, against it
+    assert not [pair for pair in listed if "stub1" in pair or "stub2" in pair]  # the code every student was given counts for no one
+    assert "np.exp" not in said.output  # the shared lines are the page's
 
-    class Rows(HTMLParser):
-        rows = 0
-
-        def handle_starttag(self, tag, attrs):
-            self.rows += tag == "tr"
-            assert tag != "script" and not any(name.startswith("on") for name, _ in attrs)
-
-    parsed = Rows()
+    parsed = Page()
     parsed.feed(page.read_text(encoding="utf-8"))
-    assert parsed.rows == len(pairs) + 1
+    assert not parsed.live
+    assert {row[1]: row[0] for row in parsed.tables["reference"][1:]} == {
+        a: f"{s}%" for (a, b), (s, _) in listed.items() if b == "reference"
+    }
+    assert {tuple(row[1:3]) for row in parsed.tables["pairs"][1:]} == {(a, b) for a, b in listed if b != "reference"}
+    assert "        e = np.exp(x)  # (..., S), largest entry of each row is 1" in "".join(parsed.pre)  # eve's and kim's mistake
 
 
 def test_a_threshold_outside_0_to_1_is_refused(tmp_path, capsys):
