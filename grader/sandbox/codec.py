@@ -65,6 +65,19 @@ def encode(value) -> bytes:
     return struct.pack("<I", len(head)) + head + b"".join(blobs)
 
 
+def array_bytes(value, depth: int = 0) -> int:
+    """The bytes of the arrays in a value, counted before any is copied (lists, tuples and dicts, a few levels deep)."""
+    if type(value) is np.ndarray:
+        return value.nbytes
+    if depth > 8:
+        return 0
+    if type(value) in (list, tuple):
+        return sum(array_bytes(item, depth + 1) for item in value[:10000])
+    if type(value) is dict:
+        return sum(array_bytes(item, depth + 1) for item in list(value.values())[:10000])
+    return 0
+
+
 def decode(data, live: bool = False, outline: bool = False):
     """The value of a message; live (in the worker) turns ToyModel and Batches into working objects.
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from grader.paths import MODULES
 from grader.sandbox import asks, isolation
-from grader.sandbox.codec import MAX_WARNINGS, WARNING_CHARS, Batches, decode, encode
+from grader.sandbox.codec import MAX_WARNINGS, WARNING_CHARS, Batches, array_bytes, decode, encode
 from grader.sandbox.errors import StudentError, _Failed
 from grader.sandbox.guard import refusals
 from grader.sandbox.helper import HELPER, HelperFailed
@@ -20,7 +20,7 @@ from grader.sandbox.toymodel import TAKEN
 
 WORKER_KINDS = ("not_started", "raised", "import", "bad_output", "refused")  # what a worker may say went wrong
 REPLY_BASE = 4 << 20  # bytes a reply may have beyond REPLY_FACTOR times its request
-REPLY_FACTOR = 16
+REPLY_FACTOR = 16  # times the request's arrays' bytes
 
 
 @dataclass
@@ -157,7 +157,7 @@ class Student:
         if self._worker is None:
             self._worker = self._start()
         worker, replies, self._refusals, self._taken = self._worker, [], [], 0
-        request = encode({**message, "cap": (cap := REPLY_BASE + REPLY_FACTOR * len(encode(message)))})
+        request = encode({**message, "cap": (cap := REPLY_BASE + REPLY_FACTOR * array_bytes(message))})
         try:
             worker.exchange(request, limit, cap, lambda frame: self._answer(frame, replies))
             reply = _checked(replies[0], message["op"])

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from grader.sandbox.channel import Channel
-from grader.sandbox.codec import MAX_FRAME, MAX_WARNINGS, WARNING_CHARS, Foreign, describe, encode
+from grader.sandbox.codec import MAX_FRAME, MAX_WARNINGS, WARNING_CHARS, Foreign, array_bytes, describe, encode
 from grader.sandbox.imports import install, refused
 from grader.sandbox.limits import end_leftovers, limit_resources, watch_parent
 from grader.sandbox.messages import call_failure, call_refusal, import_failure, not_written, text
@@ -128,19 +128,6 @@ def too_big(size: int, cap: int) -> bytes:
             f"(the grader takes up to {cap >> 20} MiB here): return only what the docstring asks for.",
         }
     )
-
-
-def array_bytes(value, depth: int = 0) -> int:
-    """The bytes of the arrays in a value, counted before any is copied (lists, tuples and dicts, a few levels deep)."""
-    if type(value) is np.ndarray:
-        return value.nbytes
-    if depth > 8:
-        return 0
-    if type(value) in (list, tuple):
-        return sum(array_bytes(item, depth + 1) for item in value[:10000])
-    if type(value) is dict:
-        return sum(array_bytes(item, depth + 1) for item in list(value.values())[:10000])
-    return 0
 
 
 def shield(value):
