@@ -37,6 +37,7 @@ NAMED = {
     "training__train_zip": "zip(batches, range(steps)) does that",
     "training__train_reversed": "train used the batches in another order than given",
     "training__train_shuffled": "train used the batches in another order than given",
+    "heads__scores_by_sqrt_C": "Your shares are the softmax of the right scores times 0.816497 (= √2/√3)",
 }
 
 # Mistakes that only the comparison's sizes show: every small input Hypothesis draws passes.

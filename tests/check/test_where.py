@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.check.checks.harness import CheckFailed, fail, show
-from grader.check.checks.where import heads_columns, relation, swapped_shape
+from grader.check.checks.harness import CheckFailed, fail, narrower, show
+from grader.check.checks.where import heads_columns, named, relation, scaled_shares, swapped_shape, which_wrong
 from grader.check.runner import run_checks
 from grader.paths import SOLUTIONS_DIR
 
@@ -80,3 +80,35 @@ def test_a_float64_result_with_float32_digits_names_float32():
     with pytest.raises(CheckFailed) as failed:
         fail("scores should equal the worked example's.", {"q": q, "k": k}, expected, near)
     assert "float32" not in str(failed.value)
+
+
+def test_shares_of_scores_scaled_by_another_number_are_named():
+    scores = np.where(np.tril(np.ones((4, 4), dtype=bool)), RNG.normal(size=(2, 4, 4)), -np.inf)
+
+    def softmax(s):
+        e = np.exp(s - s.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    right = softmax(scores)
+    assert "times 0.816497 (= √2/√3)" in scaled_shares(softmax(scores * np.sqrt(2 / 3)), right, 2)
+    assert "times 1.41421 (= √2)" in scaled_shares(softmax(scores * np.sqrt(2)), right, 2)
+    assert scaled_shares(right, right, 2) is None  # right shares: nothing to say
+    assert scaled_shares(softmax(np.where(np.isinf(scores), 0.0, scores)), right, 2) is None  # no mask: not a matter of scale
+    assert scaled_shares(softmax(scores + RNG.normal(size=scores.shape)), right, 2) is None
+
+
+def test_a_factor_is_named_when_it_is_a_simple_number():
+    assert named(np.sqrt(2 / 3)) == "0.816497 (= √2/√3)" and named(1 / np.sqrt(3)) == "0.57735 (= 1/√3)" and named(0.3) == "0.3"
+
+
+def test_which_outputs_are_wrong_and_which_right():
+    assert which_wrong(["out", "shares"], ["out"]) == "  Of the two outputs, out is wrong and shares is right."
+    assert which_wrong(["out", "shares"], ["out", "shares"]) == "  Both outputs, out and shares, are wrong."
+    grads = ["d_x", "d_w_q", "d_w_k", "d_w_v"]
+    assert which_wrong(grads, grads, "gradients") == "  Of the four gradients, d_x, d_w_q, d_w_k, d_w_v are wrong: all four."
+    assert which_wrong(["scores"], ["scores"]) is None and which_wrong(grads, []) is None
+
+
+def test_float32_is_said_to_keep_about_7_digits_in_both_notes():
+    q = RNG.normal(size=(3, 2))
+    assert "float32 keeps about 7 significant digits" in narrower(q.astype(np.float32), {"q": q})

@@ -118,7 +118,7 @@ def narrower(got, inputs: dict) -> str | None:
     wide = max(widths, key=lambda d: d.itemsize)
     if got.dtype.itemsize >= wide.itemsize:
         return None
-    digits = np.finfo(got.dtype).precision
+    digits = round((np.finfo(got.dtype).nmant + 1) * np.log10(2))  # float32: 24 bits, about 7 significant digits
     return (
         f"  Your result is {got.dtype}, but the input is {wide}: {got.dtype} keeps about {digits} significant digits, "
         f"so it differs after those. Keep the input's dtype (look for .astype or np.{got.dtype})."
