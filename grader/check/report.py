@@ -151,7 +151,9 @@ def next_step(report: Report, folder: Path, solutions: bool) -> list[str]:
                 else f"; {shown_command('check', '--solutions')} shows whether the grader works on this machine."
             ),
         ]
-    if first.status == "not_started":
+    if first.cause:
+        step = f"Next: fix {first.cause} first (the note above says why), then run {shown_command('check', first.cause, name, *where)}."
+    elif first.status == "not_started":
         step = f"Next: fill in {', '.join(BY_NAME[name].functions)} in {name}.py, then run {shown_command('check', name, *where)}."
     elif first.status == "error":
         step = (
@@ -161,7 +163,7 @@ def next_step(report: Report, folder: Path, solutions: bool) -> list[str]:
         step = f"Next: fix {name} from its first message above, then run {shown_command('check', name, *where)}."
     return [
         step,
-        f"Stuck? {shown_command('hint', name, *([] if solutions else where))} gives one hint at a time.",
+        f"Stuck? {shown_command('hint', first.cause or name, *([] if solutions else where))} gives one hint at a time.",
         f"Replay: the checks are deterministic (Hypothesis seed {report.seed}); "
         f"{shown_command('check', name, *where)} reruns exactly the same examples.",
     ]

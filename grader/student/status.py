@@ -133,9 +133,10 @@ def step(exercise, result, folder: Path, watching: bool = False) -> str:
     reason = first_problem(result)
     verb = "fails" if result.status == "failed" else "cannot be run"
     lines = [f"Next: {exercise.name} {verb}: {reason}"]
+    fix = result.cause or exercise.name  # an earlier exercise at fault is the one to fix
     lines.append(
-        f"Fix it in {file}: {shown_command('check', exercise.name, *where)} shows the details,\n"
-        f"{shown_command('hint', exercise.name, *where)} gives a hint."
+        f"Fix it in {shown(folder)}{fix}.py: {shown_command('check', fix, *where)} shows the details,\n"
+        f"{shown_command('hint', fix, *where)} gives a hint."
     )
     return "\n".join(lines)
 

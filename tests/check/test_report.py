@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from grader.check.checks.examples import examples
 from grader.check.report import render
 from grader.check.results import CheckResult, ExerciseResult, Report, exercise_status, partial_points
 from grader.check.runner import run_checks
@@ -257,3 +258,19 @@ def test_the_root_cause_is_named_when_only_the_later_exercise_is_asked_for(tmp_p
     assert CliRunner().invoke(main, ["check", "masking", "--submission", str(folder)]).exit_code == 1
     alone = CliRunner().invoke(main, ["check", "heads", "--submission", str(folder)])
     assert "heads uses your masking, which fails its checks" in alone.output and "fix masking first" in alone.output, alone.output
+
+
+def test_an_earlier_module_that_cannot_be_imported_is_named_as_the_cause(tmp_path, monkeypatch):
+    """The student's kit, masking.py with a syntax error and never checked: `grader check training` alone says to fix masking first."""
+    from grader import kit
+
+    examples("training.softmax_backward")  # the worked examples now, which the student's kit reads from its examples.npz
+    monkeypatch.setattr(kit, "is_student_kit", lambda: True)  # training runs with the student's own masking
+    broken = (SOLUTIONS_DIR / "masking.py").read_text(encoding="utf-8").replace("def causal_mask(T):", "def causal_mask(T)", 1)
+    folder = submission(tmp_path / "work", masking=broken)
+    result = CliRunner().invoke(main, ["check", "training", "--submission", str(folder)])
+    assert result.exit_code == 1
+    assert "Note: training.py imports your masking.py, which cannot be imported: fix masking first" in result.output, result.output
+    assert "Next: fix masking first (the note above says why), then run `" in result.output
+    assert "grader check masking training --submission" in result.output and "grader hint masking --submission" in result.output
+    assert "fix what stops training.py" not in result.output and "could not finish" not in result.output
