@@ -74,6 +74,7 @@ def test_the_students_kit_shows_a_worked_examples_stored_answer(tmp_path, monkey
     monkeypatch.setattr(kit, "is_student_kit", lambda: True)
     result = tried(folder, "scores")
     assert "failing check scores.worked_examples" in result.output and "expected:" in result.output, result.output
+    assert "Your result is the expected one transposed" in result.output  # as the check says it
     assert "they differ" in result.output and result.exit_code == 1
 
 
@@ -87,7 +88,7 @@ def test_only_lacking_an_expected_value_exits_0(tmp_path, monkeypatch):
     assert "No expected value for this input" in result.output and result.exit_code == 0, result.output
 
 
-def test_a_given_input_says_where_the_other_arguments_came_from_and_checks_their_shapes(tmp_path):
+def test_a_given_input_says_where_the_other_arguments_came_from_and_checks_their_shapes(tmp_path, monkeypatch):
     """--input q=… alone: k comes from the example, said so; sizes that disagree stop before the student's code runs."""
     folder = tmp_path / "exercises"  # the student's own, beside where the grader runs (at_home)
     shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
@@ -98,3 +99,8 @@ def test_a_given_input_says_where_the_other_arguments_came_from_and_checks_their
     assert "Traceback" not in result.output and result.exit_code == 1, result.output
     result = tried(folder, "scores", "--input", f"q=np.ones((2, {d}))")
     assert "they agree" in result.output and result.exit_code == 0, result.output
+    monkeypatch.setattr(kit, "is_student_kit", lambda: True)
+    result = tried(folder, "scores", "--input", f"q=np.ones((2, {d}))")
+    assert (
+        "the student's kit holds no reference solution; `" in result.output and "grader check scores` judges your function" in result.output
+    )
