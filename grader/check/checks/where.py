@@ -62,9 +62,8 @@ def scaled_shares(got, expected, d: int) -> str | None:
     with np.errstate(all="ignore"):
         logs = [np.log(np.where(seen, s.astype(float), 1.0)) for s in (got, expected)]
         count = np.maximum(seen.sum(axis=-1, keepdims=True), 1)
-        mine, right = (
-            np.where(seen, v - np.sum(v * seen, axis=-1, keepdims=True) / count, 0.0) for v in logs
-        )  # each row's log-shares, centred
+        centred = [np.where(seen, v - (v * seen).sum(axis=-1, keepdims=True) / count, 0.0) for v in logs]  # each row's log-shares
+        mine, right = centred
         factor = _factor(mine, right, {"rtol": 1e-4, "atol": 1e-6})
     if factor is None:
         return None
