@@ -233,6 +233,13 @@ def add_root_causes(results: list[ExerciseResult]) -> None:
             )
             continue
         failing = [used for used in BY_NAME[result.name].uses if status.get(used, "passed") != "passed"]
+        if not failing and (blamed := called_wrong(result)):
+            used, function = blamed
+            result.cause = used
+            result.note = (
+                f"{result.name}'s checks call your own {function} (in {used}.py), and the message says it went wrong there: "
+                f"fix {used} first, then check {result.name} again."
+            )
         if not failing:
             continue
         result.cause = failing[0]
@@ -255,6 +262,21 @@ def unimportable(result: ExerciseResult) -> list[str]:
     """The other exercises whose module, named as the place of this one's import errors, stops this one from being imported."""
     named = {found.group(1) for check in result.checks if check.status == "error" and (found := IMPORT_ERROR.match(check.message))}
     return [name for name in NAMES if name in named and name != result.name]
+
+
+def called_wrong(result: ExerciseResult) -> tuple[str, str] | None:
+    """(exercise, function) of an earlier exercise's function that a check of this one called directly and found wrong, if any.
+
+    Only the student's kit calls them (the full kit serves the reference); a message that starts
+    with the function's name ("apply_causal_mask, called with ... should have shape", "... raised")
+    is about that function's own result.
+    """
+    for check in (check for check in result.checks if check.status in ("failed", "error")):
+        for used in BY_NAME[result.name].uses:
+            for function in BY_NAME[used].functions:
+                if check.message.startswith((f"{function}, ", f"{function} raised ", f"{function}(")):
+                    return used, function
+    return None
 
 
 def words(items: list[str]) -> str:

@@ -274,3 +274,16 @@ def test_an_earlier_module_that_cannot_be_imported_is_named_as_the_cause(tmp_pat
     assert "Next: fix masking first (the note above says why), then run `" in result.output
     assert "grader check masking training --submission" in result.output and "grader hint masking --submission" in result.output
     assert "fix what stops training.py" not in result.output and "could not finish" not in result.output
+
+
+def test_an_earlier_function_a_check_found_wrong_is_named_as_the_cause(tmp_path, monkeypatch):
+    """The student's kit, masking wrong on batches and never checked: training's finite differences call it, and the note says so."""
+    from grader import kit
+
+    examples("training.softmax_backward")  # the worked examples now, which the student's kit reads from its examples.npz
+    monkeypatch.setattr(kit, "is_student_kit", lambda: True)  # training runs with the student's own masking
+    folder = submission(tmp_path / "work", masking=mutant("masking__first_axis_size"))
+    result = CliRunner().invoke(main, ["check", "training", "--submission", str(folder)])
+    said = "Note: training's checks call your own apply_causal_mask (in masking.py), and the message says it went wrong there: fix masking first"
+    assert result.exit_code == 1 and said in result.output, result.output
+    assert "grader check masking training --submission" in result.output
