@@ -6,6 +6,7 @@ the full kit's report tells public from hidden, and names an exercise whose publ
 while a hidden one fails, since the student's own kit shows it passing.
 """
 
+import os
 import re
 from pathlib import Path
 
@@ -51,6 +52,14 @@ def submission_args(folder: Path, solutions: bool) -> tuple[str, ...]:
         return ("--submission", str(folder.resolve().relative_to(Path.cwd().resolve())))
     except ValueError:
         return ("--submission", str(folder))
+
+
+def shown_folder(folder: Path) -> str:
+    """The folder as the student would type it, ending in a separator: "exercises/"."""
+    try:
+        return str(Path(folder).absolute().relative_to(Path.cwd())) + os.sep
+    except ValueError:
+        return str(folder) + os.sep
 
 
 def details(result: ExerciseResult, where: tuple[str, ...] = ()) -> list[str]:
@@ -154,7 +163,8 @@ def next_step(report: Report, folder: Path, solutions: bool) -> list[str]:
     if first.cause:
         step = f"Next: fix {first.cause} first (the note above says why), then run {shown_command('check', first.cause, name, *where)}."
     elif first.status == "not_started":
-        step = f"Next: fill in {', '.join(BY_NAME[name].functions)} in {name}.py, then run {shown_command('check', name, *where)}."
+        names = ", ".join(f"{function}()" for function in BY_NAME[name].functions)
+        step = f"Next: fill in {names} in {shown_folder(folder)}{name}.py, then run {shown_command('check', name, *where)}."
     elif first.status == "error":
         step = (
             f"Next: fix what stops {name}.py from running (the message above says what), then run {shown_command('check', name, *where)}."

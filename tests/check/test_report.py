@@ -1,6 +1,7 @@
 """`grader check` as a student and a script see it: messages, the table, --json per check.schema.json, exit codes."""
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -148,7 +149,7 @@ def test_check_on_stubs_exits_1_with_a_plain_table(stubs, tmp_path):
     for name in NAMES:
         assert any(line.split()[1:3] == [name, "not"] for line in result.output.splitlines() if len(line.split()) > 2)
     assert "0.0 / 100.0" in result.output
-    assert "Next: fill in attention_scores in scores.py" in result.output
+    assert f"Next: fill in attention_scores() in {stubs}{os.sep}scores.py" in result.output
     assert "Replay:" in result.output and "20240604" in result.output
     assert_spec_json(json.loads(out.read_text()), list(NAMES))
 
