@@ -99,11 +99,18 @@ def training_words(steps: dict) -> str:
 
 
 def unfinished(folder: Path) -> list:
-    """The exercises of the submission that do not pass, checked afresh: a verdict file edited by hand unlocks nothing."""
+    """The exercises of the submission that do not pass, checked afresh: a verdict file edited by hand unlocks nothing.
+
+    In the student's own exercises/ the verdict is kept, with each failing input for `grader try`, as `grader check` keeps it.
+    """
+    from grader.check.cache import save_report
     from grader.check.runner import run_checks
 
     click.echo("Checking your five exercises before training (a few seconds)…")
-    return [exercise for exercise in run_checks(folder).exercises if exercise.status != "passed"]
+    report = run_checks(folder)
+    if launcher.own_exercises(folder):  # another's folder (a submission) is read, never written
+        save_report(folder, report, by="compare")
+    return [exercise for exercise in report.exercises if exercise.status != "passed"]
 
 
 def summary(seed: int, seconds: float, models: dict, no_mask: bool) -> dict:

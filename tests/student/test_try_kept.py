@@ -1,4 +1,4 @@
-"""The failing input every way of checking keeps (watch's recheck, status), which `grader try` uses with the value the check expected."""
+"""The failing input every way of checking keeps (watch's recheck, status, compare's gate), which `grader try` uses with the value the check expected."""
 
 import json
 import shutil
@@ -44,6 +44,19 @@ def test_watch_keeps_the_failing_input_that_try_then_uses(tmp_path):
     result = tried(folder, "masking", "apply_causal_mask")
     assert "on the input of the failing check masking." in result.output and "(kept by grader watch at " in result.output
     assert "they differ" in result.output and result.exit_code == 1, result.output
+
+
+@pytest.mark.slow
+def test_compares_gate_keeps_the_failing_input_that_try_then_uses(tmp_path, monkeypatch):
+    """compare checks all five before it trains: its gate keeps the failing inputs too, and try names it."""
+    folder = work(tmp_path, "masking", "masking__first_axis_size")
+    monkeypatch.setattr("grader.compare.command.run_job", lambda *args, **kwargs: pytest.fail("compare trained past its gate"))
+    gate = CliRunner().invoke(main, ["compare", "--submission", str(folder)])
+    assert gate.exit_code == 1 and "masking: fails" in gate.output, gate.output
+    kept = json.loads((folder / ".grader" / "failing.json").read_text())
+    assert kept and {found["by"] for found in kept.values()} == {"compare"}
+    result = tried(folder, "masking", "apply_causal_mask")
+    assert "(kept by grader compare at " in result.output and "they differ" in result.output and result.exit_code == 1, result.output
 
 
 def test_status_keeps_the_failing_input_and_keeps_other_exercises_inputs(tmp_path):
