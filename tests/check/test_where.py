@@ -112,3 +112,19 @@ def test_which_outputs_are_wrong_and_which_right():
 def test_float32_is_said_to_keep_about_7_digits_in_both_notes():
     q = RNG.normal(size=(3, 2))
     assert "float32 keeps about 7 significant digits" in narrower(q.astype(np.float32), {"q": q})
+
+
+def test_a_message_longer_than_25_lines_in_full_shows_its_arrays_by_their_start():
+    """Inputs, expected and got of 7 lines each (each under the 8 lines of one array): 35 lines in full, so each is summarised."""
+    x, expected = RNG.normal(size=(3, 2, 2)), RNG.normal(size=(3, 2, 3))
+    heads = [tuple(RNG.normal(size=shape) for shape in ((2, 3), (2, 3), (2, 1))) for _ in range(2)]
+    with pytest.raises(CheckFailed) as failed:
+        fail("out is not what it should be.", {"x": x, "heads": heads}, expected, expected + 1.0)
+    message = str(failed.value)
+    assert len(message.splitlines()) <= 25, message
+    assert "x = an array of shape (3, 2, 2), dtype float64, starting [" in message
+    assert "heads = 2 tuples of arrays, of shapes ((2, 3), (2, 3), (2, 1)) and ((2, 3), (2, 3), (2, 1))" in message
+    assert "The largest difference is at index" in message  # what says where stays
+    with pytest.raises(CheckFailed) as failed:
+        fail("out is not what it should be.", {"x": x[:1]}, expected[:1], expected[:1] + 1.0)
+    assert "an array of shape" not in str(failed.value)  # short enough in full: shown in full
