@@ -91,6 +91,17 @@ def test_the_students_kit_shows_a_worked_examples_stored_answer(tmp_path, monkey
     assert "they differ" in result.output and result.exit_code == 1
 
 
+def test_the_students_kit_shows_the_gradient_the_finite_differences_found(tmp_path, monkeypatch):
+    """softmax_backward without subtracting the weighted sum: the finite differences' gradient is try's expected value."""
+    folder = work(tmp_path, "training", "training__softmax_backward_no_subtract")
+    examples("training.softmax_backward")  # the worked examples now, which the student's kit reads from its examples.npz
+    monkeypatch.setattr(kit, "is_student_kit", lambda: True)
+    recheck.main(str(folder), "training")
+    result = tried(folder, "training", "softmax_backward")
+    assert "failing check training.softmax_backward_finite_differences" in result.output and "expected:" in result.output, result.output
+    assert "No expected value" not in result.output and "they differ" in result.output and result.exit_code == 1
+
+
 def test_only_lacking_an_expected_value_exits_0(tmp_path, monkeypatch):
     """In the student's kit a drawn input with no known answer is shown, not failed."""
     folder = tmp_path / "exercises"  # the student's own, beside where the grader runs (at_home)

@@ -113,7 +113,11 @@ def test_softmax_backward_finite_differences(student, drawn):
     (slopes,) = central_differences(losses, [x])
     got = student.call("training", "softmax_backward", shares, d_shares).value
     what = f"softmax_backward(shares, d_shares), against finite differences of sum(d_shares · softmax(x)) with {whose()} softmax,"
-    expect_gradient(got, slopes, x, what, {"x": x, "shares": shares, "d_shares": d_shares})
+    try:
+        expect_gradient(got, slopes, x, what, {"x": x, "shares": shares, "d_shares": d_shares})
+    except CheckFailed as failed:  # the gradient found, for `grader try`, as the expected value of this very call
+        gradient = failed.expected if isinstance(failed.expected, np.ndarray) and failed.expected.shape == x.shape else None
+        raise CheckFailed(str(failed), gradient, {"shares": shares, "d_shares": d_shares}) from None  # not slopes along directions
 
 
 def head_losses(student, d_out, x, w_q, w_k, w_v) -> np.ndarray:
