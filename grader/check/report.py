@@ -14,6 +14,7 @@ from grader import kit
 from grader.check.results import ExerciseResult, Report
 from grader.exercises import BY_NAME, NAMES
 from grader.paths import default_submission
+from grader.sandbox.launcher import own_exercises
 from grader.style import mark, paint, shown_command
 
 ISOLATION = {
@@ -62,8 +63,8 @@ def shown_folder(folder: Path) -> str:
         return str(folder) + os.sep
 
 
-def details(result: ExerciseResult, where: tuple[str, ...] = ()) -> list[str]:
-    """The lines that explain an exercise that did not pass."""
+def details(result: ExerciseResult, where: tuple[str, ...] = (), own: bool = True) -> list[str]:
+    """The lines that explain an exercise that did not pass; own: the folder is the student's own exercises/, where try stops."""
     title = BY_NAME[result.name].title
     lines = [f"{mark(result.status)} {paint(result.name, bold=True)}: {title}"]
     if result.status == "not_started":
@@ -89,11 +90,13 @@ def details(result: ExerciseResult, where: tuple[str, ...] = ()) -> list[str]:
         lines += [f"      {line}" for line in check.message.splitlines()]
     if result.note:
         lines.append(f"  Note: {result.note}")
-    if result.status == "failed":
+    if result.status == "failed" and own:
         lines.append(
             f"  Debug it: {shown_command('try', result.name, *where)} runs your functions on the input they last failed "
             "on, in this terminal, where print() and breakpoint() work."
         )
+    elif result.status == "failed":  # another's folder keeps no input, and its code runs confined
+        lines.append(f"  Debug it: {shown_command('try', result.name, *where)} runs these functions, confined, on a small worked example.")
     return lines
 
 
@@ -224,7 +227,7 @@ def render(report: Report, folder: Path, solutions: bool = False, output: bool =
         earlier_causes(report, folder)
     for result in report.exercises:
         if result.status != "passed":
-            lines += details(result, where) + [""]
+            lines += details(result, where, solutions or own_exercises(folder)) + [""]
         elif result.note:
             lines += [f"{mark('passed')} {result.name}: {result.note}", ""]
     lines += (printed(report) if output else []) + table(report) + [""] + next_step(report, folder, solutions)

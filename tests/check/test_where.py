@@ -128,3 +128,11 @@ def test_a_message_longer_than_25_lines_in_full_shows_its_arrays_by_their_start(
     with pytest.raises(CheckFailed) as failed:
         fail("out is not what it should be.", {"x": x[:1]}, expected[:1], expected[:1] + 1.0)
     assert "an array of shape" not in str(failed.value)  # short enough in full: shown in full
+
+
+def test_parameters_by_name_are_shown_by_shape_when_they_do_not_fit_on_a_line():
+    assert show({"w": np.array([1.0, 2.0])}) == "{'w': array([1., 2.])}"
+    assert (
+        show({"emb": np.zeros((40, 16)), "w_k": np.ones((32, 32))})
+        == "{'emb': an array of shape (40, 16), 'w_k': an array of shape (32, 32)}"
+    )

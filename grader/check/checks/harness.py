@@ -69,6 +69,10 @@ def show(value, brief: bool = False) -> str:
         text = repr(value)  # a head's weights each: inline while they fit on a line, else by shape
         shapes = " and ".join("(" + ", ".join(str(a.shape) for a in v) + ")" for v in value)
         return text if "\n" not in text and len(text) <= 200 else f"{len(value)} tuples of arrays, of shapes {shapes}"
+    if isinstance(value, dict) and value and all(isinstance(v, np.ndarray) for v in value.values()):
+        text = repr(value)  # parameters by name: inline while they fit on a line, else by shape
+        shapes = ", ".join(f"{name!r}: an array of shape {v.shape}" for name, v in value.items())
+        return text if "\n" not in text and len(text) <= 200 else "{" + shapes + "}"
     return repr(value)[:400]
 
 
