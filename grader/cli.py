@@ -117,7 +117,7 @@ def check(exercises, submission, solutions, json_file, junit_file, output):
 @click.option("--plot", "plot_file", type=click.Path(path_type=Path), default=None, help="Also draw the figures to a PNG.")
 @click.option("--no-mask", is_flag=True, help="Train the attention model without the causal mask, to see why it matters.")
 def compare(submission, solutions, seed, json_file, plot_file, no_mask):
-    """Once every check passes: train the 8-character MLP and your attention model, side by side.
+    """Once all five exercises pass: train the 8-character MLP and your attention model, side by side.
 
     Example: grader compare --seed 1
     """
@@ -130,7 +130,7 @@ def compare(submission, solutions, seed, json_file, plot_file, no_mask):
 @main.command()
 @SUBMISSION
 def status(submission):
-    """Your progress: each exercise's state and points, and what to do next.
+    """Your progress: where each exercise stands, and what to do next.
 
     Example: grader status
     """

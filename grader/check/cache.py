@@ -134,8 +134,8 @@ def _report(exercises: list[dict], seed: int):
 
 
 def _entries(report) -> list[dict]:
-    """A report's exercise verdicts in JSON form, keeping each root-cause note."""
-    return [dict(e.to_json(), note=e.note) if e.note else e.to_json() for e in report.exercises]
+    """A report's exercise verdicts in JSON form, keeping each root-cause note and the exercise it names."""
+    return [dict(e.to_json(), note=e.note, cause=e.cause) if e.note else e.to_json() for e in report.exercises]
 
 
 def save_report(submission: Path, report, fingerprint: dict[str, str] | None = None, ran=None, by: str = "check") -> None:

@@ -6,6 +6,7 @@ the full kit's report tells public from hidden, and names an exercise whose publ
 while a hidden one fails, since the student's own kit shows it passing.
 """
 
+import os
 import re
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from grader import kit
 from grader.check.results import ExerciseResult, Report
 from grader.exercises import BY_NAME, NAMES
 from grader.paths import default_submission
+from grader.sandbox.launcher import own_exercises
 from grader.style import mark, paint, shown_command
 
 ISOLATION = {
@@ -53,8 +55,16 @@ def submission_args(folder: Path, solutions: bool) -> tuple[str, ...]:
         return ("--submission", str(folder))
 
 
-def details(result: ExerciseResult, where: tuple[str, ...] = ()) -> list[str]:
-    """The lines that explain an exercise that did not pass."""
+def shown_folder(folder: Path) -> str:
+    """The folder as the student would type it, ending in a separator: "exercises/"."""
+    try:
+        return str(Path(folder).absolute().relative_to(Path.cwd())) + os.sep
+    except ValueError:
+        return str(folder) + os.sep
+
+
+def details(result: ExerciseResult, where: tuple[str, ...] = (), own: bool = True) -> list[str]:
+    """The lines that explain an exercise that did not pass; own: the folder is the student's own exercises/, where try stops."""
     title = BY_NAME[result.name].title
     lines = [f"{mark(result.status)} {paint(result.name, bold=True)}: {title}"]
     if result.status == "not_started":
@@ -80,11 +90,13 @@ def details(result: ExerciseResult, where: tuple[str, ...] = ()) -> list[str]:
         lines += [f"      {line}" for line in check.message.splitlines()]
     if result.note:
         lines.append(f"  Note: {result.note}")
-    if result.status == "failed":
+    if result.status == "failed" and own:
         lines.append(
             f"  Debug it: {shown_command('try', result.name, *where)} runs your functions on the input they last failed "
             "on, in this terminal, where print() and breakpoint() work."
         )
+    elif result.status == "failed":  # another's folder keeps no input, and its code runs confined
+        lines.append(f"  Debug it: {shown_command('try', result.name, *where)} runs these functions, confined, on a small worked example.")
     return lines
 
 
@@ -151,8 +163,11 @@ def next_step(report: Report, folder: Path, solutions: bool) -> list[str]:
                 else f"; {shown_command('check', '--solutions')} shows whether the grader works on this machine."
             ),
         ]
-    if first.status == "not_started":
-        step = f"Next: fill in {', '.join(BY_NAME[name].functions)} in {name}.py, then run {shown_command('check', name, *where)}."
+    if first.cause:
+        step = f"Next: fix {first.cause} first (the note above says why), then run {shown_command('check', first.cause, name, *where)}."
+    elif first.status == "not_started":
+        names = ", ".join(f"{function}()" for function in BY_NAME[name].functions)
+        step = f"Next: fill in {names} in {shown_folder(folder)}{name}.py, then run {shown_command('check', name, *where)}."
     elif first.status == "error":
         step = (
             f"Next: fix what stops {name}.py from running (the message above says what), then run {shown_command('check', name, *where)}."
@@ -161,7 +176,7 @@ def next_step(report: Report, folder: Path, solutions: bool) -> list[str]:
         step = f"Next: fix {name} from its first message above, then run {shown_command('check', name, *where)}."
     return [
         step,
-        f"Stuck? {shown_command('hint', name, *([] if solutions else where))} gives one hint at a time.",
+        f"Stuck? {shown_command('hint', first.cause or name, *([] if solutions else where))} gives one hint at a time.",
         f"Replay: the checks are deterministic (Hypothesis seed {report.seed}); "
         f"{shown_command('check', name, *where)} reruns exactly the same examples.",
     ]
@@ -212,7 +227,7 @@ def render(report: Report, folder: Path, solutions: bool = False, output: bool =
         earlier_causes(report, folder)
     for result in report.exercises:
         if result.status != "passed":
-            lines += details(result, where) + [""]
+            lines += details(result, where, solutions or own_exercises(folder)) + [""]
         elif result.note:
             lines += [f"{mark('passed')} {result.name}: {result.note}", ""]
     lines += (printed(report) if output else []) + table(report) + [""] + next_step(report, folder, solutions)

@@ -41,6 +41,7 @@ class ExerciseResult:
     max_points: float
     checks: list[CheckResult] = field(default_factory=list)
     note: str = ""  # e.g. the root cause when an earlier exercise fails
+    cause: str = ""  # that earlier exercise, to fix first
     files: dict[str, str] = field(default_factory=dict)  # the sha256 of each file the verdict depends on
     same_as_reference: bool = False  # the exercise's own module is the reference's, byte for byte
 
@@ -136,6 +137,7 @@ class Report:
                     for c in e["checks"]
                 ],
                 note=e.get("note", ""),
+                cause=e.get("cause", ""),
                 files=dict(e.get("files", {})),
                 same_as_reference=bool(e.get("same_as_reference", False)),
             )

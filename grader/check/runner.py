@@ -4,6 +4,7 @@ import contextlib
 import hashlib
 import io
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,6 +32,7 @@ CHECKS_DIR = Path(__file__).resolve().parent / "checks"
 KINDS = {"public": ("public",), "all": ("public", "hidden")}  # which folders of checks/ each kind of run uses
 NO_AUTOLOAD = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
 FAILED_KINDS = {"raised", "bad_output", "memory"}  # the student's code gave a wrong answer by raising
+IMPORT_ERROR = re.compile(r"your \w+\.py cannot be imported: .*\((\w+)\.py, line \d+")  # the sandbox's words, and where
 
 
 class Collector:
@@ -230,16 +232,31 @@ def exercise_result(name: str, collector: Collector) -> ExerciseResult:
 
 
 def add_root_causes(results: list[ExerciseResult]) -> None:
-    """Note, on an exercise that builds on earlier ones, which of those fail in this run.
+    """Note, on an exercise that builds on earlier ones, which of those fail in this run or stop it from being imported.
 
     In the full kit those are graded with the reference in place; in the student's kit with the
     student's own, so there a failure may come from an earlier exercise, and the note says so.
     """
     status = {result.name: result.status for result in results}
     for result in results:
+        if broken := unimportable(result):
+            result.cause = broken[0]
+            result.note = (
+                f"{result.name}.py imports your {words([f'{name}.py' for name in broken])}, which cannot be imported: "
+                f"fix {broken[0]} first, then check {result.name} again."
+            )
+            continue
         failing = [used for used in BY_NAME[result.name].uses if status.get(used, "passed") != "passed"]
+        if not failing and (blamed := called_wrong(result)):
+            used, function = blamed
+            result.cause = used
+            result.note = (
+                f"{result.name}'s checks call your own {function} (in {used}.py), and the message says it went wrong there: "
+                f"fix {used} first, then check {result.name} again."
+            )
         if not failing:
             continue
+        result.cause = failing[0]
         verb = "fails its" if len(failing) == 1 else "fail their"
         if kit.is_student_kit():
             own = "and passes" if result.status == "passed" else "so its failures may come from them"
@@ -253,6 +270,27 @@ def add_root_causes(results: list[ExerciseResult]) -> None:
             f"{result.name} uses {words([f'your {used}' for used in failing])}, which {verb} checks; "
             f"{result.name} itself {own} with the reference {words(failing)} in place, so fix {failing[0]} first."
         )
+
+
+def unimportable(result: ExerciseResult) -> list[str]:
+    """The other exercises whose module, named as the place of this one's import errors, stops this one from being imported."""
+    named = {found.group(1) for check in result.checks if check.status == "error" and (found := IMPORT_ERROR.match(check.message))}
+    return [name for name in NAMES if name in named and name != result.name]
+
+
+def called_wrong(result: ExerciseResult) -> tuple[str, str] | None:
+    """(exercise, function) of an earlier exercise's function that a check of this one called directly and found wrong, if any.
+
+    Only the student's kit calls them (the full kit serves the reference); a message that starts
+    with the function's name ("apply_causal_mask, called with ... should have shape", "... raised")
+    is about that function's own result.
+    """
+    for check in (check for check in result.checks if check.status in ("failed", "error")):
+        for used in BY_NAME[result.name].uses:
+            for function in BY_NAME[used].functions:
+                if check.message.startswith((f"{function}, ", f"{function} raised ", f"{function}(")):
+                    return used, function
+    return None
 
 
 def words(items: list[str]) -> str:

@@ -117,7 +117,7 @@ def table(result: dict, models: dict | None = None) -> str:
     sub = f"{'':<40}" + "".join(f"{'kit':<8}{'lesson' if n in LESSON else '':<14}" for n in names)
 
     def row(title, cells):
-        return f"{title:<40}" + "".join(f"{a:<8}{b:<14}" for a, b in cells)
+        return f"{title:<39} " + "".join(f"{a:<8}{b:<14}" for a, b in cells)
 
     lesson = {n: LESSON.get(n, ("", "")) for n in names}
     rows = [
@@ -126,9 +126,9 @@ def table(result: dict, models: dict | None = None) -> str:
             [(f"{figures[n]['p_decision']:.2f}", f"{lesson[n][0]:.2f}" if n in LESSON else "") for n in names],
         ),
         row(f"correct replies of {figures[names[0]]['sampled_replies']}", [(figures[n]["correct_replies"], lesson[n][1]) for n in names]),
-        row("training loss at the end, every char.", [(f"{figures[n]['final_loss']:.3f}", "") for n in names]),
+        row("loss at the end, over every character", [(f"{figures[n]['final_loss']:.3f}", "") for n in names]),
         *(
-            [row(f'loss at the decision, after "{DECISION_CUE}"', [(decision_loss(models.get(n, {})), "") for n in names])]
+            [row("loss at the decision character alone", [(decision_loss(models.get(n, {})), "") for n in names])]
             if models and any(decision_loss(models.get(n, {})) for n in names)
             else []
         ),

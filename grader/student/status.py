@@ -1,6 +1,5 @@
 """`grader status`: the five exercises in lesson order, the points, and the next step."""
 
-import os
 from pathlib import Path
 
 import click
@@ -8,6 +7,7 @@ import click
 from grader import kit
 from grader.check.cache import checked_report, unchanged
 from grader.check.report import public_line, submission_args
+from grader.check.report import shown_folder as shown
 from grader.exercises import BY_NAME, EXERCISES, NAMES
 from grader.student.welcome import first_run, show_welcome
 from grader.style import mark, paint, shown_command
@@ -50,14 +50,6 @@ def status(submission: Path | None = None) -> int:
     click.echo(table(report, folder))
     click.echo("\n" + next_step(report, folder))
     return 0
-
-
-def shown(folder: Path) -> str:
-    """The folder as the student would type it."""
-    try:
-        return str(folder.absolute().relative_to(Path.cwd())) + os.sep
-    except ValueError:
-        return str(folder) + os.sep
 
 
 def points(value: float) -> str:
@@ -133,9 +125,10 @@ def step(exercise, result, folder: Path, watching: bool = False) -> str:
     reason = first_problem(result)
     verb = "fails" if result.status == "failed" else "cannot be run"
     lines = [f"Next: {exercise.name} {verb}: {reason}"]
+    fix = result.cause or exercise.name  # an earlier exercise at fault is the one to fix
     lines.append(
-        f"Fix it in {file}: {shown_command('check', exercise.name, *where)} shows the details,\n"
-        f"{shown_command('hint', exercise.name, *where)} gives a hint."
+        f"Fix it in {shown(folder)}{fix}.py: {shown_command('check', fix, *where)} shows the details,\n"
+        f"{shown_command('hint', fix, *where)} gives a hint."
     )
     return "\n".join(lines)
 

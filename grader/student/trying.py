@@ -19,6 +19,7 @@ from grader import kit
 from grader.check.cache import failing_examples
 from grader.check.checks.examples import OUTPUTS, examples, expected
 from grader.check.checks.harness import ARG_NAMES, FORWARD, GRADIENT, largest_difference, narrower, reference_for
+from grader.check.checks.where import float32_digits, relation
 from grader.check.report import submission_args
 from grader.exercises import BY_NAME
 from grader.sandbox import launcher
@@ -84,7 +85,8 @@ def given_example(exercise: str, function: str, inputs: dict) -> tuple:
     theirs = [name for name in names if name not in inputs]
     source = f"your input ({words(list(inputs))} from --input; {words(theirs)} from the small example)" if theirs else "your input"
     try:
-        want = f"{NO_REFERENCE}; `grader check` judges your function" if kit.is_student_kit() else should_give(exercise, function, args)
+        judge = f"{NO_REFERENCE}; {shown_command('check', exercise)} judges your function"
+        want = judge if kit.is_student_kit() else should_give(exercise, function, args)
     except Exception as error:  # noqa: BLE001  (inputs the reference cannot take: say so beside the student's result)
         want = f"the reference could not take these inputs either ({type(error).__name__}: {error})"
     return args, want, names, source
@@ -117,9 +119,8 @@ def try_one(folder: Path, exercise: str, function: str, inputs: dict | None = No
     tolerance = GRADIENT if exercise == "training" else FORWARD
     ok = agrees(got, want, tolerance)
     click.echo(shown("  expected: ", want))
-    if not ok and (pair := first_apart(got, want, tolerance)):
-        click.echo(largest_difference(*pair))
-        if note := narrower(pair[0], dict(zip(names, args))):
+    if not ok:
+        for note in where_apart(got, want, tolerance, dict(zip(names, args))):
             click.echo(note)
     more = shown_command("check", exercise, *submission_args(folder, False))
     click.echo(f"{mark('passed' if ok else 'failed')} {'they agree' if ok else 'they differ'}; {more} checks far more.\n")
@@ -272,6 +273,16 @@ def first_apart(got, want, tolerance: dict) -> tuple | None:
     if type(got) is np.ndarray and isinstance(want, np.ndarray) and got.shape == want.shape and not agrees(got, want, tolerance):
         return got, want
     return None
+
+
+def where_apart(got, want, tolerance: dict, inputs: dict) -> list[str]:
+    """What the check would say of where yours differs: the largest difference, float32, transposed or a constant multiple."""
+    if pair := first_apart(got, want, tolerance):
+        mine, theirs = pair
+        notes = [largest_difference(mine, theirs), narrower(mine, inputs) or float32_digits(mine, theirs, inputs), relation(mine, theirs)]
+    else:
+        notes = [relation(got, want)]  # a result transposed has another shape
+    return [note for note in notes if note]
 
 
 def shown(label: str, value) -> str:

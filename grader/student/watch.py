@@ -89,7 +89,7 @@ class Watcher:
 
     def after_save(self, changed: list[str]) -> None:
         """Work on the exercise just saved; show it at once when its files did not really change."""
-        self.target = self.fixed or changed[-1]
+        self.target = self.fixed or changed[0]  # of files saved together, the earliest in the lesson: later ones build on it
         times = [self.files[m][0] / 1e9 for m in changed if self.files[m]]
         self.saved = max(times, default=time.time())
         if self.target not in self.to_check():
@@ -171,9 +171,10 @@ class Watcher:
         if result is not None and result.status == "passed":
             advice = next_step(report, self.folder, watching=True)
         else:
+            fix = result.cause if result is not None and result.cause else target  # an earlier exercise at fault is the one to fix
             advice = (
-                f"Edit {shown(self.folder)}{target}.py and save to check it again; {shown_command('hint', target, *where)} "
-                f"gives a hint, and {shown_command('try', target, *where)}, in another terminal, runs your functions "
+                f"Edit {shown(self.folder)}{fix}.py and save to check it again; {shown_command('hint', fix, *where)} "
+                f"gives a hint, and {shown_command('try', fix, *where)}, in another terminal, runs your functions "
                 "where print() and breakpoint() work."
             )
         since = self.started if self.checking == target else None
@@ -238,7 +239,8 @@ def verdict(name: str, result, since: float | None = None, where: tuple[str, ...
         return f"{mark('unknown')} {name}: no verdict yet."
     if result.status == "passed":
         which = " public" if kit.is_student_kit() else ""
-        return paint(f"{mark('passed')} {name} passes all {len(result.checks)}{which} checks.", fg="green", bold=True)
+        passes = paint(f"{mark('passed')} {name} passes all {len(result.checks)}{which} checks.", fg="green", bold=True)
+        return passes + (f"\n  {result.note}" if result.note else "")  # it passes, but with an earlier exercise failing
     if result.status == "not_started":
         functions = BY_NAME[name].functions
         verb = "raises" if len(functions) == 1 else "raise"

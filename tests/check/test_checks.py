@@ -37,6 +37,7 @@ NAMED = {
     "training__train_zip": "zip(batches, range(steps)) does that",
     "training__train_reversed": "train used the batches in another order than given",
     "training__train_shuffled": "train used the batches in another order than given",
+    "heads__scores_by_sqrt_C": "Your shares are the softmax of the right scores times 0.816497 (= √2/√3)",
 }
 
 # Mistakes that only the comparison's sizes show: every small input Hypothesis draws passes.
@@ -118,11 +119,12 @@ def test_stubs_are_not_started(tmp_path):
 
 @pytest.mark.parametrize("mutant", WRONG, ids=lambda m: m.stem)
 def test_wrong_implementation_fails(verdicts, mutant):
-    """A known mistake fails its exercise, with a message for every failed check."""
+    """A known mistake fails its exercise, with a message of at most 25 lines for every failed check."""
     result = verdicts[mutant.stem]
     assert result["status"] == "failed", result
     failed = [c for c in result["checks"] if c["status"] != "passed"]
     assert failed and all(c["status"] == "failed" and c["message"] for c in failed)
+    assert {c["id"]: len(c["message"].splitlines()) for c in failed if len(c["message"].splitlines()) > 25} == {}  # one failure, one screen
     assert result["points"] < result["max_points"]
     if mutant.stem in NAMED:
         assert any(NAMED[mutant.stem] in c["message"] for c in failed), failed

@@ -57,9 +57,19 @@ def test_check_output_shows_everything_printed_check_by_check_passed_ones_too(tm
     assert "x has shape" not in plain.output
 
 
-def test_a_failed_exercise_names_grader_try(tmp_path):
+def test_a_failed_exercise_names_grader_try(tmp_path, monkeypatch):
+    """In the student's own exercises/ try uses the kept input, in the terminal; another's folder keeps none and runs confined."""
     folder = submission(tmp_path, SHAPE_PRINTING_SOFTMAX)
     result = CliRunner().invoke(main, ["check", "softmax", "--submission", str(folder)])
     assert result.exit_code == 1
-    assert re.search(r"Debug it: `[^`]*grader try softmax --submission \S+` runs your functions", result.output), result.output
+    assert re.search(
+        r"Debug it: `[^`]*grader try softmax --submission \S+` runs these functions, confined, on a small worked example", result.output
+    )
+    assert "breakpoint() work" not in result.output
+    monkeypatch.chdir(tmp_path)
+    own = folder.rename(tmp_path / "exercises")  # the student's own, beside where the grader runs
+    result = CliRunner().invoke(main, ["check", "softmax", "--submission", str(own)])
+    assert re.search(r"Debug it: `[^`]*grader try softmax` runs your functions on the input they last failed on", result.output), (
+        result.output
+    )
     assert "print() and breakpoint() work" in result.output

@@ -1,12 +1,14 @@
 """`grader check` as a student and a script see it: messages, the table, --json per check.schema.json, exit codes."""
 
 import json
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from grader.check.checks.examples import examples
 from grader.check.report import render
 from grader.check.results import CheckResult, ExerciseResult, Report, exercise_status, partial_points
 from grader.check.runner import run_checks
@@ -147,7 +149,7 @@ def test_check_on_stubs_exits_1_with_a_plain_table(stubs, tmp_path):
     for name in NAMES:
         assert any(line.split()[1:3] == [name, "not"] for line in result.output.splitlines() if len(line.split()) > 2)
     assert "0.0 / 100.0" in result.output
-    assert "Next: fill in attention_scores in scores.py" in result.output
+    assert f"Next: fill in attention_scores() in {stubs}{os.sep}scores.py" in result.output
     assert "Replay:" in result.output and "20240604" in result.output
     assert_spec_json(json.loads(out.read_text()), list(NAMES))
 
@@ -257,3 +259,32 @@ def test_the_root_cause_is_named_when_only_the_later_exercise_is_asked_for(tmp_p
     assert CliRunner().invoke(main, ["check", "masking", "--submission", str(folder)]).exit_code == 1
     alone = CliRunner().invoke(main, ["check", "heads", "--submission", str(folder)])
     assert "heads uses your masking, which fails its checks" in alone.output and "fix masking first" in alone.output, alone.output
+
+
+def test_an_earlier_module_that_cannot_be_imported_is_named_as_the_cause(tmp_path, monkeypatch):
+    """The student's kit, masking.py with a syntax error and never checked: `grader check training` alone says to fix masking first."""
+    from grader import kit
+
+    examples("training.softmax_backward")  # the worked examples now, which the student's kit reads from its examples.npz
+    monkeypatch.setattr(kit, "is_student_kit", lambda: True)  # training runs with the student's own masking
+    broken = (SOLUTIONS_DIR / "masking.py").read_text(encoding="utf-8").replace("def causal_mask(T):", "def causal_mask(T)", 1)
+    folder = submission(tmp_path / "work", masking=broken)
+    result = CliRunner().invoke(main, ["check", "training", "--submission", str(folder)])
+    assert result.exit_code == 1
+    assert "Note: training.py imports your masking.py, which cannot be imported: fix masking first" in result.output, result.output
+    assert "Next: fix masking first (the note above says why), then run `" in result.output
+    assert "grader check masking training --submission" in result.output and "grader hint masking --submission" in result.output
+    assert "fix what stops training.py" not in result.output and "could not finish" not in result.output
+
+
+def test_an_earlier_function_a_check_found_wrong_is_named_as_the_cause(tmp_path, monkeypatch):
+    """The student's kit, masking wrong on batches and never checked: training's finite differences call it, and the note says so."""
+    from grader import kit
+
+    examples("training.softmax_backward")  # the worked examples now, which the student's kit reads from its examples.npz
+    monkeypatch.setattr(kit, "is_student_kit", lambda: True)  # training runs with the student's own masking
+    folder = submission(tmp_path / "work", masking=mutant("masking__first_axis_size"))
+    result = CliRunner().invoke(main, ["check", "training", "--submission", str(folder)])
+    said = "Note: training's checks call your own apply_causal_mask (in masking.py), and the message says it went wrong there: fix masking first"
+    assert result.exit_code == 1 and said in result.output, result.output
+    assert "grader check masking training --submission" in result.output

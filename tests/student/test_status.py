@@ -203,3 +203,15 @@ def test_the_first_problem_of_an_at_scale_failure_goes_past_its_lead_in():
     )
     said = first_problem(ExerciseResult("masking", "failed", 0.0, 15.0, [check]))
     assert said.startswith(SAID) and said.endswith("apply_causal_mask(scores) should put -inf where j > i.")
+
+
+def test_the_next_step_points_at_the_earlier_exercise_at_fault(submission):
+    """training cannot be imported because masking.py cannot: the file to fix, the check and the hint are masking's."""
+    from grader.student.status import step
+
+    check = CheckResult("training.one", "error", "your training.py cannot be imported: expected ':' (masking.py, line 13).")
+    note = "training.py imports your masking.py, which cannot be imported: fix masking first, then check training again."
+    result = ExerciseResult("training", "error", 0.0, 30.0, [check], note=note, cause="masking")
+    said = step(BY_NAME["training"], result, submission)
+    assert said.startswith(f"Next: training cannot be run: {note}")
+    assert "masking.py: " in said and "check masking" in said and "hint masking" in said and "training.py:" not in said

@@ -1,4 +1,4 @@
-"""The failing input every way of checking keeps (watch's recheck, status), which `grader try` uses with the value the check expected."""
+"""The failing input every way of checking keeps (watch's recheck, status, compare's gate), which `grader try` uses with the value the check expected."""
 
 import json
 import shutil
@@ -46,6 +46,19 @@ def test_watch_keeps_the_failing_input_that_try_then_uses(tmp_path):
     assert "they differ" in result.output and result.exit_code == 1, result.output
 
 
+@pytest.mark.slow
+def test_compares_gate_keeps_the_failing_input_that_try_then_uses(tmp_path, monkeypatch):
+    """compare checks all five before it trains: its gate keeps the failing inputs too, and try names it."""
+    folder = work(tmp_path, "masking", "masking__first_axis_size")
+    monkeypatch.setattr("grader.compare.command.run_job", lambda *args, **kwargs: pytest.fail("compare trained past its gate"))
+    gate = CliRunner().invoke(main, ["compare", "--submission", str(folder)])
+    assert gate.exit_code == 1 and "masking: fails" in gate.output, gate.output
+    kept = json.loads((folder / ".grader" / "failing.json").read_text())
+    assert kept and {found["by"] for found in kept.values()} == {"compare"}
+    result = tried(folder, "masking", "apply_causal_mask")
+    assert "(kept by grader compare at " in result.output and "they differ" in result.output and result.exit_code == 1, result.output
+
+
 def test_status_keeps_the_failing_input_and_keeps_other_exercises_inputs(tmp_path):
     """A check run for status keeps its input; a verdict read from the cache does not wipe the inputs kept before."""
     folder = work(tmp_path, "masking", "masking__first_axis_size")
@@ -74,7 +87,19 @@ def test_the_students_kit_shows_a_worked_examples_stored_answer(tmp_path, monkey
     monkeypatch.setattr(kit, "is_student_kit", lambda: True)
     result = tried(folder, "scores")
     assert "failing check scores.worked_examples" in result.output and "expected:" in result.output, result.output
+    assert "Your result is the expected one transposed" in result.output  # as the check says it
     assert "they differ" in result.output and result.exit_code == 1
+
+
+def test_the_students_kit_shows_the_gradient_the_finite_differences_found(tmp_path, monkeypatch):
+    """softmax_backward without subtracting the weighted sum: the finite differences' gradient is try's expected value."""
+    folder = work(tmp_path, "training", "training__softmax_backward_no_subtract")
+    examples("training.softmax_backward")  # the worked examples now, which the student's kit reads from its examples.npz
+    monkeypatch.setattr(kit, "is_student_kit", lambda: True)
+    recheck.main(str(folder), "training")
+    result = tried(folder, "training", "softmax_backward")
+    assert "failing check training.softmax_backward_finite_differences" in result.output and "expected:" in result.output, result.output
+    assert "No expected value" not in result.output and "they differ" in result.output and result.exit_code == 1
 
 
 def test_only_lacking_an_expected_value_exits_0(tmp_path, monkeypatch):
@@ -87,7 +112,7 @@ def test_only_lacking_an_expected_value_exits_0(tmp_path, monkeypatch):
     assert "No expected value for this input" in result.output and result.exit_code == 0, result.output
 
 
-def test_a_given_input_says_where_the_other_arguments_came_from_and_checks_their_shapes(tmp_path):
+def test_a_given_input_says_where_the_other_arguments_came_from_and_checks_their_shapes(tmp_path, monkeypatch):
     """--input q=… alone: k comes from the example, said so; sizes that disagree stop before the student's code runs."""
     folder = tmp_path / "exercises"  # the student's own, beside where the grader runs (at_home)
     shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
@@ -98,3 +123,8 @@ def test_a_given_input_says_where_the_other_arguments_came_from_and_checks_their
     assert "Traceback" not in result.output and result.exit_code == 1, result.output
     result = tried(folder, "scores", "--input", f"q=np.ones((2, {d}))")
     assert "they agree" in result.output and result.exit_code == 0, result.output
+    monkeypatch.setattr(kit, "is_student_kit", lambda: True)
+    result = tried(folder, "scores", "--input", f"q=np.ones((2, {d}))")
+    assert (
+        "the student's kit holds no reference solution; `" in result.output and "grader check scores` judges your function" in result.output
+    )

@@ -230,3 +230,17 @@ def test_the_counter_counts_only_verdicts_on_the_current_files(monkeypatch):
     line = watch.progress(report, fresh, checking="softmax")
     assert "1 of 1 public checks pass, 4 exercises still to check" in line, line
     assert "2 of 2" not in line
+
+
+def test_of_files_saved_together_the_earliest_in_the_lesson_is_shown(submission, monkeypatch):
+    """softmax and training saved at once: softmax, on which training builds, is the one shown and checked first."""
+    monkeypatch.setattr(watch.Watcher, "show", lambda self: None)
+    watcher = watch.Watcher(submission, None)
+    watcher.after_save(["softmax", "training"])
+    assert watcher.target == "softmax" and watcher.to_check()[0] == "softmax"
+
+
+def test_a_passing_exercise_shows_the_note_of_an_earlier_one_failing():
+    note = "training uses your softmax, which fails its public checks; here training runs with your own softmax, and passes: fix softmax first."
+    result = ExerciseResult("training", "passed", 30.0, 30.0, [CheckResult("training.one", "passed")], note=note)
+    assert watch.verdict("training", result).splitlines()[1] == f"  {note}"

@@ -15,6 +15,7 @@ import numpy as np
 from grader import kit
 from grader.check.checks import scale
 from grader.check.checks.harness import FORWARD, GRADIENT, expect_array, fail, reference_for, show
+from grader.check.checks.where import relation, scaled_shares, which_wrong
 
 STORED = Path(__file__).resolve().parent / "examples.npz"
 SEED = 20240605
@@ -219,11 +220,32 @@ def expect_example(got, example: Example, exact: bool = False):
     for name, mine, theirs in zip(OUTPUTS[example.function], parts, want):
         kind = "b" if theirs.dtype == np.bool_ else "f"
         expect_array(mine, theirs.shape, f"{name}, from {where},", inputs, dtype_kind=kind)
-        exactly = exact or kind == "b"
-        tolerance = example.tolerance(theirs)
-        if not (np.array_equal(mine, theirs) if exactly else np.allclose(mine, theirs, **tolerance)):
-            how = "exactly" if exactly else "within rtol={rtol:g}, atol={atol:.2g}".format(**tolerance)
+        if not agrees(mine, theirs, example, exact):
+            exactly = exact or kind == "b"
+            how = "exactly" if exactly else "within rtol={rtol:g}, atol={atol:.2g}".format(**example.tolerance(theirs))
             lines = [f"{name}, from {where}, should equal the worked example's {how} (made from the reference when this kit was written)."]
             if example.size.dtype == np.float32:
                 lines.append("  This example is float32, as the comparison's arrays are.")
-            fail("\n".join(lines), inputs, expected=theirs, got=mine)
+            notes = [relation(mine, theirs), *parts_notes(example, parts, want)]
+            fail("\n".join(lines), inputs, expected=theirs, got=mine, where="\n".join(n for n in notes if n) or None)
+
+
+def agrees(mine, theirs: np.ndarray, example: Example, exact: bool = False) -> bool:
+    """Whether one output is the expected one: its shape, and its values exactly (a mask) or within the example's tolerance."""
+    if type(mine) is not np.ndarray or mine.shape != theirs.shape:
+        return False
+    if exact or theirs.dtype == np.bool_:
+        return bool(np.array_equal(mine, theirs))
+    with np.errstate(all="ignore"):
+        return bool(np.allclose(mine, theirs, **example.tolerance(theirs)))
+
+
+def parts_notes(example: Example, parts: list, want: list) -> list[str | None]:
+    """For a function of several outputs: which are wrong and which right, and whether wrong shares are only scaled wrong."""
+    names = OUTPUTS[example.function]
+    wrong = [name for name, mine, theirs in zip(names, parts, want) if not agrees(mine, theirs, example)]
+    kind = "gradients" if example.function == "training.attention_head_backward" else "outputs"
+    shares = (
+        scaled_shares(parts[n], want[n], example.size.d) for n, name in enumerate(names) if name.startswith("shares") and name in wrong
+    )
+    return [which_wrong(list(names), wrong, kind), next((note for note in shares if note), None)]

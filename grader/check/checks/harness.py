@@ -22,6 +22,7 @@ MODULE_WIDE = {"import", "refused"}
 EXAMPLE_BYTES = 32 << 10  # the encoded size an example may have to be kept for `grader try` (about 4,000 numbers)
 SHOWN_ENTRIES = 400  # a larger array is named by its shape and dtype: its numbers would not help
 SHOWN_LINES = 8  # an array printing more lines is summarised, so one failure's message stays short
+MESSAGE_LINES = 25  # a failure's message longer than this in full shows every array of several lines by its start
 FORWARD = {"rtol": 1e-6, "atol": 1e-9}
 GRADIENT = {"rtol": 1e-4, "atol": 1e-7}
 
@@ -50,47 +51,65 @@ class Halt(BaseException):
         self.inputs = inputs
 
 
-def show(value) -> str:
-    """A short, readable form of an input or output for a failure message."""
+def show(value, brief: bool = False) -> str:
+    """A short, readable form of an input or output for a failure message; brief: an array of several lines by its start."""
     if isinstance(value, np.ndarray) and value.size > SHOWN_ENTRIES:
         return f"an array of shape {value.shape}, dtype {value.dtype}"
     if isinstance(value, np.ndarray):
         text = np.array2string(value, precision=6, separator=", ", threshold=60, max_line_width=88)
-        if text.count("\n") >= SHOWN_LINES:  # summarised: the difference line below says where
+        if text.count("\n") >= SHOWN_LINES or brief and "\n" in text:  # summarised: the difference line below says where
             start = np.array2string(value.ravel()[:4], precision=6, separator=", ").rstrip("]")
             return f"an array of shape {value.shape}, dtype {value.dtype}, starting {start}, ...]"
         return f"{text}  (shape {value.shape})"
     if isinstance(value, Foreign):
         return f"a {value.type_name}: {value.text[:200]}"
     if isinstance(value, (list, tuple)) and value and all(isinstance(v, np.ndarray) for v in value):
-        return "[" + ", ".join(show(v) for v in value) + "]"
+        return "[" + ", ".join(show(v, brief) for v in value) + "]"
+    if isinstance(value, list) and value and all(isinstance(v, tuple) and all(isinstance(a, np.ndarray) for a in v) for v in value):
+        text = repr(value)  # a head's weights each: inline while they fit on a line, else by shape
+        shapes = " and ".join("(" + ", ".join(str(a.shape) for a in v) + ")" for v in value)
+        return text if "\n" not in text and len(text) <= 200 else f"{len(value)} tuples of arrays, of shapes {shapes}"
+    if isinstance(value, dict) and value and all(isinstance(v, np.ndarray) for v in value.values()):
+        text = repr(value)  # parameters by name: inline while they fit on a line, else by shape
+        shapes = ", ".join(f"{name!r}: an array of shape {v.shape}" for name, v in value.items())
+        return text if "\n" not in text and len(text) <= 200 else "{" + shapes + "}"
     return repr(value)[:400]
 
 
-def labelled(label: str, value) -> str:
+def labelled(label: str, value, brief: bool = False) -> str:
     """One value of a failure message: its label, then its text, continued lines aligned."""
-    return f"  {label}" + show(value).replace("\n", "\n" + " " * (2 + len(label)))
+    return f"  {label}" + show(value, brief).replace("\n", "\n" + " " * (2 + len(label)))
 
 
 def fail(what: str, inputs: dict, expected=None, got=None, mistake: str | None = None, where: str | None = None):
     """Raise the verdict: the property in plain words, the input, what was expected and what came back.
 
-    where: a note on which part of the result is wrong, when the check can tell.
+    where: a note on which part of the result is wrong, when the check can tell. Arrays are shown
+    by their start when the message would be longer than MESSAGE_LINES in full.
     """
-    lines = [what] + [labelled(f"{name} = ", value) for name, value in inputs.items()]
-    if expected is not None:
-        lines.append(labelled("expected: ", expected))
-    if got is not None:
-        lines.append(labelled("got:      ", got))
+    notes = []
     if isinstance(expected, np.ndarray) and isinstance(got, np.ndarray) and got.shape == expected.shape and got.size:
-        lines.append(largest_difference(got, expected))
+        notes.append(largest_difference(got, expected))
     if note := narrower(got, inputs) or float32_digits(got, expected, inputs):
-        lines.append(note)
+        notes.append(note)
     if note := where or relation(got, expected):
-        lines.append(note)
+        notes.append(note)
     if mistake:
-        lines.append(f"  This looks like a known mistake: {mistake}.")
-    raise CheckFailed("\n".join(lines), expected, inputs)
+        notes.append(f"  This looks like a known mistake: {mistake}.")
+    shown = values(inputs, expected, got)
+    if len("\n".join([what, *shown, *notes]).splitlines()) > MESSAGE_LINES:
+        shown = values(inputs, expected, got, brief=True)
+    raise CheckFailed("\n".join([what, *shown, *notes]), expected, inputs)
+
+
+def values(inputs: dict, expected, got, brief: bool = False) -> list[str]:
+    """The lines of a failure message that show the input, what was expected and what came back."""
+    lines = [labelled(f"{name} = ", value, brief) for name, value in inputs.items()]
+    if expected is not None:
+        lines.append(labelled("expected: ", expected, brief))
+    if got is not None:
+        lines.append(labelled("got:      ", got, brief))
+    return lines
 
 
 def largest_difference(got: np.ndarray, expected: np.ndarray) -> str:
@@ -118,7 +137,7 @@ def narrower(got, inputs: dict) -> str | None:
     wide = max(widths, key=lambda d: d.itemsize)
     if got.dtype.itemsize >= wide.itemsize:
         return None
-    digits = np.finfo(got.dtype).precision
+    digits = round((np.finfo(got.dtype).nmant + 1) * np.log10(2))  # float32: 24 bits, about 7 significant digits
     return (
         f"  Your result is {got.dtype}, but the input is {wide}: {got.dtype} keeps about {digits} significant digits, "
         f"so it differs after those. Keep the input's dtype (look for .astype or np.{got.dtype})."

@@ -27,23 +27,61 @@ def relation(got, expected) -> str | None:
         factor = _factor(got, expected)
     if factor is None:
         return None
+    return f"  Your result is the expected one times {named(factor)} everywhere: a constant factor, so look at the scaling."
+
+
+def named(factor: float) -> str:
+    """A factor with the number it is, where it is a simple one: "0.57735 (= 1/√3)", "0.816497 (= √2/√3)"."""
     roots = {str(n): float(n) for n in range(2, 513)} | {f"√{n}": np.sqrt(n) for n in range(2, 513) if int(np.sqrt(n)) ** 2 != n}
-    named = next((name for name, value in roots.items() if np.isclose(factor, value, rtol=1e-6)), None)
-    named = named or next((f"1/{name}" for name, value in roots.items() if np.isclose(factor, 1 / value, rtol=1e-6)), None)
-    said = f"{factor:.6g}" + (f" (= {named})" if named else "")
-    return f"  Your result is the expected one times {said} everywhere: a constant factor, so look at the scaling."
+    found = next((name for name, value in roots.items() if np.isclose(factor, value, rtol=1e-6)), None)
+    found = found or next((f"1/{name}" for name, value in roots.items() if np.isclose(factor, 1 / value, rtol=1e-6)), None)
+    ratios = ((a, b) for a in range(2, 65) for b in range(2, 65) if a != b and np.gcd(a, b) == 1)
+    found = found or next((f"√{a}/√{b}" for a, b in ratios if np.isclose(factor, np.sqrt(a / b), rtol=1e-6)), None)
+    return f"{factor:.6g}" + (f" (= {found})" if found else "")
 
 
-def _factor(got: np.ndarray, expected: np.ndarray) -> float | None:
+def _factor(got: np.ndarray, expected: np.ndarray, close: dict = CLOSE) -> float | None:
     """The one number c with got == c · expected (c not 1 or 0), else None."""
     big = np.abs(expected) > 1e-12
     if big.sum() < 2 or np.any(np.abs(got[~big]) > 1e-9):
         return None
     ratios = got[big] / expected[big]
     factor = float(np.median(ratios))
-    if np.isclose(factor, 1.0, rtol=1e-6) or abs(factor) < 1e-12 or not np.allclose(got, factor * expected, **CLOSE):
+    if np.isclose(factor, 1.0, rtol=1e-6) or abs(factor) < 1e-12 or not np.allclose(got, factor * expected, **close):
         return None
     return factor
+
+
+def scaled_shares(got, expected, d: int) -> str | None:
+    """A note when got's shares are the softmax of the right scores times one constant: the scores scaled by another number than √d."""
+    if not (type(got) is np.ndarray and isinstance(expected, np.ndarray) and got.shape == expected.shape and got.dtype.kind == "f"):
+        return None
+    seen = expected > 0
+    if not np.isfinite(got).all() or ((got > 0) != seen).any():
+        return None  # a share given or taken away: not a matter of scale
+    with np.errstate(all="ignore"):
+        logs = [np.log(np.where(seen, s.astype(float), 1.0)) for s in (got, expected)]
+        count = np.maximum(seen.sum(axis=-1, keepdims=True), 1)
+        centred = [np.where(seen, v - (v * seen).sum(axis=-1, keepdims=True) / count, 0.0) for v in logs]  # each row's log-shares
+        mine, right = centred
+        factor = _factor(mine, right, {"rtol": 1e-4, "atol": 1e-6})
+    if factor is None:
+        return None
+    return (
+        f"  Your shares are the softmax of the right scores times {named(factor)}: look at how the scores are scaled "
+        f"(q·k/√d, with d the size of a query, here {d})."
+    )
+
+
+def which_wrong(names: list[str], wrong: list[str], kind: str = "outputs") -> str | None:
+    """Which of a function's several outputs are wrong and which right: "Of the four gradients, d_x is wrong and ... are right."."""
+    if len(names) < 2 or not wrong:
+        return None
+    right, count = [n for n in names if n not in wrong], {2: "two", 3: "three", 4: "four"}.get(len(names), str(len(names)))
+    if not right and len(names) == 2:
+        return f"  Both {kind}, {' and '.join(names)}, are wrong."
+    said = f"  Of the {count} {kind}, {', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} wrong"
+    return said + (f" and {', '.join(right)} {'is' if len(right) == 1 else 'are'} right." if right else f": all {count}.")
 
 
 def swapped_shape(got_shape: tuple, shape: tuple) -> str | None:
