@@ -19,7 +19,10 @@ def import_failure(module, error, folder) -> str:
     ):
         return said
     if isinstance(error, SyntaxError):
-        return f"your {module}.py cannot be imported: {error.msg} ({Path(error.filename or module).name}, line {error.lineno}). Fix the syntax and save."
+        broken = Path(error.filename or f"{module}.py").name
+        whose = "" if broken == f"{module}.py" else f"{broken}, which it imports, has a syntax error: "
+        there = "" if not whose else f" in {broken}"
+        return f"your {module}.py cannot be imported: {whose}{error.msg} ({broken}, line {error.lineno}). Fix the syntax{there} and save."
     if isinstance(error, SystemExit):
         return f"your {module}.py called sys.exit while being imported {where(error, folder)}: remove that call."
     return f"your {module}.py cannot be imported: {type(error).__name__}: {text(error)} {where(error, folder)}."

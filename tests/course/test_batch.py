@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from busy import allowed
 from click.testing import CliRunner
 from survivors import sleepers
 
@@ -71,7 +72,7 @@ def test_a_hanging_submission_costs_only_its_own_row_within_the_bound(tmp_path):
     csv_file = tmp_path / "grades.csv"
     start = time.monotonic()
     result = CliRunner().invoke(main, ["batch", str(folder), "--csv", str(csv_file), "--timeout", "4"])
-    assert time.monotonic() - start < 15 and result.exit_code == 0, result.output
+    assert time.monotonic() - start < allowed(15) and result.exit_code == 0, result.output
     (hung,) = rows_of(csv_file)
     assert hung["status"] == "timeout" and "longer than 4 s" in hung["reason"] and float(hung["seconds"]) < 10
 

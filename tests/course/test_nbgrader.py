@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import psutil
 import pytest
+from busy import allowed
 from survivors import sleepers
 from venvs import BIN, fresh_venv, pip_install
 
@@ -703,7 +704,7 @@ def test_try_it_stops_a_function_that_never_returns(tmp_path, capsys):
     folder = student_modules(tmp_path / "exercises", softmax="def softmax(x):\n    while True:\n        pass\n")
     started = time.monotonic()
     nbgrader_cell.try_it("softmax", "softmax", np.ones((1, 3)), limit=1, submission=folder)
-    assert time.monotonic() - started < 1 + 10
+    assert time.monotonic() - started < allowed(1 + 10)
     assert "softmax did not return within 1 s" in capsys.readouterr().out
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from busy import allowed
 from survivors import sleepers
 from traitlets.config import Config
 
@@ -67,7 +68,7 @@ def test_a_cell_that_kills_or_hangs_the_kernel_ends_the_run_there_and_leaves_not
     said = ["".join(output.get("text", "") for output in cell.outputs) for cell in notebook.cells]
     assert said[0] == "before\n" and said[2] == "", said
     assert ("the kernel died" if attack == "kill" else f"did not finish within {TIMEOUT} s") in said[1], said
-    assert seconds < TIMEOUT + 20, seconds
+    assert seconds < allowed(TIMEOUT + 20), seconds
     assert sleepers(("691", "693"), since=started) == []
     assert os.stat(folder).st_uid == os.getuid(), "the folder is given back to its owner"
 

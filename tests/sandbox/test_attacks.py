@@ -32,6 +32,7 @@ from attackers import (
     require_isolation,
     survivors,
 )
+from busy import allowed
 
 pytestmark = [pytest.mark.linux("the attacks use /proc, fork and POSIX signals, and only Linux confines them"), pytest.mark.slow]
 
@@ -128,7 +129,7 @@ def test_a_huge_reply_is_refused_without_the_grader_growing(tmp_path):
         except psutil.Error:
             pass
         time.sleep(0.02)
-    assert time.monotonic() - start < 60 and peak < 400 << 20, (time.monotonic() - start, peak >> 20)
+    assert time.monotonic() - start < allowed(60) and peak < 400 << 20, (time.monotonic() - start, peak >> 20)
     messages = [c["message"] for c in json.loads(out.read_text())["exercises"][0]["checks"]]
     assert any("far more than this call should return" in m for m in messages), messages[:1]
 

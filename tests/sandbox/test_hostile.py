@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from busy import allowed
 from survivors import record, sleepers, survivors
 
 from grader.check.runner import run_checks
@@ -128,7 +129,7 @@ def test_hostile_call_gets_its_verdict(case, tmp_path, workers):
         except StudentError as error:
             assert not callable(expected) and error.kind in expected[0].split("|")
         assert student.call("scores", "attention_scores", X, X).value.shape == (2, 2) or case == "forges_reply"
-    assert time.monotonic() - start < bound
+    assert time.monotonic() - start < allowed(bound)
     assert_nothing_survives(folder, workers)
     if case == "child_holds_pipes":
         # confined, none of its children survives; unconfined (macOS, Windows), the one that left its session
@@ -195,7 +196,7 @@ def test_hidden_checks_give_the_verdict(case, tmp_path, workers):
     folder = submission(tmp_path, case)
     start = time.monotonic()
     report = run_checks(folder, ["softmax"], profile="quick", timeout=LIMIT)
-    assert time.monotonic() - start < 30
+    assert time.monotonic() - start < allowed(30)
     (softmax,) = report.exercises
     assert softmax.status == CHECKED[case], [check.message for check in softmax.checks]
     assert (softmax.points == softmax.max_points) == report.passed == (CHECKED[case] == "passed")
@@ -244,7 +245,7 @@ def test_the_command_line_writes_the_graders_json_and_exit_status(tmp_path):
         timeout=60,
         env={**os.environ, "NO_COLOR": "1"},
     )
-    assert time.monotonic() - start < 30
+    assert time.monotonic() - start < allowed(30)
     assert run.returncode == 1, run.stderr
     result = json.loads(result_file.read_text())
     assert result["total"]["points"] < 20 and result["exercises"][0]["status"] == "failed"

@@ -4,6 +4,7 @@ import sys
 import time
 
 import psutil
+from busy import allowed
 
 from grader.sandbox import isolation, launcher
 
@@ -12,7 +13,7 @@ def test_a_child_past_its_deadline_is_ended_with_what_it_started(tmp_path):
     grandchild = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)']); print('started', flush=True); time.sleep(300)"
     started = time.monotonic()
     status, output = launcher.run(launcher.python("-c", grandchild), 3)
-    assert status is None and "started" in output and time.monotonic() - started < 15
+    assert status is None and "started" in output and time.monotonic() - started < allowed(15)
     left = [p for p in psutil.process_iter(["cmdline"]) if "time.sleep(300)" in " ".join(p.info["cmdline"] or ())]
     assert left == []
 
