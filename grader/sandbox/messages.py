@@ -39,7 +39,7 @@ def call_failure(function, error, folder) -> str:
         return f"{function} ran out of memory {place}: the grader allows {MEMORY_BYTES >> 30} GiB; look for an array far too large."
     if isinstance(error, KeyboardInterrupt):
         return f"{function} raised KeyboardInterrupt {place}: nobody pressed Ctrl-C, so remove that raise."
-    if type(error).__name__ == "BdbQuit":  # a breakpoint() with no terminal to stop at
+    if type(error).__name__ in ("NoTerminal", "BdbQuit"):  # breakpoint() (or pdb) with no terminal to stop at
         return (
             f"{function} stopped at a breakpoint() {place}, which stops only when `grader try` runs your own exercises/: "
             "the checks, and a folder tried with --submission, run your code without a terminal. "

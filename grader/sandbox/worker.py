@@ -21,11 +21,21 @@ from grader.sandbox.session import Session
 NUMPY_ERRORS = np.geterr()  # numpy's defaults, before any student code: warn on overflow, 0/0 and x/0
 
 
+class NoTerminal(Exception):
+    """breakpoint() in a worker, which has no terminal to stop at: raised where it was called."""
+
+
+def no_terminal(*args, **kwargs):
+    """sys.breakpointhook in the worker: the message then names the breakpoint() line itself."""
+    raise NoTerminal("breakpoint() needs a terminal")
+
+
 def main(landlocked: bool = False):
     """Serve requests until the grader closes the pipe; landlocked says whether Landlock confines this process."""
     channel = Channel()
     session, sweep = None, False
     install()  # before pristine: the guarded __import__ is what each request gets back
+    sys.breakpointhook = no_terminal
     pristine = dict(vars(builtins))  # restored after each request, so the worker's own code keeps working
     while (message := channel.read()) is not None:
         if message["op"] == "init":
@@ -39,6 +49,7 @@ def main(landlocked: bool = False):
         reply = handle(session, message)
         channel.calling = False
         restore(pristine)
+        sys.breakpointhook = no_terminal  # whatever the call set
         if sweep:
             end_leftovers()
         flush()
