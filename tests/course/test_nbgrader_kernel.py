@@ -147,6 +147,17 @@ def test_unreadable_modules_give_every_graded_cell_zero_and_say_why():
     assert outputs("text", 12.5)[1]["data"] == {"text/plain": "12.5"}
 
 
+def test_a_lone_surrogate_a_students_code_raises_is_shown_escaped_in_the_graded_cell(tmp_path):
+    """autograde grades in nbgrader's own process, and the notebook it writes is UTF-8: a lone surrogate must not end the grading."""
+    files = read_modules(modules(tmp_path / "submission"))
+    files["softmax"] = b'def softmax(x):\n    raise ValueError("bad \\ud800 row")\n'
+    grading = grade(files)
+    text = grading["texts"]["softmax"]
+    assert "\\ud800" in text and "fault in the grader" not in text and grading["points"]["softmax"] == 0.0
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("", outputs=outputs(text, 0.0))])
+    nbformat.writes(notebook).encode("utf-8")  # as nbgrader writes the autograded notebook
+
+
 def test_tidy_leaves_no_litter_and_no_link(tmp_path):
     folder = modules(tmp_path / "autograded")
     for litter in (".hypothesis/constants", "exercises/__pycache__"):
