@@ -4,7 +4,8 @@ Both run in a fresh interpreter (`python -I`), so neither what earlier cells did
 files in the submission folder named like a library can change the verdict, a student's function
 that hangs or kills its parent process cannot take the kernel with it, and everything the run
 writes reaches the notebook on stdout. These are the student's: at autograde the graded cells are
-not run at all (grader/course/autograde.py writes their output from the files as submitted).
+not run at all (grader/course/autograde.py writes their output from the files as submitted), and a
+try cell only says so: at grading the student's code runs in the confined checks alone.
 """
 
 import ast
@@ -67,9 +68,12 @@ def not_graded_here(exercise: str) -> None:
 
 
 def try_it(module: str, function: str, *args, limit: float = TRY_LIMIT, submission: Path = Path("exercises")) -> None:
-    """Call the student's module.function(*args) on the files as saved now, and print what came of it."""
+    """Call the student's module.function(*args) on the files as saved now, and print what came of it (not at autograde)."""
     from grader.sandbox.codec import encode
 
+    if os.environ.get("NBGRADER_EXECUTION") == "autograde":  # the kernel's tree, beside the grading: no student code
+        print(f"Not run at grading: the graded cell below grades exercises/{module}.py as you submitted it.")
+        return
     if not (submission / f"{module}.py").is_file():
         print(f"Cannot find {submission / module}.py: keep this notebook next to the folder {submission}/ you were given.")
         return

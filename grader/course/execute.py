@@ -122,7 +122,10 @@ def command_line() -> bool:
 
 
 def sweep(since: float) -> None:
-    """Kill this process's descendants started since `since`; in nbgrader's command line only (a server has other children)."""
+    """Kill this process's descendants started since `since`, and reap the orphans it adopted; in nbgrader's command line only.
+
+    A server has other children, which are its own to wait for.
+    """
     if not command_line():
         return
     me = psutil.Process()
@@ -135,8 +138,19 @@ def sweep(since: float) -> None:
             except psutil.Error:
                 pass
         if not left:
-            return
+            break
         end_processes(left, 2.0)
+    reap(me)
+
+
+def reap(me: psutil.Process) -> None:
+    """Wait for the children that have ended: orphans adopted as subreaper (a worker's inner bubblewrap) stay zombies otherwise."""
+    for child in me.children():
+        try:
+            if child.status() == psutil.STATUS_ZOMBIE:
+                os.waitpid(child.pid, os.WNOHANG)
+        except (psutil.Error, ChildProcessError):
+            pass
 
 
 def tidy(folder: Path) -> None:

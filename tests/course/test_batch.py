@@ -88,6 +88,18 @@ def test_a_rerun_skips_the_folders_already_in_the_csv(tmp_path, capsys, pristine
     assert [Path(r["folder"]).name for r in rows_of(csv_file)] == ["first", "second"]
 
 
+@pytest.mark.posix("a folder name that is not UTF-8 is a POSIX file system's")
+def test_folders_named_like_a_formula_or_not_in_utf8_get_one_inert_row_each_and_a_rerun_grades_neither_again(tmp_path, capsys, pristine):
+    names = ["=cmd|' -C calc'!A0", b"Jos\xe9".decode("utf-8", "surrogateescape")]  # as Python reads a Latin-1 name
+    folders = [make(tmp_path, name, base=pristine) for name in names]
+    csv_file = tmp_path / "grades.csv"
+    assert batch(folders, jobs=1, csv_file=csv_file) == 0
+    written = csv_file.read_bytes()
+    assert sorted(r["student"] for r in rows_of(csv_file)) == ["'=cmd|' -C calc'!A0", "Jos\\xe9"]
+    assert batch(folders, jobs=1, csv_file=csv_file) == 0
+    assert csv_file.read_bytes() == written and "0 to grade, 2 already" in capsys.readouterr().out
+
+
 @pytest.mark.posix("kills the batch with SIGKILL, in a session of its own")
 def test_a_killed_batch_leaves_a_whole_csv_and_the_rerun_completes(tmp_path, pristine):
     folders = [make(tmp_path, f"s{i}", base=pristine) for i in range(4)]

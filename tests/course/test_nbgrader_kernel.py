@@ -1,6 +1,8 @@
 """The kit's autograde steps one by one, without a course: the kernel that cannot lose the grades, the modules, tidying, collecting."""
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -14,7 +16,7 @@ from grader.course import execute
 from grader.course.autograde import Unreadable, grade, outputs, read_modules
 from grader.course.collect import file_id
 from grader.course.execute import RunNotebook, tidy
-from grader.course.kernel import bwrap_problem
+from grader.course.kernel import KERNEL_MEMORY, bwrap_problem
 from grader.course.stubs import write_stubs
 from grader.paths import EXERCISES_DIR, MODULES
 
@@ -41,14 +43,18 @@ ATTACKS = {
 TIMEOUT = 3
 
 
+def confined():
+    """The mark of a case confined by bubblewrap: skipped where bubblewrap cannot run here."""
+    return pytest.mark.skipif(bool(bwrap_problem()), reason=f"bubblewrap cannot confine a kernel here: {bwrap_problem()}")
+
+
 def cases():
     """Each attack in a kernel confined by bubblewrap (where it runs here), and the kill and the hang unconfined."""
-    confined = pytest.mark.skipif(bool(bwrap_problem()), reason=f"bubblewrap cannot confine a kernel here: {bwrap_problem()}")
-    return [pytest.param("bwrap", attack, marks=confined) for attack in ATTACKS] + [("none", "kill"), ("none", "hang")]
+    return [pytest.param("bwrap", attack, marks=confined()) for attack in ATTACKS] + [("none", "kill"), ("none", "hang")]
 
 
-@pytest.mark.parametrize("confinement, attack", cases())
-def test_a_cell_that_kills_or_hangs_the_kernel_ends_the_run_there_and_leaves_nothing(tmp_path, monkeypatch, confinement, attack):
+def run_cells(tmp_path: Path, monkeypatch, confinement: str, cells: list[str]):
+    """Run these cells with RunNotebook, between a cell that prints 'before' and one that prints 'after'; the cells as run."""
     if confinement == "none":  # unconfined, an orphan that left the kernel's session is found as nbgrader's command line finds it
         monkeypatch.setattr(execute, "command_line", lambda: True)
     for name in ("HOME", "JUPYTER_RUNTIME_DIR", "JUPYTER_DATA_DIR", "IPYTHONDIR"):  # nothing written outside tmp_path
@@ -56,21 +62,59 @@ def test_a_cell_that_kills_or_hangs_the_kernel_ends_the_run_there_and_leaves_not
         monkeypatch.setenv(name, str(tmp_path / "home" / name.lower()))
     folder = tmp_path / "submission"
     write_stubs(folder / "exercises")
-    cells = ["print('before')", ATTACKS[attack], "print('after')"]
+    cells = ["print('before')", *cells, "print('after')"]
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     config = Config()
     config.ConfinedKernelManager.confinement = confinement
     config.RunNotebook.timeout = TIMEOUT
+    return RunNotebook(config=config).preprocess(notebook, {"metadata": {"path": str(folder)}})[0].cells
+
+
+def texts(cells) -> list[str]:
+    """What each cell printed."""
+    return ["".join(output.get("text", "") for output in cell.outputs) for cell in cells]
+
+
+@pytest.mark.parametrize("confinement, attack", cases())
+def test_a_cell_that_kills_or_hangs_the_kernel_ends_the_run_there_and_leaves_nothing(tmp_path, monkeypatch, confinement, attack):
     started, clock = time.time(), time.monotonic()
-    notebook, _ = RunNotebook(config=config).preprocess(notebook, {"metadata": {"path": str(folder)}})
+    said = texts(run_cells(tmp_path, monkeypatch, confinement, [ATTACKS[attack]]))
     seconds = time.monotonic() - clock
-    said = ["".join(output.get("text", "") for output in cell.outputs) for cell in notebook.cells]
+    folder = tmp_path / "submission"
     assert said[0] == "before\n" and said[2] == "", said
     assert ("the kernel died" if attack == "kill" else f"did not finish within {TIMEOUT} s") in said[1], said
     assert seconds < allowed(TIMEOUT + 20), seconds
     assert sleepers(("691", "693"), since=started) == []
     assert os.stat(folder).st_uid == os.getuid(), "the folder is given back to its owner"
+
+
+@pytest.mark.parametrize("confinement", [pytest.param("bwrap", marks=confined()), "none"])
+def test_a_cell_that_allocates_gigabytes_fails_there_and_the_run_goes_on(tmp_path, monkeypatch, confinement):
+    hoard = f"import numpy as np\nhoard = np.ones({KERNEL_MEMORY + (1 << 30)}, dtype=np.uint8)"
+    cells = run_cells(tmp_path, monkeypatch, confinement, [hoard])
+    assert [output.get("ename") for output in cells[1].outputs] == ["MemoryError"], cells[1].outputs
+    assert texts(cells)[2] == "after\n", texts(cells)
+
+
+ORPHAN = """
+import subprocess, time, psutil
+from grader.course import execute
+execute.become_subreaper()
+execute.command_line = lambda: True
+subprocess.run(["sh", "-c", "sleep 0.2 & exit 0"])  # the sleep, orphaned, is adopted and ends
+time.sleep(1.5)
+zombies = lambda: [c.pid for c in psutil.Process().children() if c.status() == psutil.STATUS_ZOMBIE]
+before = zombies()
+execute.sweep(time.time())
+print(len(before), len(zombies()))
+"""
+
+
+def test_the_orphans_autograde_adopts_are_reaped_not_left_as_zombies():
+    """nbgrader's command line adopts orphans (a worker's inner bubblewrap, per student): a class's worth would fill the process table."""
+    done = subprocess.run([sys.executable, "-c", ORPHAN], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["1", "0"], done.stdout + done.stderr
 
 
 def modules(folder: Path) -> Path:
@@ -102,6 +146,17 @@ def test_unreadable_modules_give_every_graded_cell_zero_and_say_why():
     assert "Not graded: there is no folder exercises/" in grading["texts"]["softmax"]
     assert [o["output_type"] for o in outputs("text", 12.5)] == ["stream", "execute_result"]
     assert outputs("text", 12.5)[1]["data"] == {"text/plain": "12.5"}
+
+
+def test_a_lone_surrogate_a_students_code_raises_is_shown_escaped_in_the_graded_cell(tmp_path):
+    """autograde grades in nbgrader's own process, and the notebook it writes is UTF-8: a lone surrogate must not end the grading."""
+    files = read_modules(modules(tmp_path / "submission"))
+    files["softmax"] = b'def softmax(x):\n    raise ValueError("bad \\ud800 row")\n'
+    grading = grade(files)
+    text = grading["texts"]["softmax"]
+    assert "\\ud800" in text and "fault in the grader" not in text and grading["points"]["softmax"] == 0.0
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("", outputs=outputs(text, 0.0))])
+    nbformat.writes(notebook).encode("utf-8")  # as nbgrader writes the autograded notebook
 
 
 def test_tidy_leaves_no_litter_and_no_link(tmp_path):

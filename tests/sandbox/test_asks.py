@@ -1,5 +1,7 @@
 """What a stand-in may ask the reference: each function's contract, a cost bounded by its answer, and a helper process to run it."""
 
+import csv
+import json
 import math
 import shutil
 import subprocess
@@ -16,12 +18,14 @@ from folders import submission
 
 from grader.check.checks import scale
 from grader.check.checks.harness import reference_for, reference_functions
+from grader.exercises import BY_NAME
 from grader.sandbox import asks
 from grader.sandbox.codec import decode, encode
 from grader.sandbox.helper import HELPER
 from grader.sandbox.student import Student
 
 CEILING = 512 << 20  # bytes the whole grading's process tree may hold while an attacker is graded
+FULL = {name: BY_NAME[name].points for name in ("heads", "training")}  # the honest folder's, beside the attackers
 
 
 def outline(*args):
@@ -123,10 +127,12 @@ def test_the_grading_stays_under_its_ceiling_while_an_attacker_asks(tmp_path, co
     good = honest(root)[0]
     for folder in (root / "honest_partial",):
         shutil.rmtree(folder)
+    folders = (*attackers, good)
     if command == "check":
-        argv = [[sys.executable, "-m", "grader", "check", "heads", "training", "--submission", str(f)] for f in (*attackers, good)]
+        check = [sys.executable, "-m", "grader", "check", "heads", "training"]
+        argv = [[*check, "--submission", str(f), "--json", str(tmp_path / f"{f.name}.json")] for f in folders]
     else:
-        argv = [[sys.executable, "-m", "grader", "batch", *map(str, (*attackers, good)), "--jobs", "2", "--csv", str(tmp_path / "g.csv")]]
+        argv = [[sys.executable, "-m", "grader", "batch", *map(str, folders), "--jobs", "2", "--csv", str(tmp_path / "g.csv")]]
     for line in argv:
         peaks: list = []
         process = subprocess.Popen(line, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=tmp_path)
@@ -137,5 +143,10 @@ def test_the_grading_stays_under_its_ceiling_while_an_attacker_asks(tmp_path, co
         assert peaks[0] < CEILING, (line[-1], peaks[0] >> 20, out[-2000:])
         assert "fault in the grader" not in out, out[-2000:]
     if command == "batch":
-        text = (tmp_path / "g.csv").read_text(encoding="utf-8")
-        assert text.count("\n") == 4 and Path(good).name in text
+        with (tmp_path / "g.csv").open(newline="", encoding="utf-8") as rows:
+            points = {Path(row["folder"]).name: {name: float(row[name]) for name in ("heads", "training")} for row in csv.DictReader(rows)}
+    else:
+        points = {
+            f.name: {e["name"]: e["points"] for e in json.loads((tmp_path / f"{f.name}.json").read_text())["exercises"]} for f in folders
+        }
+    assert points == {"costly_asks": {"heads": 0.0, "training": 0.0}, "costly_sgd_ask": {"heads": 0.0, "training": 0.0}, good.name: FULL}

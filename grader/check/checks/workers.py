@@ -117,6 +117,8 @@ class Workers:
             spare.stop()
         self.started.clear()
         self.spares.clear()
+        self.memo.clear()  # pytest keeps each run's plugins, so a process that grades many (nbgrader) would keep every memo
+        self.memo_bytes = 0
 
 
 def _digest(reference: frozenset, module: str, function: str, args: tuple) -> tuple[bytes | None, int]:

@@ -118,10 +118,11 @@ def test_inputs_unchanged(student, x):
 @at_scale(lambda: scale.masked(1e4))
 @given(softmax_inputs(bound=1e4))
 def test_no_warnings_on_extreme_inputs(student, x):
-    """No RuntimeWarning for finite scores up to ±1e4, with or without -inf entries."""
+    """No RuntimeWarning for finite scores up to ±1e4, with or without -inf entries, and shares free of NaN there."""
     outcome = student.call("softmax", "softmax", x)
     rule = "It should give none for any finite scores, however large, nor for rows with -inf entries"
     expect_no_warnings(outcome, "softmax(x)", {"x": x}, rule, warning_advice)
+    shares_of(student, x)  # the warnings are the worker's word (np.errstate silences them): the grader looks at the shares too
 
 
 def test_worked_examples(student):
