@@ -23,7 +23,7 @@ from grader.sandbox import isolation
 from grader.sandbox.errors import StudentError
 from grader.sandbox.private import Snapshot
 from grader.sandbox.process import GRADER_FAULT
-from grader.style import visible
+from grader.style import in_sentence, visible
 
 CHECKS_DIR = Path(__file__).resolve().parent / "checks"
 KINDS = {"public": ("public",), "all": ("public", "hidden")}  # which folders of checks/ each kind of run uses
@@ -230,17 +230,12 @@ def add_root_causes(results: list[ExerciseResult]) -> None:
         if kit.is_student_kit():
             own = "and passes" if result.status == "passed" else "so its failures may come from them"
             result.note = (
-                f"{result.name} uses {words([f'your {used}' for used in failing])}, which {verb} public checks; "
-                f"here {result.name} runs with your own {words(list(BY_NAME[result.name].uses))}, {own}: fix {failing[0]} first."
+                f"{result.name} uses {in_sentence([f'your {used}' for used in failing])}, which {verb} public checks; "
+                f"here {result.name} runs with your own {in_sentence(list(BY_NAME[result.name].uses))}, {own}: fix {failing[0]} first."
             )
             continue
         own = "passes" if result.status == "passed" else "is checked"
         result.note = (
-            f"{result.name} uses {words([f'your {used}' for used in failing])}, which {verb} checks; "
-            f"{result.name} itself {own} with the reference {words(failing)} in place, so fix {failing[0]} first."
+            f"{result.name} uses {in_sentence([f'your {used}' for used in failing])}, which {verb} checks; "
+            f"{result.name} itself {own} with the reference {in_sentence(failing)} in place, so fix {failing[0]} first."
         )
-
-
-def words(items: list[str]) -> str:
-    """Items joined as in a sentence: "a", "a and b", "a, b and c"."""
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"

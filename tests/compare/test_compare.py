@@ -225,7 +225,7 @@ def test_the_import_rule_holds_in_the_comparison_too(ungated, reference_copy, ca
 @pytest.mark.posix("probes the worker with os.kill(pid, 0), which on Windows sends Ctrl-C instead")
 def test_ctrl_c_kills_the_worker_and_exits_130(monkeypatch, capsys):
     started = []
-    original = comparison.Worker.__init__
+    original = comparison.TrainingJob.__init__
 
     def remember(self, folder, spec):
         original(self, folder, spec)
@@ -234,7 +234,7 @@ def test_ctrl_c_kills_the_worker_and_exits_130(monkeypatch, capsys):
     def interrupt(self, event):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(comparison.Worker, "__init__", remember)
+    monkeypatch.setattr(comparison.TrainingJob, "__init__", remember)
     monkeypatch.setattr(compare_view.Progress, "update", interrupt)
     assert comparison.compare(solutions=True, **QUICK) == 130
     assert "Stopped" in capsys.readouterr().err
