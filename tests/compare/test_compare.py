@@ -58,6 +58,7 @@ def test_gate_names_the_exercises_left_and_exits_1(monkeypatch, reference_copy):
     assert "check heads" in result.output
 
 
+@pytest.mark.slow
 def test_gate_uses_the_verdict_of_the_real_checks(monkeypatch, tmp_path, capsys):
     folder = write_stubs(tmp_path / "stubs")
     monkeypatch.setattr(comparison, "run_job", no_training)
@@ -65,6 +66,7 @@ def test_gate_uses_the_verdict_of_the_real_checks(monkeypatch, tmp_path, capsys)
     assert "Checking your five exercises before training" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_a_verdict_file_edited_to_passed_unlocks_nothing(monkeypatch, tmp_path, capsys):
     folder = write_stubs(tmp_path / "exercises")
     monkeypatch.chdir(tmp_path)  # the student's own exercises/: grader check keeps its verdict there
@@ -78,6 +80,7 @@ def test_a_verdict_file_edited_to_passed_unlocks_nothing(monkeypatch, tmp_path, 
     assert "softmax: not started" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_compare_leaves_nothing_in_the_folder_it_reads(reference_copy, capsys):
     before = sorted(p.relative_to(reference_copy) for p in reference_copy.rglob("*"))
     assert comparison.compare(submission=reference_copy, **QUICK) == 0
@@ -114,6 +117,7 @@ def test_the_plots_tick_labels_do_not_overlap(tmp_path):
     pyplot.close(fig)
 
 
+@pytest.mark.slow
 def test_quick_run_writes_the_json_of_spec_and_is_deterministic(tmp_path, capsys):
     first, again = tmp_path / "a.json", tmp_path / "b.json"
     assert comparison.compare(solutions=True, seed=3, json_file=first, **QUICK) == 0
@@ -242,6 +246,7 @@ def test_ctrl_c_kills_the_worker_and_exits_130(monkeypatch, capsys):
         os.kill(started[0], 0)
 
 
+@pytest.mark.slow
 def test_full_run_on_the_reference_meets_the_targets(tmp_path):
     path = tmp_path / "figures.json"
     assert comparison.compare(solutions=True, seed=0, json_file=path) == 0
@@ -251,6 +256,7 @@ def test_full_run_on_the_reference_meets_the_targets(tmp_path):
     assert attention["p_decision"] >= 0.95 and attention["correct_replies"] >= 90
 
 
+@pytest.mark.slow
 @pytest.mark.linux("bubblewrap's namespaces keep the kit's folder out of the job's view")
 def test_the_training_job_cannot_read_the_reference(ungated, reference_copy, capsys):
     from grader.sandbox import isolation

@@ -41,6 +41,7 @@ def rows_of(csv_file: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+@pytest.mark.slow
 @pytest.mark.posix("its hostile folders fork and run /bin/sleep")
 def test_a_batch_of_eight_with_two_hostile_folders_gives_eight_rows(tmp_path, pristine):
     root = tmp_path / "submissions"
@@ -66,6 +67,7 @@ def test_a_batch_of_eight_with_two_hostile_folders_gives_eight_rows(tmp_path, pr
     assert sleepers(("300", "301"), since=started) == []
 
 
+@pytest.mark.slow
 def test_a_hanging_submission_costs_only_its_own_row_within_the_bound(tmp_path):
     folder = make(tmp_path, "hangs", case="infinite_loop")
     csv_file = tmp_path / "grades.csv"
@@ -76,6 +78,7 @@ def test_a_hanging_submission_costs_only_its_own_row_within_the_bound(tmp_path):
     assert hung["status"] == "timeout" and "longer than 4 s" in hung["reason"] and float(hung["seconds"]) < 10
 
 
+@pytest.mark.slow
 def test_a_rerun_skips_the_folders_already_in_the_csv(tmp_path, capsys, pristine):
     first, second = make(tmp_path, "first", base=pristine), make(tmp_path, "second", base=pristine)
     csv_file = tmp_path / "grades.csv"
@@ -87,6 +90,7 @@ def test_a_rerun_skips_the_folders_already_in_the_csv(tmp_path, capsys, pristine
     assert [Path(r["folder"]).name for r in rows_of(csv_file)] == ["first", "second"]
 
 
+@pytest.mark.slow
 @pytest.mark.posix("kills the batch with SIGKILL, in a session of its own")
 def test_a_killed_batch_leaves_a_whole_csv_and_the_rerun_completes(tmp_path, pristine):
     folders = [make(tmp_path, f"s{i}", base=pristine) for i in range(4)]
@@ -138,6 +142,7 @@ def test_usage_errors(tmp_path, capsys, jobs, csv_name, message):
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_nbgrader_folders_are_rows_keyed_by_student_with_each_files_sha256(tmp_path):
     course = tmp_path / "course" / "submitted"
     for student in ("ada", "grace"):
@@ -153,6 +158,7 @@ def test_nbgrader_folders_are_rows_keyed_by_student_with_each_files_sha256(tmp_p
         assert found["isolation"] in ("namespaces", "user") and "reference solution, byte for byte" in found["reason"]
 
 
+@pytest.mark.slow
 def test_without_isolation_batch_refuses_unless_told(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTENTION_BY_HAND_ISOLATION", "none")
     folder = write_stubs(tmp_path / "alice")

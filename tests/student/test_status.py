@@ -5,6 +5,7 @@ import re
 import subprocess
 import sys
 
+import pytest
 from click.testing import CliRunner
 
 from grader import style
@@ -174,6 +175,7 @@ def test_output_to_a_pipe_has_no_escape_codes(submission, monkeypatch):
     assert "\x1b[" not in grader("status", "--submission", str(submission)).output
 
 
+@pytest.mark.slow
 def test_the_real_checks_on_fresh_stubs(submission):
     result = grader("status", "--submission", str(submission))
     assert result.exit_code == 0
