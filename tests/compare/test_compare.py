@@ -137,6 +137,7 @@ def test_quick_run_writes_the_json_of_spec_and_is_deterministic(tmp_path, capsys
     assert "8-character MLP" in out and "0.86" in out and "Adam" in out
 
 
+@pytest.mark.slow
 def test_no_mask_trains_the_students_own_head_without_the_mask_too(tmp_path, capsys):
     path = tmp_path / "r.json"
     assert comparison.compare(solutions=True, no_mask=True, json_file=path, **QUICK) == 0

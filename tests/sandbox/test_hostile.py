@@ -99,9 +99,9 @@ VERDICTS = {
 }
 
 
-# Cases that take more than a couple of seconds (they wait out a time limit, restart a crashed worker, or run slowly): slow
-SLOW_CALLS = {"infinite_loop", "swallows_everything", "hang_at_import", "os_exit_in_call", "segfault"}
-SLOW_CHECKED = {"slow_but_correct", "unseeded_noise", "nan_output"}
+# Cases that take more than a second or two (they wait out a time limit, restart a crashed worker, or run slowly): slow
+SLOW_CALLS = {"infinite_loop", "swallows_everything", "hang_at_import", "os_exit_in_call", "segfault", "slow_but_correct"}
+SLOW_CHECKED = {"slow_but_correct", "unseeded_noise", "nan_output", "os_exit_in_call"}
 
 
 def cases(names, slow: set) -> list:

@@ -54,6 +54,7 @@ def grader(*args):
     return CliRunner().invoke(main, list(args))
 
 
+@pytest.mark.slow
 def test_try_uses_the_failing_checks_input_and_names_the_float32(tmp_path):
     folder = work(tmp_path, "softmax", FLOAT32_SOFTMAX)
     assert grader("check", "softmax", "--submission", folder).exit_code == 1
@@ -83,6 +84,7 @@ def test_once_the_check_passes_try_goes_back_to_the_worked_example(tmp_path):
     assert tried.exit_code == 0 and "softmax on a small example:" in tried.output and "they agree" in tried.output
 
 
+@pytest.mark.slow
 def test_a_damaged_record_falls_back_to_the_worked_example(tmp_path):
     folder = work(tmp_path, "softmax", FLOAT32_SOFTMAX)
     grader("check", "softmax", "--submission", folder)
