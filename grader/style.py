@@ -1,9 +1,11 @@
-"""Terminal conventions: colour only on a terminal and never with NO_COLOR; how to name a command."""
+"""Terminal conventions: colour only on a terminal and never with NO_COLOR; how to name a command; a list in a sentence."""
 
+import contextlib
 import os
 import shutil
 import sys
 import unicodedata
+from contextvars import ContextVar
 from pathlib import Path
 
 import click
@@ -11,6 +13,7 @@ import click
 COLOURS = {"passed": "green", "failed": "red", "error": "red", "not_started": "yellow", "checking": "cyan"}
 MARKS = {"passed": "✓", "failed": "✗", "error": "!", "not_started": "·", "checking": "…"}
 PLAIN_MARKS = {"passed": "+", "failed": "x", "error": "!", "not_started": "-", "checking": "~"}
+PROGRAM: ContextVar[str | None] = ContextVar("program", default=None)  # the program commands are named by, where not this process's
 
 
 def visible(text: str) -> str:
@@ -48,8 +51,20 @@ def mark(status: str) -> str:
     return paint(sign, fg=COLOURS.get(status), bold=True)
 
 
+@contextlib.contextmanager
+def commands_as(program: str):
+    """Within it, commands are named as `program ARGS` (a report shown in a notebook names the student's own `grader`)."""
+    token = PROGRAM.set(program)
+    try:
+        yield
+    finally:
+        PROGRAM.reset(token)
+
+
 def command(*args: str) -> str:
     """How the student runs `grader ARGS` from here: `grader` when it is on PATH, else its path."""
+    if named := PROGRAM.get():
+        return " ".join((named, *args))
     script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else Path()
     if script.name in ("grader", "grader.exe"):
         program = "grader" if shutil.which("grader") else _relative(script)
@@ -77,3 +92,8 @@ def shown_command(*args: str) -> str:
     """A command to type, set off from the text: bold on a terminal, else in backquotes."""
     text = command(*args)
     return paint(text, bold=True) if colour_on() else f"`{text}`"
+
+
+def in_sentence(items: list[str]) -> str:
+    """Items joined as in a sentence: "a", "a and b", "a, b and c"."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"

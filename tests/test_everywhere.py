@@ -19,12 +19,14 @@ def grader(*args, **kwargs):
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, encoding="utf-8", timeout=300, **kwargs)
 
 
+@pytest.mark.slow
 def test_the_reference_passes_with_every_warning_an_error_and_dev_mode(tmp_path):
     run = grader("-W", "error", "-X", "dev", "-m", "grader", "check", "--solutions", cwd=tmp_path)
     assert run.returncode == 0 and run.stderr == "", run.stderr[-2000:]
     assert "100.0 / 100.0" in run.stdout and not list(tmp_path.iterdir())  # nothing left where it ran
 
 
+@pytest.mark.slow
 @pytest.mark.posix("sends SIGINT, as Ctrl-C does in a terminal")
 def test_ctrl_c_stops_a_check_saves_nothing_and_leaves_nothing_running(tmp_path):
     folder = tmp_path / "work"
@@ -48,6 +50,7 @@ def test_ctrl_c_stops_a_check_saves_nothing_and_leaves_nothing_running(tmp_path)
     assert alive == []
 
 
+@pytest.mark.slow
 def test_non_ascii_folders_and_output_under_an_ascii_locale(tmp_path):
     folder = tmp_path / "Übung — José"
     shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))

@@ -1,6 +1,7 @@
 """The rooms of grader/: imports flow downward only (cli → student / compare / course → check → sandbox → basics), no circle."""
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -43,11 +44,18 @@ def imports(path: Path) -> set[str]:
                 base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
             found.add(base)
             found.update(f"{base}.{alias.name}" for alias in node.names)
-    modules = {module_name(p) for p in GRADER.rglob("*.py")}
-    return {name for name in found if name in modules and name != module_name(path)}
+    return {name for name in found if name in all_modules() and name != module_name(path)}
 
 
+@functools.cache
+def all_modules() -> frozenset[str]:
+    """Every module under grader/, by its dotted name."""
+    return frozenset(module_name(p) for p in GRADER.rglob("*.py"))
+
+
+@functools.cache
 def graph() -> dict[str, set[str]]:
+    """Each module's imports of other grader modules (parsed once for the tests that read it)."""
     return {module_name(path): imports(path) for path in sorted(GRADER.rglob("*.py"))}
 
 

@@ -26,7 +26,7 @@ from grader.sandbox import isolation
 from grader.sandbox.errors import StudentError
 from grader.sandbox.private import Snapshot
 from grader.sandbox.process import GRADER_FAULT
-from grader.style import visible
+from grader.style import in_sentence, visible
 
 CHECKS_DIR = Path(__file__).resolve().parent / "checks"
 KINDS = {"public": ("public",), "all": ("public", "hidden")}  # which folders of checks/ each kind of run uses
@@ -242,7 +242,7 @@ def add_root_causes(results: list[ExerciseResult]) -> None:
         if broken := unimportable(result):
             result.cause = broken[0]
             result.note = (
-                f"{result.name}.py imports your {words([f'{name}.py' for name in broken])}, which cannot be imported: "
+                f"{result.name}.py imports your {in_sentence([f'{name}.py' for name in broken])}, which cannot be imported: "
                 f"fix {broken[0]} first, then check {result.name} again."
             )
             continue
@@ -261,14 +261,14 @@ def add_root_causes(results: list[ExerciseResult]) -> None:
         if kit.is_student_kit():
             own = "and passes" if result.status == "passed" else "so its failures may come from them"
             result.note = (
-                f"{result.name} uses {words([f'your {used}' for used in failing])}, which {verb} public checks; "
-                f"here {result.name} runs with your own {words(list(BY_NAME[result.name].uses))}, {own}: fix {failing[0]} first."
+                f"{result.name} uses {in_sentence([f'your {used}' for used in failing])}, which {verb} public checks; "
+                f"here {result.name} runs with your own {in_sentence(list(BY_NAME[result.name].uses))}, {own}: fix {failing[0]} first."
             )
             continue
         own = "passes" if result.status == "passed" else "is checked"
         result.note = (
-            f"{result.name} uses {words([f'your {used}' for used in failing])}, which {verb} checks; "
-            f"{result.name} itself {own} with the reference {words(failing)} in place, so fix {failing[0]} first."
+            f"{result.name} uses {in_sentence([f'your {used}' for used in failing])}, which {verb} checks; "
+            f"{result.name} itself {own} with the reference {in_sentence(failing)} in place, so fix {failing[0]} first."
         )
 
 
@@ -291,8 +291,3 @@ def called_wrong(result: ExerciseResult) -> tuple[str, str] | None:
                 if check.message.startswith((f"{function}, ", f"{function} raised ", f"{function}(")):
                     return used, function
     return None
-
-
-def words(items: list[str]) -> str:
-    """Items joined as in a sentence: "a", "a and b", "a, b and c"."""
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"

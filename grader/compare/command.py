@@ -133,10 +133,10 @@ def summary(seed: int, seconds: float, models: dict, no_mask: bool) -> dict:
 
 def run_job(folder: Path, spec: dict, on_progress, notices: list | None = None) -> dict:
     """Run the training job of `spec` in a worker process; each model's event, by name; what it noted, in notices."""
-    worker = Worker(folder, spec)
+    job = TrainingJob(folder, spec)
     models = {}
     try:
-        for event in worker.events(TIME_LIMIT):
+        for event in job.events(TIME_LIMIT):
             if event["event"] in ("progress", "status"):
                 on_progress(event)
             elif event["event"] == "model":
@@ -145,26 +145,26 @@ def run_job(folder: Path, spec: dict, on_progress, notices: list | None = None) 
             elif event["event"] == "notice" and notices is not None:
                 notices.append(event["text"])
             elif event["event"] == "error":
-                raise JobFailed(failure_message(event, worker))
+                raise JobFailed(failure_message(event, job))
             elif event["event"] == "done":
-                if notices is not None and (told := worker.tail()):  # print() in the student's functions, while training
+                if notices is not None and (told := job.tail()):  # print() in the student's functions, while training
                     notices.append(told.strip())
                 return models
-        raise JobFailed(f"The training stopped without its figures: {worker.death()}{worker.tail()}")
+        raise JobFailed(f"The training stopped without its figures: {job.death()}{job.tail()}")
     finally:
-        worker.stop()
+        job.stop()
 
 
-def failure_message(event: dict, worker: "Worker") -> str:
+def failure_message(event: dict, job: "TrainingJob") -> str:
     """What went wrong in the job, for the student."""
     where = f" while training the {event['model'].replace('_', ' ')} model" if event.get("model") else ""
     if event["kind"] == "diverged":
         then = "" if kit.is_student_kit() else f": see whether {shown_command('compare', '--solutions')} trains on this machine"
-        return f"The training diverged{where}: {event['message']}. Your functions passed every check, so this is rare{then}.{worker.tail()}"
-    return f"The comparison stopped{where}: {event['message']}{worker.tail()}"
+        return f"The training diverged{where}: {event['message']}. Your functions passed every check, so this is rare{then}.{job.tail()}"
+    return f"The comparison stopped{where}: {event['message']}{job.tail()}"
 
 
-class Worker:
+class TrainingJob:
     """The training job's process, started as a worker is: from a private room (a copy of the five files, the
     worker's code and the comparison's, no reference), confined as strongly as the machine allows, ended as
     its confinement ends a worker.

@@ -181,12 +181,12 @@ def attention_map(picture: dict, who: str = "your") -> str:
         f"Where {who} head looks as it is about to write the decision (a held-out reply):",
         f"  {dots}{text[start:]}_",
         f"  {' ' * len(dots)}{row}",
-        "  reads most: " + ", ".join(f'"{word}" {share:.0%}' for word, share in words(text, shares, picture["start_share"])),
+        "  reads most: " + ", ".join(f'"{word}" {share:.0%}' for word, share in most_read(text, shares, picture["start_share"])),
     ]
     return "\n".join(lines)
 
 
-def words(text: str, shares: list[float], start_share: float, n: int = 3) -> list[tuple[str, float]]:
+def most_read(text: str, shares: list[float], start_share: float, n: int = 3) -> list[tuple[str, float]]:
     """The n words (and the start token) the head gives the largest total share."""
     totals, word, total = [("(start)", start_share)], "", 0.0
     for char, share in zip(text + " ", shares + [0.0]):

@@ -14,7 +14,6 @@ import io
 import os
 import re
 import stat
-import sys
 import tempfile
 from pathlib import Path
 
@@ -36,6 +35,7 @@ from grader.exercises import BY_NAME, NAMES
 from grader.paths import MODULES
 from grader.sandbox import linux
 from grader.sandbox.isolation import APART
+from grader.style import commands_as
 
 KEY = "attention_by_hand"  # where the grading waits in nbconvert's resources, for WriteGrades
 MAX_BYTES = 1 << 20  # a module larger than this is not graded
@@ -186,13 +186,8 @@ def cell_text(report: Report, result, where: Path) -> str:
     student_view = dataclasses.replace(result, same_as_reference=False)
     single = Report([student_view], seed=report.seed, isolation=report.isolation, checks=report.checks)
     hashes = ", ".join(f"{name} {digest[:12]}" for name, digest in sorted(result.files.items()))
-    argv0 = sys.argv[0]
-    sys.argv[0] = "grader"  # the report names commands as the program that runs it: here, the student's `grader`
-    try:
-        with contextlib.chdir(where), contextlib.redirect_stdout(_Text()):
-            text = render(single, Path("exercises"))
-    finally:
-        sys.argv[0] = argv0
+    with contextlib.chdir(where), contextlib.redirect_stdout(_Text()), commands_as("grader"):  # the student's `grader`
+        text = render(single, Path("exercises"))
     return f"Graded from exercises/ as submitted, before any cell of this notebook ran (sha256: {hashes}).\n\n{text}\n"
 
 

@@ -126,6 +126,7 @@ def main(exercise: str, submission: str, result_file: str) -> int:
     from grader.check.report import render
     from grader.check.runner import run_checks
     from grader.sandbox.submission import SubmissionError, find_submission
+    from grader.style import commands_as
 
     try:
         folder = find_submission(Path(submission), solutions=False)
@@ -137,8 +138,8 @@ def main(exercise: str, submission: str, result_file: str) -> int:
     except Exception as error:  # a fault of the grader's: no traceback of its code in the student's notebook
         print(f"The grader could not check {exercise} ({type(error).__name__}): a fault in the grader, not in your code.")
         return 1
-    sys.argv[0] = "grader"  # the report names commands as the student types them: grader check ...
-    print(render(report, folder))
+    with commands_as("grader"):  # the report names commands as the student types them: grader check ...
+        print(render(report, folder))
     failing = [check.id for check in report.exercises[0].checks if check.status != "passed"]
     verdict = {"status": report.exercises[0].status, "checks": report.checks, "failing": failing}
     Path(result_file).write_text(json.dumps(verdict), encoding="utf-8")

@@ -27,11 +27,6 @@ def read_inputs(given: tuple, function: str) -> dict | None:
     return inputs
 
 
-def words(items: list[str]) -> str:
-    """Items joined as in a sentence: "a", "a and b", "a, b and c"."""
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
-
-
 def shape_problem(function: str, named: dict) -> str | None:
     """Why these arrays cannot go together into the function (sizes that disagree), or None."""
     shapes = {name: np.shape(value) for name, value in named.items() if isinstance(value, np.ndarray)}

@@ -19,38 +19,17 @@ from grader import kit
 from grader.check.cache import failing_examples
 from grader.check.checks.examples import OUTPUTS, examples, expected
 from grader.check.checks.harness import ARG_NAMES, FORWARD, GRADIENT, largest_difference, narrower, reference_for
+from grader.check.checks.trained import by_definition
 from grader.check.checks.where import float32_digits, relation
 from grader.check.report import submission_args
 from grader.exercises import BY_NAME
 from grader.sandbox import launcher
 from grader.sandbox.codec import Batches, Foreign, ToyModel, decode, encode
-from grader.student.given import read_inputs, shape_problem, words
+from grader.student import foreground
+from grader.student.given import read_inputs, shape_problem
 from grader.student.status import resolve, unknown_function
-from grader.style import mark, paint, shown_command, visible
+from grader.style import in_sentence, mark, paint, shown_command, visible
 
-RUN = """\
-import sys, traceback, importlib
-from pathlib import Path
-from grader.sandbox.codec import PACKAGE, decode, encode
-from grader.sandbox.imports import install
-from grader.sandbox.messages import call_refusal
-from grader.sandbox.session import load_package
-folder, module, function, given, answer = sys.argv[1:]
-load_package(PACKAGE, Path(folder))
-install()  # the worker's import rule, so what `grader check` refuses is refused here too
-args = decode(Path(given).read_bytes(), live=True)
-try:
-    value = getattr(importlib.import_module(f"{PACKAGE}.{module}"), function)(*args)
-except NotImplementedError:
-    sys.exit(4)
-except BaseException as error:
-    if said := call_refusal(function, error, Path(folder)):
-        print(said, file=sys.stderr)
-    else:
-        traceback.print_exc()
-    sys.exit(3)
-Path(answer).write_bytes(encode({"value": value, "args": args}))
-"""
 NO_REFERENCE = "the student's kit holds no reference solution"
 TOY = {"w": np.array([[0.5], [-0.25]]), "b": np.array([0.1])}
 CONFINED_SECONDS = 60.0  # for one call of someone else's function, confined
@@ -83,7 +62,9 @@ def given_example(exercise: str, function: str, inputs: dict) -> tuple:
     args, _, names, _ = example(exercise, function)
     args = tuple(inputs.get(name, arg) for name, arg in zip(names, args))
     theirs = [name for name in names if name not in inputs]
-    source = f"your input ({words(list(inputs))} from --input; {words(theirs)} from the small example)" if theirs else "your input"
+    source = (
+        f"your input ({in_sentence(list(inputs))} from --input; {in_sentence(theirs)} from the small example)" if theirs else "your input"
+    )
     try:
         judge = f"{NO_REFERENCE}; {shown_command('check', exercise)} judges your function"
         want = judge if kit.is_student_kit() else should_give(exercise, function, args)
@@ -192,8 +173,6 @@ def should_give(exercise: str, function: str, args: tuple):
         params, grads, lr = args
         return {name: params[name] - lr * grads[name] for name in params}
     if function == "train":
-        from grader.check.checks.public.test_training import by_definition
-
         model, batches, steps, lr = args
         losses, weights = by_definition(model.params, batches.pairs, steps, lr)
         return {"losses": [float(v) for v in losses], "params": weights, "batches taken": steps}
@@ -221,10 +200,11 @@ def run(folder: Path, exercise: str, function: str, args: tuple) -> dict | str |
     with tempfile.TemporaryDirectory(prefix="grader-try-") as scratch:
         given, answer = Path(scratch) / "args", Path(scratch) / "answer"
         given.write_bytes(encode(args))
-        command = launcher.python("-c", RUN, str(folder), exercise, function, str(given), str(answer), flags=())
+        # no -I: the student's Python as they would run a script (PYTHONBREAKPOINT and the like kept)
+        command = launcher.python("-m", "grader.student.foreground", str(folder), exercise, function, str(given), str(answer), flags=())
         with launcher.Child(command, output="terminal") as child:  # attached to this terminal: print() and breakpoint() work
             child.wait()
-        if child.returncode == 4:
+        if child.returncode == foreground.NOT_STARTED:
             return "not started"
         if child.returncode != 0 or not answer.exists():
             return None

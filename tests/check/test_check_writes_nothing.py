@@ -2,11 +2,13 @@
 
 import shutil
 
+import pytest
 from click.testing import CliRunner
 
 from grader.cli import main
 
 
+@pytest.mark.slow
 def test_checking_another_folder_leaves_it_as_it_was(tmp_path, pristine):
     folder = tmp_path / "submission"
     shutil.copytree(pristine, folder)

@@ -86,7 +86,7 @@ def verdict_of(mutant: Path, scratch: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def verdicts(tmp_path_factory):
-    """Every mutant's verdict, computed two at a time."""
+    """Every mutant's verdict, computed two at a time; the tests that use it are slow."""
     scratch = tmp_path_factory.mktemp("mutants")
     mutants = WRONG + RIGHT
     with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:
@@ -100,6 +100,7 @@ def test_enough_mutants():
     assert {exercise_of(m) for m in WRONG} == set(NAMES)
 
 
+@pytest.mark.slow
 def test_reference_passes_everything():
     """The reference solutions pass every check with full points, on the student's profile."""
     report = run_checks(SOLUTIONS_DIR)
@@ -109,6 +110,7 @@ def test_reference_passes_everything():
     assert [e.name for e in report.exercises] == list(NAMES)
 
 
+@pytest.mark.slow
 def test_stubs_are_not_started(tmp_path):
     """The untouched stubs are "not_started" everywhere, never "failed", with no points."""
     report = run_checks(write_stubs(tmp_path / "stubs"), profile="quick")
@@ -117,6 +119,7 @@ def test_stubs_are_not_started(tmp_path):
     assert all(c.status == "not_started" and "NotImplementedError" in c.message for e in report.exercises for c in e.checks)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutant", WRONG, ids=lambda m: m.stem)
 def test_wrong_implementation_fails(verdicts, mutant):
     """A known mistake fails its exercise, with a message of at most 25 lines for every failed check."""
@@ -130,6 +133,7 @@ def test_wrong_implementation_fails(verdicts, mutant):
         assert any(NAMED[mutant.stem] in c["message"] for c in failed), failed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutant", [m for m in WRONG if exercise_of(m) == "training"], ids=lambda m: m.stem)
 def test_training_mistake_counts_once(verdicts, mutant):
     """A wrong function in training fails only its own checks, since the others use the reference."""
@@ -139,6 +143,7 @@ def test_training_mistake_counts_once(verdicts, mutant):
     assert all(check.startswith(own) for check in failed), failed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutant", RIGHT, ids=lambda m: m.stem)
 def test_correct_alternative_passes(verdicts, mutant):
     """A correct implementation in another style passes every check."""
@@ -147,6 +152,7 @@ def test_correct_alternative_passes(verdicts, mutant):
     assert result["points"] == result["max_points"]
 
 
+@pytest.mark.slow
 def test_right_values_with_a_warning_fail_only_the_warning_check(verdicts):
     """exp before the shift, with its NaNs replaced afterwards, fails the warning check alone."""
     checks = verdicts["softmax__warns_then_fixes"]["checks"]
@@ -167,6 +173,7 @@ def test_checks_call_only_their_own_module():
     assert {m for m in BY_NAME["training"].uses} == {"scores", "masking", "softmax"}  # training's finite differences
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutant", WRONG, ids=lambda m: m.stem)
 def test_wrong_implementation_fails_publicly(verdicts, mutant):
     """A known mistake fails a public check too, so the student's kit shows it (PUBLIC_MISSES lists those it does not)."""
@@ -176,6 +183,7 @@ def test_wrong_implementation_fails_publicly(verdicts, mutant):
     assert verdicts[mutant.stem]["public"]["checks"] > 0 and verdicts[mutant.stem]["hidden"]["checks"] > 0
 
 
+@pytest.mark.slow
 def test_check_ids_are_unique_and_either_public_or_hidden():
     """No check id is in both folders, so every id names one check and says where it lives."""
     report = run_checks(SOLUTIONS_DIR, profile="quick")
@@ -192,6 +200,7 @@ def test_later_exercises_use_the_reference_of_earlier_ones():
     assert all(reference_functions(name) == set() for name in ("scores", "masking", "softmax"))
 
 
+@pytest.mark.slow
 def test_root_cause_named_when_earlier_exercises_fail(tmp_path):
     """With wrong scores, masking and softmax, heads and training still pass and name the root cause."""
     mutants = [MUTANTS / "wrong" / f"{m}.py" for m in ("scores__no_scale", "masking__fills_zero", "softmax__no_max_shift")]
@@ -203,6 +212,7 @@ def test_root_cause_named_when_earlier_exercises_fail(tmp_path):
     assert "passes with the reference" in heads.note
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutant", sorted(AT_SCALE_ONLY), ids=str)
 def test_mistakes_at_the_comparison_s_sizes_fail_there(verdicts, mutant):
     """Code right on small inputs and wrong at the sizes `grader compare` uses fails a check run at those sizes."""
@@ -211,6 +221,7 @@ def test_mistakes_at_the_comparison_s_sizes_fail_there(verdicts, mutant):
     assert at_scale and all(c in at_scale or c["id"].endswith("worked_examples") for c in failed), failed
 
 
+@pytest.mark.slow
 def test_a_mistake_fails_its_own_exercise_only(tmp_path):
     """The variants a student tester wrote, and one only the comparison's sizes show, fail their own exercise and no other.
 

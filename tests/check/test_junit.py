@@ -6,6 +6,7 @@ import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from grader.check.junit import junit_xml
@@ -68,6 +69,7 @@ def assert_same_verdicts(data: dict, root: ET.Element) -> None:
     assert float(values["total.max_points"]) == data["total"]["max_points"]
 
 
+@pytest.mark.slow
 def test_reference_solutions_pass_every_testcase(tmp_path):
     status, data, root = run(tmp_path, "--solutions")
     assert status == 0
@@ -78,6 +80,7 @@ def test_reference_solutions_pass_every_testcase(tmp_path):
     assert float(suite.get("time")) > 0
 
 
+@pytest.mark.slow
 def test_stubs_are_skipped_not_failed(tmp_path, submission):
     status, data, root = run(tmp_path, "--submission", str(submission))
     assert status == 1
@@ -87,6 +90,7 @@ def test_stubs_are_skipped_not_failed(tmp_path, submission):
     assert all(case[0].text.endswith("still raises NotImplementedError.") for case in suite.iter("testcase"))
 
 
+@pytest.mark.slow
 def test_one_wrong_function_fails_only_its_own_checks(tmp_path):
     folder = tmp_path / "wrong_softmax"
     shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))

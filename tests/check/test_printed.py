@@ -3,6 +3,7 @@
 import re
 import shutil
 
+import pytest
 from click.testing import CliRunner
 
 from grader.check.runner import run_checks
@@ -47,6 +48,7 @@ def test_long_output_is_cut_and_says_how_to_see_it_all(tmp_path):
     assert "more lines: `grader check softmax --output` shows everything it printed." in message
 
 
+@pytest.mark.slow
 def test_check_output_shows_everything_printed_check_by_check_passed_ones_too(tmp_path):
     folder = submission(tmp_path, SHAPE_PRINTING_SOFTMAX.replace("np.exp(x)", "np.exp(x - x.max(axis=-1, keepdims=True))"))
     result = CliRunner().invoke(main, ["check", "softmax", "--submission", str(folder), "--output"])
@@ -57,6 +59,7 @@ def test_check_output_shows_everything_printed_check_by_check_passed_ones_too(tm
     assert "x has shape" not in plain.output
 
 
+@pytest.mark.slow
 def test_a_failed_exercise_names_grader_try(tmp_path, monkeypatch):
     """In the student's own exercises/ try uses the kept input, in the terminal; another's folder keeps none and runs confined."""
     folder = submission(tmp_path, SHAPE_PRINTING_SOFTMAX)

@@ -37,6 +37,7 @@ def cache(tmp_path, monkeypatch) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_a_passing_run_keeps_the_examples_and_a_failing_mutant_gets_the_same_message_either_way(tmp_path, cache, monkeypatch):
     first = run_checks(SOLUTIONS_DIR, ["softmax"])
     kept = records(cache)
@@ -50,6 +51,7 @@ def test_a_passing_run_keeps_the_examples_and_a_failing_mutant_gets_the_same_mes
     assert said(first) == said(run_checks(SOLUTIONS_DIR, ["softmax"]))
 
 
+@pytest.mark.slow
 def test_the_record_is_what_runs_the_check(tmp_path, cache, monkeypatch):
     run_checks(SOLUTIONS_DIR, ["scores"])
     (record,) = [p for p in records(cache) if "public.test_scores.test_ones_score_sqrt_d" in p.name]
@@ -63,6 +65,7 @@ def test_the_record_is_what_runs_the_check(tmp_path, cache, monkeypatch):
     assert not drawn["scores.ones_score_sqrt_d"].message.startswith(SAID)  # drawn afresh, a small d shows it first
 
 
+@pytest.mark.slow
 def test_a_record_a_replayed_example_fails_is_drawn_again_and_rewritten(cache):
     run_checks(SOLUTIONS_DIR, ["scores"])
     (record,) = [p for p in records(cache) if "public.test_scores.test_ones_score_sqrt_d" in p.name]
@@ -72,6 +75,7 @@ def test_a_record_a_replayed_example_fails_is_drawn_again_and_rewritten(cache):
     assert record.read_bytes() == whole
 
 
+@pytest.mark.slow
 def test_an_unreadable_record_is_drawn_again(cache):
     run_checks(SOLUTIONS_DIR, ["masking"])
     for record in records(cache):
@@ -88,6 +92,7 @@ def test_off_keeps_nothing(tmp_path, monkeypatch):
     assert not list(tmp_path.rglob("*.examples"))
 
 
+@pytest.mark.slow
 def test_another_version_of_the_checks_or_libraries_has_records_of_its_own(cache, monkeypatch):
     run_checks(SOLUTIONS_DIR, ["masking"])
     monkeypatch.setattr(replay.hypothesis, "__version__", "0.0.0")

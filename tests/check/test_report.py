@@ -89,6 +89,7 @@ def test_report_round_trips_through_json():
     assert again == report and again.points == 7.5 and not again.passed
 
 
+@pytest.mark.slow
 def test_failure_message_is_small_named_and_free_of_tracebacks(tmp_path):
     """A failed check shows the shrunk input, expected and got, the mistake's name, no grader code; every run alike."""
     folder = submission(tmp_path / "s", scores=mutant("scores__no_scale"))
@@ -102,6 +103,7 @@ def test_failure_message_is_small_named_and_free_of_tracebacks(tmp_path):
     assert "Traceback" not in message and "grader/" not in message
 
 
+@pytest.mark.slow
 def test_exception_in_student_code_fails_with_its_line(tmp_path):
     """An exception raised by the student's function fails the check and names the exception."""
     broken = mutant("softmax__whole_array").replace("return e / np.sum(e)", 'raise ValueError("no idea")')
@@ -110,6 +112,7 @@ def test_exception_in_student_code_fails_with_its_line(tmp_path):
     assert all("ValueError" in c.message and "Traceback" not in c.message for c in result.checks if c.status != "passed")
 
 
+@pytest.mark.slow
 def test_hang_is_an_error_that_costs_one_function(tmp_path):
     """A function that never returns is an error after the time limit; the other exercises still pass."""
     hanging = (SOLUTIONS_DIR / "softmax.py").read_text().replace("    top = np.max(", "    while True:\n        pass\n    top = np.max(")
@@ -140,6 +143,7 @@ def test_check_json_follows_the_spec(tmp_path):
     assert data["total"] == {"points": 30.0, "max_points": 30.0}
 
 
+@pytest.mark.slow
 def test_check_on_stubs_exits_1_with_a_plain_table(stubs, tmp_path):
     """On the stubs: exit 1, no colour in a pipe, a row per exercise, the next step and the replay."""
     out = tmp_path / "report.json"
@@ -249,6 +253,7 @@ def test_a_dead_worker_is_described_without_contradicting_itself():
         assert "far too much memory" in killed and "array far too large" in killed and "ctypes" not in killed
 
 
+@pytest.mark.slow
 def test_the_root_cause_is_named_when_only_the_later_exercise_is_asked_for(tmp_path, monkeypatch):
     """masking checked (and failing) earlier, then `grader check heads` alone: heads' report says to fix masking first."""
     monkeypatch.chdir(tmp_path)  # the student's own exercises/, where grader check keeps its verdicts

@@ -23,6 +23,7 @@ def test_the_schemas_are_schemas():
         jsonschema.Draft202012Validator.check_schema(schema)
 
 
+@pytest.mark.slow
 def test_stubs_give_a_report_of_the_schema(submission):
     valid(run_checks(submission, ["scores", "masking"]).to_json(), CHECK)
 
@@ -38,6 +39,7 @@ def test_a_report_off_the_schema_is_refused():
         valid(wrong, CHECK)
 
 
+@pytest.mark.slow
 def test_compare_writes_the_json_of_its_schema(tmp_path):
     path = tmp_path / "compare.json"
     assert comparison.compare(solutions=True, seed=1, json_file=path, steps={"mlp": 3, "attention": 2}, samples=5) == 0

@@ -52,6 +52,7 @@ def test_a_large_array_is_summarised_and_the_first_difference_named():
     assert len(message.splitlines()) <= 8, message
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mutant", "words"),
     [("heads__no_w_o", "never multiplied by w_o"), ("heads__interleaved", "every other column")],

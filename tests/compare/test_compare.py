@@ -58,6 +58,7 @@ def test_gate_names_the_exercises_left_and_exits_1(monkeypatch, reference_copy):
     assert "check heads" in result.output
 
 
+@pytest.mark.slow
 def test_gate_uses_the_verdict_of_the_real_checks(monkeypatch, tmp_path, capsys):
     folder = write_stubs(tmp_path / "stubs")
     monkeypatch.setattr(comparison, "run_job", no_training)
@@ -65,6 +66,7 @@ def test_gate_uses_the_verdict_of_the_real_checks(monkeypatch, tmp_path, capsys)
     assert "Checking your five exercises before training" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_a_verdict_file_edited_to_passed_unlocks_nothing(monkeypatch, tmp_path, capsys):
     folder = write_stubs(tmp_path / "exercises")
     monkeypatch.chdir(tmp_path)  # the student's own exercises/: grader check keeps its verdict there
@@ -78,6 +80,7 @@ def test_a_verdict_file_edited_to_passed_unlocks_nothing(monkeypatch, tmp_path, 
     assert "softmax: not started" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_compare_leaves_nothing_in_the_folder_it_reads(reference_copy, capsys):
     before = sorted(p.relative_to(reference_copy) for p in reference_copy.rglob("*"))
     assert comparison.compare(submission=reference_copy, **QUICK) == 0
@@ -114,6 +117,7 @@ def test_the_plots_tick_labels_do_not_overlap(tmp_path):
     pyplot.close(fig)
 
 
+@pytest.mark.slow
 def test_quick_run_writes_the_json_of_spec_and_is_deterministic(tmp_path, capsys):
     first, again = tmp_path / "a.json", tmp_path / "b.json"
     assert comparison.compare(solutions=True, seed=3, json_file=first, **QUICK) == 0
@@ -133,6 +137,7 @@ def test_quick_run_writes_the_json_of_spec_and_is_deterministic(tmp_path, capsys
     assert "8-character MLP" in out and "0.86" in out and "Adam" in out
 
 
+@pytest.mark.slow
 def test_no_mask_trains_the_students_own_head_without_the_mask_too(tmp_path, capsys):
     path = tmp_path / "r.json"
     assert comparison.compare(solutions=True, no_mask=True, json_file=path, **QUICK) == 0
@@ -225,7 +230,7 @@ def test_the_import_rule_holds_in_the_comparison_too(ungated, reference_copy, ca
 @pytest.mark.posix("probes the worker with os.kill(pid, 0), which on Windows sends Ctrl-C instead")
 def test_ctrl_c_kills_the_worker_and_exits_130(monkeypatch, capsys):
     started = []
-    original = comparison.Worker.__init__
+    original = comparison.TrainingJob.__init__
 
     def remember(self, folder, spec):
         original(self, folder, spec)
@@ -234,7 +239,7 @@ def test_ctrl_c_kills_the_worker_and_exits_130(monkeypatch, capsys):
     def interrupt(self, event):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(comparison.Worker, "__init__", remember)
+    monkeypatch.setattr(comparison.TrainingJob, "__init__", remember)
     monkeypatch.setattr(compare_view.Progress, "update", interrupt)
     assert comparison.compare(solutions=True, **QUICK) == 130
     assert "Stopped" in capsys.readouterr().err
@@ -242,6 +247,7 @@ def test_ctrl_c_kills_the_worker_and_exits_130(monkeypatch, capsys):
         os.kill(started[0], 0)
 
 
+@pytest.mark.slow
 def test_full_run_on_the_reference_meets_the_targets(tmp_path):
     path = tmp_path / "figures.json"
     assert comparison.compare(solutions=True, seed=0, json_file=path) == 0
@@ -251,6 +257,7 @@ def test_full_run_on_the_reference_meets_the_targets(tmp_path):
     assert attention["p_decision"] >= 0.95 and attention["correct_replies"] >= 90
 
 
+@pytest.mark.slow
 @pytest.mark.linux("bubblewrap's namespaces keep the kit's folder out of the job's view")
 def test_the_training_job_cannot_read_the_reference(ungated, reference_copy, capsys):
     from grader.sandbox import isolation

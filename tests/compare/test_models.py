@@ -128,6 +128,7 @@ def test_next_logits_match_the_full_forward_pass():
         assert np.allclose(model.next_logits(x[:, :6]), logits[:, 5])
 
 
+@pytest.mark.slow
 def test_sampling_is_deterministic_for_a_seed():
     model = masked()
     first = models.sample(model, np.random.default_rng(5), 4)

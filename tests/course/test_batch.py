@@ -42,6 +42,7 @@ def rows_of(csv_file: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+@pytest.mark.slow
 @pytest.mark.posix("its hostile folders fork and run /bin/sleep")
 def test_a_batch_of_eight_with_two_hostile_folders_gives_eight_rows(tmp_path, pristine):
     root = tmp_path / "submissions"
@@ -67,6 +68,7 @@ def test_a_batch_of_eight_with_two_hostile_folders_gives_eight_rows(tmp_path, pr
     assert sleepers(("300", "301"), since=started) == []
 
 
+@pytest.mark.slow
 def test_a_hanging_submission_costs_only_its_own_row_within_the_bound(tmp_path):
     folder = make(tmp_path, "hangs", case="infinite_loop")
     csv_file = tmp_path / "grades.csv"
@@ -77,6 +79,7 @@ def test_a_hanging_submission_costs_only_its_own_row_within_the_bound(tmp_path):
     assert hung["status"] == "timeout" and "longer than 4 s" in hung["reason"] and float(hung["seconds"]) < 10
 
 
+@pytest.mark.slow
 def test_a_rerun_skips_the_folders_already_in_the_csv(tmp_path, capsys, pristine):
     first, second = make(tmp_path, "first", base=pristine), make(tmp_path, "second", base=pristine)
     csv_file = tmp_path / "grades.csv"
@@ -88,6 +91,7 @@ def test_a_rerun_skips_the_folders_already_in_the_csv(tmp_path, capsys, pristine
     assert [Path(r["folder"]).name for r in rows_of(csv_file)] == ["first", "second"]
 
 
+@pytest.mark.slow
 @pytest.mark.posix("a folder name that is not UTF-8 is a POSIX file system's")
 def test_folders_named_like_a_formula_or_not_in_utf8_get_one_inert_row_each_and_a_rerun_grades_neither_again(tmp_path, capsys, pristine):
     names = ["=cmd|' -C calc'!A0", b"Jos\xe9".decode("utf-8", "surrogateescape")]  # as Python reads a Latin-1 name
@@ -100,6 +104,7 @@ def test_folders_named_like_a_formula_or_not_in_utf8_get_one_inert_row_each_and_
     assert csv_file.read_bytes() == written and "0 to grade, 2 already" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 @pytest.mark.posix("kills the batch with SIGKILL, in a session of its own")
 def test_a_killed_batch_leaves_a_whole_csv_and_the_rerun_completes(tmp_path, pristine):
     folders = [make(tmp_path, f"s{i}", base=pristine) for i in range(4)]
@@ -153,6 +158,7 @@ def test_usage_errors(tmp_path, capsys, jobs, csv_name, message):
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_nbgrader_folders_are_rows_keyed_by_student_with_each_files_sha256(tmp_path):
     course = tmp_path / "course" / "submitted"
     for student in ("ada", "grace"):
@@ -168,6 +174,7 @@ def test_nbgrader_folders_are_rows_keyed_by_student_with_each_files_sha256(tmp_p
         assert found["isolation"] in ("namespaces", "user") and "reference solution, byte for byte" in found["reason"]
 
 
+@pytest.mark.slow
 def test_without_isolation_batch_refuses_unless_told(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTENTION_BY_HAND_ISOLATION", "none")
     folder = write_stubs(tmp_path / "alice")

@@ -159,6 +159,7 @@ def test_the_command_refuses_to_replace_a_zip_without_force(tmp_path):
     assert nowhere.exit_code == 2 and "does not exist" in nowhere.output
 
 
+@pytest.mark.slow
 def test_a_correct_submission_gets_every_point(root):
     submit(root)
     data, instructors_only = autograde(root)
@@ -172,6 +173,7 @@ def test_a_correct_submission_gets_every_point(root):
     assert (root / "source" / "grader" / "course" / "__pycache__").is_dir()  # the zip's kit did the grading
 
 
+@pytest.mark.slow
 def test_a_wrong_softmax_costs_softmax_points_only(root):
     submit(root, "exercises", softmax=WRONG_SOFTMAX)
     data = run_autograder(root)
@@ -185,6 +187,7 @@ def test_a_wrong_softmax_costs_softmax_points_only(root):
     assert data["score"] == 80.0 + softmax["score"] and "exercises/" in data["output"]
 
 
+@pytest.mark.slow
 def test_the_stubs_get_nothing_and_are_not_started(root, pristine):
     submit(root, "exercises", base=pristine)
     data = run_autograder(root)
@@ -193,6 +196,7 @@ def test_the_stubs_get_nothing_and_are_not_started(root, pristine):
     assert all("not started" in t["output"] and "NotImplementedError" in t["output"] for t in data["tests"])
 
 
+@pytest.mark.slow
 def test_a_folder_zipped_with_its_parents_is_found(root):
     folder = submit(root, "my upload/attention-by-hand/exercises", softmax=WRONG_SOFTMAX)
     (folder.parent / "README.md").write_text("notes")
@@ -238,6 +242,7 @@ def test_a_module_linked_to_the_reference_is_refused(root, pristine):
     assert data["score"] == 0.0 and "softmax.py in your submission is a link" in data["output"]
 
 
+@pytest.mark.slow
 def test_a_softmax_that_forges_the_results_gets_the_honest_score(root, pristine):
     submit(root, base=pristine, softmax=HOSTILE_SOFTMAX.format(root=str(root)))
     started = time.time()
@@ -326,6 +331,7 @@ def test_the_schema_follows_gradescopes_specification(document, valid):
     assert jsonschema.Draft202012Validator(SCHEMA).is_valid(document) == valid
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hidden", ["hidden", "after_due_date"])
 def test_the_zip_sets_when_students_see_the_hidden_checks(root, tmp_path, hidden):
     out = tmp_path / "chosen.zip"
@@ -342,6 +348,7 @@ def test_an_unknown_visibility_is_refused(tmp_path):
     assert refused.exit_code == 2 and "after_published" in refused.output and not (tmp_path / "a.zip").exists()
 
 
+@pytest.mark.slow
 def test_all_or_nothing_from_the_zip_is_honoured(root):
     (root / "source" / gradescope.SETTINGS).write_text(json.dumps({"all_or_nothing": True, "hidden": "after_published"}))
     submit(root, "exercises", softmax=WRONG_SOFTMAX)

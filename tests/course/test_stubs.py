@@ -61,6 +61,7 @@ def test_the_stubs_are_exercises_as_committed(module):
     assert stub_source(module) == text
 
 
+@pytest.mark.slow
 def test_the_kits_tests_pass_whatever_exercises_holds(tmp_path):
     """In a copy of the kit whose exercises/ holds the reference (and an __init__.py that does not parse), the stub tests pass."""
     kit = tmp_path / "kit"

@@ -57,6 +57,7 @@ def test_a_two_byte_frame_is_the_students_bad_output_and_the_next_call_is_in_ste
     assert np.allclose(got, multi_head_attention(X, HEADS, W_O)[0])
 
 
+@pytest.mark.slow
 def test_a_module_too_deep_for_the_parser_gets_its_own_verdict_and_the_others_are_graded(tmp_path):
     folder = submission(tmp_path)
     source = (folder / "softmax.py").read_text() + "\nTOTAL = " + " + ".join(["1"] * 30000) + "\n"

@@ -100,12 +100,22 @@ VERDICTS = {
 }
 
 
+# Cases that take more than a second or two (they wait out a time limit, restart a crashed worker, or run slowly): slow
+SLOW_CALLS = {"infinite_loop", "swallows_everything", "hang_at_import", "os_exit_in_call", "segfault", "slow_but_correct"}
+SLOW_CHECKED = {"slow_but_correct", "unseeded_noise", "nan_output", "os_exit_in_call"}
+
+
+def cases(names, slow: set) -> list:
+    """The cases in order, those in slow marked so."""
+    return [pytest.param(name, marks=pytest.mark.slow) if name in slow else name for name in sorted(names)]
+
+
 def test_every_hostile_case_has_a_verdict():
     assert sorted([*VERDICTS, "kills_grader"]) == sorted(path.name for path in HOSTILE.iterdir() if path.is_dir())
 
 
 @pytest.mark.linux("the hostile cases use /proc, fork and POSIX signals, and survivors are found by PID namespace")
-@pytest.mark.parametrize("case", sorted(VERDICTS))
+@pytest.mark.parametrize("case", cases(VERDICTS, SLOW_CALLS))
 def test_hostile_call_gets_its_verdict(case, tmp_path, workers):
     expected, bound = VERDICTS[case]
     folder = submission(tmp_path, case)
@@ -191,7 +201,7 @@ CHECKED = {
 
 
 @pytest.mark.linux("the hostile cases use /proc, fork and POSIX signals, and survivors are found by PID namespace")
-@pytest.mark.parametrize("case", sorted(CHECKED))
+@pytest.mark.parametrize("case", cases(CHECKED, SLOW_CHECKED))
 def test_hidden_checks_give_the_verdict(case, tmp_path, workers):
     folder = submission(tmp_path, case)
     start = time.monotonic()
@@ -203,6 +213,7 @@ def test_hidden_checks_give_the_verdict(case, tmp_path, workers):
     assert_nothing_survives(folder, workers)
 
 
+@pytest.mark.slow
 @pytest.mark.linux("the hostile cases use /proc, fork and POSIX signals, and survivors are found by PID namespace")
 def test_the_other_exercises_keep_their_true_verdict(tmp_path, workers):
     folder = submission(tmp_path, "patches_allclose")
@@ -212,6 +223,7 @@ def test_the_other_exercises_keep_their_true_verdict(tmp_path, workers):
     assert_nothing_survives(folder, workers)
 
 
+@pytest.mark.slow
 def test_a_conftest_in_the_folder_is_never_loaded_by_the_checks(tmp_path):
     folder = submission(tmp_path, "lying_conftest")
     script = f"from grader.check.runner import run_checks; print(run_checks({str(folder)!r}, ['softmax']).exercises[0].status)"
@@ -219,6 +231,7 @@ def test_a_conftest_in_the_folder_is_never_loaded_by_the_checks(tmp_path):
     assert run.stdout.split() == ["failed"], run.stderr
 
 
+@pytest.mark.slow
 def test_the_command_line_grades_a_folder_with_a_conftest_ignoring_it(tmp_path):
     folder = submission(tmp_path, "lying_conftest")
     result = tmp_path / "result.json"
@@ -233,6 +246,7 @@ def test_the_command_line_grades_a_folder_with_a_conftest_ignoring_it(tmp_path):
     assert json.loads(result.read_text(encoding="utf-8"))["exercises"][0]["status"] == "failed"
 
 
+@pytest.mark.slow
 def test_the_command_line_writes_the_graders_json_and_exit_status(tmp_path):
     folder = submission(tmp_path, "fake_report")
     result_file = tmp_path / "result.json"

@@ -116,6 +116,7 @@ def test_a_refused_library_looks_absent_to_code_that_falls_back(tmp_path):
         assert student.call("softmax", "softmax", X).value is True
 
 
+@pytest.mark.slow
 def test_through_the_checks_the_exercise_is_an_error_and_the_others_keep_their_verdict(tmp_path):
     folder = submission(tmp_path, softmax=in_a_call('scipy = importlib.import_module("scipy.special")'))
     # training is left out: after any module-wide error of softmax.py (a syntax error too) its checks that use
@@ -139,6 +140,7 @@ def grader_try(folder, cwd):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("statement", ["import torch", "import hypothesis", 'importlib.import_module("scipy")'])
 @pytest.mark.parametrize("place, line", [(module_level, 2), (in_a_call, 5)])
 def test_grader_try_refuses_the_same_imports_with_the_same_words(tmp_path, statement, place, line):
@@ -147,6 +149,7 @@ def test_grader_try_refuses_the_same_imports_with_the_same_words(tmp_path, state
     assert run.stderr.strip() == refusal(REFUSED[statement], line, statement)
 
 
+@pytest.mark.slow
 def test_grader_try_allows_numpy_and_the_standard_library(tmp_path):
     folder = submission(
         tmp_path,
@@ -165,6 +168,7 @@ def test_grader_try_allows_numpy_and_the_standard_library(tmp_path):
     assert run.returncode == 0 and "they agree" in run.stdout, run.stdout + run.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.linux("the point is to take Linux's mechanisms away on Linux; elsewhere the normal run is the portable one")
 @pytest.mark.skipif(simulating_other_os(), reason="this is already the simulated run")
 def test_the_portable_path_gives_the_same_verdicts():

@@ -4,11 +4,13 @@ import sys
 import time
 
 import psutil
+import pytest
 from busy import allowed
 
 from grader.sandbox import isolation, launcher
 
 
+@pytest.mark.slow
 def test_a_child_past_its_deadline_is_ended_with_what_it_started(tmp_path):
     grandchild = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)']); print('started', flush=True); time.sleep(300)"
     started = time.monotonic()

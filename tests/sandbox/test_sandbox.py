@@ -274,6 +274,7 @@ def test_an_in_place_update_shows_in_the_args(tmp_path):
     np.testing.assert_array_equal(outcome.args[0]["w"], [0.5, 0.5])
 
 
+@pytest.mark.slow
 def test_a_timeout_costs_one_call_and_a_fresh_worker_serves_the_next(tmp_path):
     folder = submission(
         tmp_path,

@@ -30,6 +30,7 @@ def test_batch_refuses_grades_on_a_tier_that_keeps_no_neighbours_apart_unless_al
     assert batch.isolation_problem(True) == ""
 
 
+@pytest.mark.slow
 def test_a_tier_that_cannot_be_had_is_a_clear_message_not_a_traceback(tmp_path):
     run = subprocess.run(
         [sys.executable, "-m", "grader", "check", "softmax", "--solutions"],

@@ -5,6 +5,7 @@ import re
 import subprocess
 import sys
 
+import pytest
 from click.testing import CliRunner
 
 from grader import style
@@ -160,11 +161,21 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch):
     assert not style.colour_on(open(__file__))
 
 
+def test_commands_are_named_as_the_notebook_s_student_types_them_only_where_asked(monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["/somewhere/bin/python3", "-c"])
+    outside = style.command("check", "softmax")
+    with style.commands_as("grader"):
+        assert style.command("check", "softmax") == "grader check softmax"
+    assert style.command("check", "softmax") == outside != "grader check softmax"
+    assert sys.argv[0] == "/somewhere/bin/python3"  # nothing rewritten
+
+
 def test_output_to_a_pipe_has_no_escape_codes(submission, monkeypatch):
     stand_in(monkeypatch, {"scores": "passed", "masking": "failed"})
     assert "\x1b[" not in grader("status", "--submission", str(submission)).output
 
 
+@pytest.mark.slow
 def test_the_real_checks_on_fresh_stubs(submission):
     result = grader("status", "--submission", str(submission))
     assert result.exit_code == 0

@@ -4,6 +4,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from grader.course.stubs import write_stubs
 from grader.paths import SOLUTIONS_DIR
 
@@ -18,6 +20,7 @@ def grader_try(*args, cwd):
     return subprocess.run([sys.executable, "-m", "grader", "try", *args], capture_output=True, text=True, timeout=120, cwd=cwd)
 
 
+@pytest.mark.slow
 def test_the_reference_agrees_on_every_function_of_an_exercise(tmp_path):
     run = grader_try("training", "--submission", str(reference_copy(tmp_path)), cwd=tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
@@ -26,6 +29,7 @@ def test_the_reference_agrees_on_every_function_of_an_exercise(tmp_path):
     assert run.stdout.count("they agree") == 4
 
 
+@pytest.mark.slow
 def test_prints_show_a_stub_is_not_started_and_a_mistake_differs(tmp_path):
     folder = write_stubs(tmp_path / "work")
     assert "not written yet" in grader_try("softmax", "--submission", str(folder), cwd=tmp_path).stdout

@@ -54,6 +54,7 @@ def grader(*args):
     return CliRunner().invoke(main, list(args))
 
 
+@pytest.mark.slow
 def test_try_uses_the_failing_checks_input_and_names_the_float32(tmp_path):
     folder = work(tmp_path, "softmax", FLOAT32_SOFTMAX)
     assert grader("check", "softmax", "--submission", folder).exit_code == 1
@@ -64,6 +65,7 @@ def test_try_uses_the_failing_checks_input_and_names_the_float32(tmp_path):
     assert "they differ" in tried.output
 
 
+@pytest.mark.slow
 def test_try_train_shows_the_batches_it_took(tmp_path):
     folder = work(tmp_path, "training", ZIP_TRAIN)
     assert grader("check", "training", "--submission", folder).exit_code == 1
@@ -72,6 +74,7 @@ def test_try_train_shows_the_batches_it_took(tmp_path):
     assert "'batches taken': 2" in tried.output and "'batches taken': 1" in tried.output and tried.exit_code == 1
 
 
+@pytest.mark.slow
 def test_once_the_check_passes_try_goes_back_to_the_worked_example(tmp_path):
     folder = work(tmp_path, "softmax", FLOAT32_SOFTMAX)
     grader("check", "softmax", "--submission", folder)
@@ -81,6 +84,7 @@ def test_once_the_check_passes_try_goes_back_to_the_worked_example(tmp_path):
     assert tried.exit_code == 0 and "softmax on a small example:" in tried.output and "they agree" in tried.output
 
 
+@pytest.mark.slow
 def test_a_damaged_record_falls_back_to_the_worked_example(tmp_path):
     folder = work(tmp_path, "softmax", FLOAT32_SOFTMAX)
     grader("check", "softmax", "--submission", folder)
@@ -91,6 +95,7 @@ def test_a_damaged_record_falls_back_to_the_worked_example(tmp_path):
     assert "softmax on a small example:" in tried.output and "Traceback" not in tried.output
 
 
+@pytest.mark.slow
 def test_the_students_kit_shows_the_worked_examples_stored_answer(tmp_path, monkeypatch):
     """The float32 softmax fails a worked example first, whose answer the student's kit stores: try shows it."""
     folder = work(tmp_path, "softmax", FLOAT32_SOFTMAX)

@@ -35,6 +35,7 @@ def tried(folder: Path, *args: str):
     return CliRunner().invoke(main, ["try", *args, "--submission", str(folder)])
 
 
+@pytest.mark.slow
 def test_watch_keeps_the_failing_input_that_try_then_uses(tmp_path):
     """The batch-only masking bug passes on the worked example: try must use the input watch's check failed on."""
     folder = work(tmp_path, "masking", "masking__first_axis_size")
@@ -59,6 +60,7 @@ def test_compares_gate_keeps_the_failing_input_that_try_then_uses(tmp_path, monk
     assert "(kept by grader compare at " in result.output and "they differ" in result.output and result.exit_code == 1, result.output
 
 
+@pytest.mark.slow
 def test_status_keeps_the_failing_input_and_keeps_other_exercises_inputs(tmp_path):
     """A check run for status keeps its input; a verdict read from the cache does not wipe the inputs kept before."""
     folder = work(tmp_path, "masking", "masking__first_axis_size")
@@ -69,6 +71,7 @@ def test_status_keeps_the_failing_input_and_keeps_other_exercises_inputs(tmp_pat
     assert json.loads((folder / ".grader" / "failing.json").read_text()) == before
 
 
+@pytest.mark.slow
 def test_the_students_kit_shows_the_expected_value_the_property_gave(tmp_path, monkeypatch):
     """No reference in the student's kit, but the √d property knows its answer: try shows it."""
     folder = work(tmp_path, "scores", "scores__no_scale")
@@ -79,6 +82,7 @@ def test_the_students_kit_shows_the_expected_value_the_property_gave(tmp_path, m
     assert "No expected value" not in result.output and "they differ" in result.output and result.exit_code == 1
 
 
+@pytest.mark.slow
 def test_the_students_kit_shows_a_worked_examples_stored_answer(tmp_path, monkeypatch):
     """A failed worked example's answer is stored in the student's kit: try shows it rather than 'no reference'."""
     folder = work(tmp_path, "scores", "scores__transposed")

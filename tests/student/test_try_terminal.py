@@ -30,6 +30,7 @@ def work(tmp_path, name: str):
     return folder
 
 
+@pytest.mark.slow
 def test_breakpoint_opens_pdb_on_the_terminal_and_the_result_follows(tmp_path):
     """pdb stops in softmax, answers a question about x, continues, and try shows the result beside the expected one."""
     work(tmp_path, "exercises")  # the student's own exercises/, beside where they run the grader
@@ -47,6 +48,7 @@ def test_breakpoint_opens_pdb_on_the_terminal_and_the_result_follows(tmp_path):
     assert "BdbQuit" not in shown and "yours:" in shown and "expected:" in shown
 
 
+@pytest.mark.slow
 def test_another_folder_is_tried_confined_never_on_the_terminal(tmp_path):
     """A submission that is not the student's own exercises/ runs in the sandbox: its breakpoint() cannot take the terminal."""
     folder = work(tmp_path, "submission")

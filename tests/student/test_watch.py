@@ -87,6 +87,7 @@ def save(path, text):
         os.utime(path, ns=(before + 1_000_000, before + 1_000_000))
 
 
+@pytest.mark.slow
 @pytest.mark.posix("stops grader watch with SIGINT, as Ctrl-C does")
 def test_save_syntax_error_fix_and_ctrl_c(submission):
     session = Session("scores", "--submission", str(submission))
@@ -110,6 +111,7 @@ def test_save_syntax_error_fix_and_ctrl_c(submission):
     assert re.search(r"\d+\.\d s after your save", output)
 
 
+@pytest.mark.slow
 @pytest.mark.posix("stops grader watch with SIGINT, as Ctrl-C does")
 def test_without_an_exercise_it_follows_the_file_saved(submission):
     session = Session("--submission", str(submission))
@@ -123,6 +125,7 @@ def test_without_an_exercise_it_follows_the_file_saved(submission):
         session.kill()
 
 
+@pytest.mark.slow
 @pytest.mark.posix("stops grader watch with SIGINT, as Ctrl-C does")
 def test_a_slow_check_shows_that_it_is_checking_until_its_verdict_lands(submission):
     reference = (SOLUTIONS_DIR / "scores.py").read_text()
@@ -176,6 +179,7 @@ def test_a_fault_in_the_grader_is_reported_and_watching_goes_on(submission, monk
     assert "? scores: no verdict yet." in out and "scores: checking" not in out
 
 
+@pytest.mark.slow
 def test_on_a_terminal_the_clock_counts_the_seconds_of_a_check(submission, monkeypatch, capsys):
     monkeypatch.setattr(watch, "recheck_command", run_python("import time; time.sleep(2.6)"))
     monkeypatch.setattr(watch, "colour_on", lambda: True)  # redraw in place, as on a terminal
