@@ -27,7 +27,7 @@ def runs(monkeypatch):
     """A stand-in for the checks that records which exercises it was asked to run."""
     asked = []
 
-    def run_checks(submission, exercises=None):
+    def run_checks(submission, exercises=None, **options):
         asked.append(list(exercises))
         return Report([verdict(name, "failed") for name in exercises], seed=7)
 
@@ -97,7 +97,7 @@ def test_checked_report_runs_only_what_is_missing(submission, runs):
 
 
 def test_a_save_during_the_checks_is_not_hidden(submission, monkeypatch):
-    def run_checks(folder, exercises=None):
+    def run_checks(folder, exercises=None, **options):
         (folder / "scores.py").write_text("# saved while the checks ran\n")
         return Report([verdict(name) for name in exercises], seed=0)
 

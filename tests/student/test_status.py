@@ -21,7 +21,7 @@ def stand_in(monkeypatch, statuses):
     """Replace the checks: each exercise gets the status given (not started when not named); returns the calls."""
     calls = []
 
-    def run_checks(folder, exercises=None):
+    def run_checks(folder, exercises=None, **options):
         calls.append(list(exercises))
         results = []
         for name in exercises:
