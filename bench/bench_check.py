@@ -2,7 +2,8 @@
 
 Usage: python3 bench/bench_check.py [RUNS]   (default 5 runs of each case)
 The floor is a fresh `python -c "import numpy, pytest, hypothesis"`, which every fresh-process check
-pays. Targets (issue 22): one exercise within 2x the floor, all five within 4x, in the strongest
+pays. Targets (issue 22): one exercise within 2x the floor, all five within 4x, a new student's
+first `grader` (untouched stubs) within 2x and `grader` with nothing changed within 1x, in the strongest
 isolation this machine offers, full-scale examples kept. The checks replay the examples Hypothesis
 drew on an earlier run (grader/check/checks/replay.py); "all five, drawn" is the first run on a
 machine, with no examples kept. The runs alternate between the cases, so load on the machine falls
@@ -12,18 +13,21 @@ on all alike; the load average is printed before and after.
 import cProfile
 import os
 import pstats
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 from grader.check.checks.replay import CACHE_VAR
+from grader.course.stubs import write_stubs
 from grader.exercises import NAMES
 
 FLOOR = [sys.executable, "-c", "import numpy, pytest, hypothesis"]
 IMPORTS = [sys.executable, "-c", "import grader.cli, grader.check.command, grader.check.report"]  # the interpreter and the kit's imports
-TARGETS = {"all five": 4.0, "one exercise": 2.0}  # times the floor
+TARGETS = {"all five": 4.0, "one exercise": 2.0, "status, stubs": 2.0, "status, unchanged": 1.0}  # times the floor
 PARTS = {  # where a run's time goes, by the function that spends it (cumulative, in the grader's process)
     "the checks, collected and run by pytest": ("runner.py", "collect"),
     "  waiting for the sandbox (probe, worker starts)": ("workers.py", "get"),
@@ -41,6 +45,11 @@ def timed(argv: list[str], env: dict | None = None) -> float:
     if run.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed:\n{run.stderr[-2000:]}")
     return time.perf_counter() - start
+
+
+def status(folder: Path) -> list[str]:
+    """The command line of `grader status --submission FOLDER` (the student's `grader`)."""
+    return [sys.executable, "-m", "grader", "status", "--submission", str(folder)]
 
 
 def check(args: list[str]) -> list[str]:
@@ -75,18 +84,23 @@ def main(runs: int) -> None:
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores; isolation: {tier}")
     cases = {"floor": FLOOR, "imports": IMPORTS, "all five": check([])} | {name: check([name]) for name in NAMES}
     cases["all five, drawn"] = check([])
+    stubs = write_stubs(Path(tempfile.mkdtemp(prefix="bench-stubs-")) / "exercises")
+    cases["status, stubs"] = cases["status, unchanged"] = status(stubs)  # a new student's first `grader`, and the next
     walls: dict[str, list[float]] = {label: [] for label in cases}
     subprocess.run(check([]), capture_output=True)  # the examples kept, as after a student's first check
     for _ in range(runs):
         for label, argv in cases.items():
+            if label == "status, stubs":
+                shutil.rmtree(stubs / ".grader", ignore_errors=True)  # no verdict yet
             with tempfile.TemporaryDirectory() as nothing_kept:
                 walls[label].append(timed(argv, {CACHE_VAR: nothing_kept} if label.endswith("drawn") else {}))
+    shutil.rmtree(stubs.parent)
     floor = statistics.median(walls["floor"])
     for label, times in walls.items():
         median = statistics.median(times)
-        line = f"{label:<15} median {median:5.2f} s (min {min(times):.2f}, max {max(times):.2f}, {runs} runs)"
+        line = f"{label:<17} median {median:5.2f} s (min {min(times):.2f}, max {max(times):.2f}, {runs} runs)"
         if label not in ("floor", "imports"):
-            target = TARGETS["all five" if label.startswith("all five") else "one exercise"]
+            target = TARGETS.get(label, TARGETS["all five" if label.startswith("all five") else "one exercise"])
             ratio = median / floor
             line += f"  {ratio:4.1f}x the floor: {'within' if ratio <= target else 'OVER'} the {target:g}x target"
         print(line, flush=True)

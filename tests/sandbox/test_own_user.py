@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,14 @@ def grader_env():
         subprocess.run([str(SYSTEM_PYTHON), "-m", "venv", str(base / "venv")], check=True, timeout=120)
         python = base / "venv" / "bin" / "python"
         subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", "numpy", "psutil", "click", "pytest", "hypothesis"],
+            [
+                str(python),
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                *tomllib.loads((KIT_ROOT / "pyproject.toml").read_text())["project"]["dependencies"],
+            ],
             check=True,
             timeout=600,
             capture_output=True,
