@@ -106,6 +106,19 @@ class Student:
         after = tuple(Batches(self._pairs, self._taken) if type(arg) is Batches else arg for arg in reply["args"])  # the grader's count
         return Outcome(reply["value"], after, reply["seconds"], reply["output"], reply["warnings"])
 
+    def _spare_started(self) -> Worker | None:
+        """The spare, given the files and started; None when there is none or it will not start (a fresh one is made then)."""
+        spare, self._spare = self._spare, None
+        if spare is None:
+            return None
+        try:
+            spare.launch.room.fill(self.folder)
+            spare.start(self.reference)
+        except (OSError, StudentError):
+            spare.stop()
+            return None
+        return spare
+
     def _import(self, module, limit):
         """Import the module in the worker, remembering a failure for the calls that follow."""
         try:
@@ -133,18 +146,16 @@ class Student:
 
     def _start(self) -> Worker:
         """A fresh worker (the spare, given its files now, if there is one), confined as well as this machine allows."""
-        try:
-            if self._spare is not None:
-                worker, self._spare = self._spare, None
-                worker.launch.room.fill(self.folder)
-            else:
+        worker = self._spare_started()
+        if worker is None:
+            try:
                 worker = Worker(isolation.choose(), self.folder)
-        except isolation.IsolationError as error:
-            raise StudentError("grader", f"The grader cannot run your code: {error} {GRADER_FAULT}") from None
-        except OSError as error:
-            raise StudentError("grader", f"The grader could not start its worker process ({error}). {GRADER_FAULT}") from None
+            except isolation.IsolationError as error:
+                raise StudentError("grader", f"The grader cannot run your code: {error} {GRADER_FAULT}") from None
+            except OSError as error:
+                raise StudentError("grader", f"The grader could not start its worker process ({error}). {GRADER_FAULT}") from None
+            worker.start(self.reference)
         confinement = worker.confinement
-        worker.start(self.reference)
         if confinement.name.endswith("+landlock") and not worker.landlocked:  # the tier recorded must be the one it had
             worker.stop()
             raise StudentError("grader", f"The grader could not apply Landlock to its worker process. {GRADER_FAULT}")
