@@ -71,7 +71,10 @@ def time_exercise(folder, name, saves):
     proc = subprocess.Popen(
         [sys.executable, "-m", "grader", "watch", name, "--submission", str(folder)],
         cwd=KIT_ROOT,
-        env=dict(os.environ, NO_COLOR="1"),
+        env={
+            **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+            "NO_COLOR": "1",
+        },  # bytecode kept, as on a student's machine
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

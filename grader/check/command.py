@@ -3,8 +3,6 @@
 import json
 from pathlib import Path
 
-from grader.check.runner import run_checks
-
 
 def check(
     exercises: tuple[str, ...] = (),
@@ -15,6 +13,9 @@ def check(
     output: bool = False,
 ) -> int:
     """`grader check`: run the checks, print the report, write --json and --junit; exit 0, 1, or 2 if unreadable."""
+    from grader.sandbox.isolation import IsolationError, choose_soon
+
+    choose_soon()  # the confinement's probe runs while the grader imports the rest
     import click
 
     from grader.check.junit import junit_xml
@@ -27,7 +28,7 @@ def check(
         click.echo(f"Cannot check: {error}", err=True)
         return 2
     from grader.check.cache import save_report
-    from grader.sandbox.isolation import IsolationError
+    from grader.check.runner import run_checks
     from grader.sandbox.launcher import own_exercises
     from grader.sandbox.private import NotRegular
 

@@ -103,6 +103,9 @@ def unfinished(folder: Path) -> list:
 
     In the student's own exercises/ the verdict is kept, with each failing input for `grader try`, as `grader check` keeps it.
     """
+    from grader.sandbox.isolation import choose_soon
+
+    choose_soon()  # the confinement's probe runs while the checks are imported
     from grader.check.cache import save_report
     from grader.check.runner import run_checks
 

@@ -15,12 +15,12 @@ ATTENTION_BY_HAND_ISOLATION=namespaces|user|none chooses one; it is an error if 
 Grades (batch, nbgrader autograde) are made only in a tier of APART unless the instructor allows it.
 """
 
-import functools
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -208,8 +208,32 @@ def choose(name: str | None = None) -> Portable:
     raise IsolationError("no way to run a worker was found")  # "none" always works
 
 
-@functools.cache
+_probed: dict[str, str] = {}  # each tier's probe, once per process
+_probing = threading.Lock()  # one probe at a time: a thread that asks while another probes waits for its answer
+
+
 def _probe(tier: str) -> str:
+    """Why the tier cannot be used here, or "" when a worker started in it answered (probed once per process)."""
+    with _probing:
+        if tier not in _probed:
+            _probed[tier] = _probe_now(tier)
+        return _probed[tier]
+
+
+def choose_soon() -> None:
+    """Choose the confinement in a thread, so its probe runs while the caller imports the checks."""
+    threading.Thread(target=choose_quietly, daemon=True, name="isolation-probe").start()
+
+
+def choose_quietly() -> None:
+    """Choose the confinement now, if it can be had; the run that needs a worker says why not."""
+    try:
+        choose()
+    except IsolationError:
+        pass
+
+
+def _probe_now(tier: str) -> str:
     """Why the tier cannot be used here, or "" when a worker started in it answered."""
     if tier == "none":
         return ""

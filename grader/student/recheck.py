@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from grader.check.cache import checked_report
+from grader.sandbox.isolation import choose_soon
 
 READY = "--ready"
 SPARES = 2  # workers a check of one exercise starts: training's has two (grader.check.checks.workers)
@@ -22,6 +23,8 @@ def main(folder: str, *names: str) -> int:
         if names == (READY,):
             spares = ready()
             names = tuple(sys.stdin.readline().split())
+        else:
+            choose_soon()  # the confinement's probe runs while the checks are imported
         if names:
             checked_report(Path(folder), list(names), by="watch", spares=spares)
     except Exception as error:  # the watch shows it; nothing of the grader's traceback reaches the student

@@ -9,6 +9,7 @@ from grader.check.cache import checked_report, unchanged
 from grader.check.report import public_line, submission_args
 from grader.check.report import shown_folder as shown
 from grader.exercises import BY_NAME, EXERCISES, NAMES
+from grader.sandbox.isolation import choose_soon
 from grader.student.welcome import first_run, show_welcome
 from grader.style import mark, paint, shown_command
 
@@ -46,6 +47,7 @@ def status(submission: Path | None = None) -> int:
     if missing:
         which = "your five exercises" if len(missing) == len(NAMES) else ", ".join(missing)
         click.echo(paint(f"checking {which}…", dim=True))
+        choose_soon()  # the confinement's probe runs while the checks are imported
     report = checked_report(folder)
     click.echo(table(report, folder))
     click.echo("\n" + next_step(report, folder))

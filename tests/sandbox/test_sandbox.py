@@ -3,6 +3,7 @@
 import time
 
 import numpy as np
+import psutil
 import pytest
 from busy import allowed
 from folders import submission
@@ -354,6 +355,18 @@ def test_find_submission_says_what_is_missing(tmp_path):
         find_submission(folder, solutions=True)
 
 
+def wait_for_python(pid: int, seconds: float = 30.0) -> None:
+    """Wait until a Python runs in this process or below it."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        root = psutil.Process(pid)
+        if any("python" in p.name() for p in [root, *root.children(recursive=True)]):
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"no Python started under process {pid}")
+
+
+@pytest.mark.slow  # ending the spare's tree waits out its grace period (about 2 s in all)
 def test_a_spare_worker_is_given_the_files_later_and_a_dead_one_is_replaced():
     """A worker started ahead of the files (grader watch's) serves the call; one that died before is replaced, not blamed."""
     x = np.array([[1.0, 2.0, 3.0]])
@@ -362,6 +375,7 @@ def test_a_spare_worker_is_given_the_files_later_and_a_dead_one_is_replaced():
         assert np.allclose(student.call("softmax", "softmax", x).value.sum(), 1.0)
         assert student._worker is spare
     dead = Worker(isolation.choose(), None)
+    wait_for_python(dead.process.pid)  # else the kill may come before bubblewrap starts the worker, which then lives on
     end_tree(dead.process)
     with Student(SOLUTIONS_DIR, spare=dead) as student:
         assert np.allclose(student.call("softmax", "softmax", x).value.sum(), 1.0)

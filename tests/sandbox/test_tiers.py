@@ -4,6 +4,8 @@ import os
 import re
 import subprocess
 import sys
+import threading
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -88,3 +90,22 @@ def test_nbgrader_autograde_refuses_grades_recorded_on_a_tier_that_keeps_no_neig
         assert step.preprocess(None, dict(resources))[1][autograde.KEY] is grading
     step.allow_unisolated = True
     assert step.preprocess(None, dict(resources))[1][autograde.KEY] is grading
+
+
+def test_a_probe_runs_once_however_many_threads_ask(monkeypatch):
+    """choose_soon() probes in a thread; a run that asks meanwhile waits for that probe instead of starting its own."""
+    probes, started = [], threading.Event()
+
+    def slow_probe(tier):
+        probes.append(tier)
+        started.set()
+        time.sleep(0.1)
+        return "" if tier == "none" else "not here"
+
+    monkeypatch.setattr(isolation, "_probe_now", slow_probe)
+    monkeypatch.setattr(isolation, "_probed", {})
+    monkeypatch.delenv(isolation.TIER_VAR, raising=False)
+    isolation.choose_soon()
+    assert started.wait(10)
+    chosen = [isolation.choose() for _ in range(3)]
+    assert probes == list(isolation.TIERS) and {c.name for c in chosen} == {"none"}

@@ -11,6 +11,7 @@ from grader.sandbox import isolation
 from grader.sandbox.codec import encode
 from grader.sandbox.errors import StudentError
 from grader.sandbox.messages import not_written
+from grader.sandbox.process import Worker
 from grader.sandbox.student import Outcome, Student
 
 REMEMBERED = ("raised", "bad_output")  # failures a call gives again on the same arguments (the others stop its function)
@@ -39,20 +40,21 @@ class Workers:
         self.memo_bytes = 0
 
     def start_early(self, exercises) -> None:
-        """Start the workers these exercises' checks use, each in a thread, while pytest collects the checks.
+        """Start the workers these exercises' checks use, each given its files in a thread, while pytest collects the checks.
 
-        Starting one is mostly waiting on its process (bubblewrap, Python, numpy), so they start side by
-        side, once the confinement is chosen (its probe, run once per process, starts a worker too).
-        Each thread lives until close(): a worker dies with the thread that started it (PR_SET_PDEATHSIG).
+        The confinement is chosen first (its probe, once per process, is best begun by
+        isolation.choose_soon() before the grader's imports). Each worker's process starts here, in
+        the run's own thread, so that Python and numpy load while the checks are collected.
         """
-        chosen, with_reference = threading.Event(), not kit.is_student_kit()
-        threading.Thread(target=_choose, args=(chosen,), daemon=True, name="isolation-probe").start()
+        with_reference = not kit.is_student_kit()
         for name in (name for name in exercises if name not in self.unwritten):
             reference = reference_functions(name) if with_reference else frozenset()
             if reference not in self.started:
+                if not self.spares:
+                    self.spares.extend(_spare())
                 student = self.started[reference] = self._student(reference)
                 ready = self.ready[reference] = threading.Event()
-                thread = threading.Thread(target=_start, args=(student, chosen, ready, self.closing), daemon=True, name="worker-start")
+                thread = threading.Thread(target=_start, args=(student, ready, self.closing), daemon=True, name="worker-start")
                 thread.start()
                 self.threads.append(thread)
 
@@ -130,19 +132,20 @@ def _digest(reference: frozenset, module: str, function: str, args: tuple) -> tu
     return hashlib.blake2b(request, digest_size=20).digest(), len(request)
 
 
-def _choose(chosen: threading.Event) -> None:
-    """Choose the run's confinement (probing it, the first time), then let the workers start."""
+def _spare() -> list:
+    """A worker process started in the confinement chosen, with no files yet; none when it cannot start (the call says why)."""
     try:
-        isolation.choose()
-    except isolation.IsolationError:
-        pass  # each worker's start says so
-    finally:
-        chosen.set()
+        return [Worker(isolation.choose(), None)]
+    except (isolation.IsolationError, OSError):
+        return []
 
 
-def _start(student: Student, chosen: threading.Event, ready: threading.Event, closing: threading.Event) -> None:
-    """Start a worker once the confinement is chosen, then stay until the run ends: the worker lives as long as this thread."""
-    chosen.wait()
+def _start(student: Student, ready: threading.Event, closing: threading.Event) -> None:
+    """Give a worker its files and wait for it to answer, then stay until the run ends.
+
+    A worker this thread had to start itself (its spare would not) dies with the thread that
+    started it (PR_SET_PDEATHSIG); a fault says so at the worker's first call.
+    """
     try:
         student.start()
     finally:
