@@ -105,6 +105,24 @@ def test_the_reference_runs_in_a_helper_process_not_the_graders(tmp_path):
     assert psutil.Process(helper.pid).ppid() == psutil.Process().pid
 
 
+def test_an_ask_that_came_before_is_answered_as_then_and_forgotten_at_the_end(monkeypatch):
+    """The reference is a pure function of the ask: the helper process runs each distinct ask once per run."""
+    from solutions.softmax import softmax
+
+    asked = []
+    real = HELPER._asked
+    monkeypatch.setattr(HELPER, "_asked", lambda *args: asked.append(args) or real(*args))
+    HELPER.forget()
+    frame = encode({"ask": "softmax.softmax", "args": (np.array([[1.0, 2.0]]),)})
+    other = encode({"ask": "softmax.softmax", "args": (np.array([[1.0, 3.0]]),)})
+    answers = [HELPER.answer(softmax, f) for f in (frame, frame, other)]
+    assert answers[0] == answers[1] != answers[2] and len(asked) == 2
+    assert np.allclose(decode(answers[0])["value"], softmax(np.array([[1.0, 2.0]])))
+    HELPER.forget()
+    HELPER.answer(softmax, frame)
+    assert len(asked) == 3 and HELPER.kept
+
+
 def peak_tree(process: subprocess.Popen, peaks: list):
     """Thread: the largest resident memory of the process and all it started, until it ends."""
     root, top = psutil.Process(process.pid), 0

@@ -10,6 +10,7 @@ from grader.check.checks.harness import BUDGET, reference_for, reference_functio
 from grader.sandbox import isolation
 from grader.sandbox.codec import encode
 from grader.sandbox.errors import StudentError
+from grader.sandbox.helper import HELPER
 from grader.sandbox.messages import not_written
 from grader.sandbox.process import Worker
 from grader.sandbox.student import Outcome, Student
@@ -119,6 +120,7 @@ class Workers:
             spare.stop()
         self.started.clear()
         self.spares.clear()
+        HELPER.forget()
         self.memo.clear()  # pytest keeps each run's plugins, so a process that grades many (nbgrader) would keep every memo
         self.memo_bytes = 0
 
