@@ -64,14 +64,14 @@ class Collector:
         report = (yield).get_result()
         check = _check_id(item)
         self.seconds[check] = self.seconds.get(check, 0.0) + report.duration
-        student = getattr(item, "funcargs", {}).get("student") if call.when == "call" else None
-        everything = visible(student.printed.everything()) if student else ""
+        submission = getattr(item, "funcargs", {}).get("submission") if call.when == "call" else None
+        everything = visible(submission.printed.everything()) if submission else ""
         if call.when == "call" and report.passed:
             self.results[check] = CheckResult(check, "passed", printed=everything)
         elif report.failed or report.skipped:
             status, message, by_grader = verdict(call.excinfo.value if call.excinfo else None)
-            message = visible(message + (student.printed.told(_exercise(item)) if student else ""))
-            example = student.last_example(call.excinfo.value if call.excinfo else None) if student and status == "failed" else None
+            message = visible(message + (submission.printed.told(_exercise(item)) if submission else ""))
+            example = submission.last_example(call.excinfo.value if call.excinfo else None) if submission and status == "failed" else None
             example = example and {**example, "said": message.splitlines()[0]}  # what the check said, for `grader try`
             self.results.setdefault(check, CheckResult(check, status, message, by_grader, printed=everything, example=example))
 

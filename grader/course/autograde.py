@@ -31,6 +31,7 @@ from grader.check.report import render
 from grader.check.results import ALL_OR_NOTHING, SCORING_VAR, Report
 from grader.check.runner import run_checks
 from grader.course import notebook as kit_notebook
+from grader.course.errors import Unreadable
 from grader.exercises import BY_NAME, NAMES
 from grader.paths import MODULES
 from grader.sandbox import linux
@@ -40,10 +41,6 @@ from grader.style import commands_as
 KEY = "attention_by_hand"  # where the grading waits in nbconvert's resources, for WriteGrades
 MAX_BYTES = 1 << 20  # a module larger than this is not graded
 LITTER = {".hypothesis", "__pycache__"}  # never left in an autograded folder, so never in the feedback
-
-
-class Unreadable(Exception):
-    """The submission's modules cannot be graded; the message says why, to the student."""
 
 
 def read_modules(submission: Path) -> dict[str, bytes]:

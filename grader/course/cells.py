@@ -15,19 +15,13 @@ import sys
 import tempfile
 from pathlib import Path
 
+from grader.course.errors import NotPassed
 from grader.sandbox import launcher
 
 LIMIT = 240  # seconds for one exercise's checks in a graded cell
 TRY_LIMIT = 5  # seconds for the student's function in a try cell
 TRY_STARTUP = 30  # seconds on top of TRY_LIMIT for starting the interpreters around it
 STATUS_WORDS = {"failed": "some checks fail", "not_started": "not started", "error": "error"}
-
-
-class NotPassed(Exception):
-    """An exercise that does not pass the checks run here; shown in the notebook as one line, without a traceback."""
-
-    def _render_traceback_(self) -> list[str]:  # IPython shows this instead of the traceback
-        return [f"{type(self).__name__}: {self}"]
 
 
 class NotGraded(NotPassed):
@@ -150,12 +144,12 @@ def main_try(module: str, function: str, submission: str, request_file: str, lim
     """Call one of the student's functions in a worker and print its output and result."""
     from grader.sandbox.codec import decode, encode
     from grader.sandbox.errors import StudentError
-    from grader.sandbox.student import Student
+    from grader.sandbox.handle import WorkerHandle
 
     args = decode(Path(request_file).read_bytes())
-    with Student(Path(submission), timeout=float(limit)) as student:
+    with WorkerHandle(Path(submission), timeout=float(limit)) as worker:
         try:
-            outcome = student.call(module, function, *args)
+            outcome = worker.call(module, function, *args)
         except StudentError as error:
             print(error.output, end="")
             print(error.message)

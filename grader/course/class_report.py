@@ -14,6 +14,7 @@ from pathlib import Path
 
 import click
 
+from grader.course.errors import ReportError
 from grader.exercises import EXERCISES
 
 SLOWEST = 5  # submissions listed by time
@@ -31,10 +32,6 @@ table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{padding:.2em .8em;text-
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}.track{background:#e6e6e6;display:inline-block;width:12em;line-height:0}
 .bar{background:#c0392b;height:.8em;display:inline-block}.ok{background:#27ae60}h1{font-size:1.5em}
 h2{font-size:1.15em;margin-top:1.5em}p.note{color:#555;font-size:.9em}"""
-
-
-class ReportError(Exception):
-    """The CSV cannot be read as `grader batch` writes it; the message says why."""
 
 
 @dataclass

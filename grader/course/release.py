@@ -19,21 +19,18 @@ import click
 
 import grader
 from grader.check.checks import examples
+from grader.course.errors import ReleaseError
 from grader.course.stubs import write_stubs
 from grader.paths import DATA_DIR, GRADER_DIR, KIT_ROOT, MODULES, SOLUTIONS_DIR
 
 HERE = Path(__file__).resolve().parent
 LEFT_OUT = ("check/checks/hidden", "check/diagnosis.py")  # under grader/: built from the reference
-COURSE_KEPT = {"__init__.py", "cells.py"}  # grader/course/: only what the notebook's cells run at the student's side
+COURSE_KEPT = {"__init__.py", "cells.py", "errors.py"}  # grader/course/: only what the notebook's cells run at the student's side
 OWNED = ("README.md", "pyproject.toml", ".gitignore", "exercises", "grader")  # what the release writes, and --force replaces
 FORBIDDEN = ("solutions", "grader.check.diagnosis", "grader.check.checks.hidden")  # no module of the release imports these
 KIT_LINES = {'KIND = "full"': 'KIND = "student"', 'DISTRIBUTION = "attention-by-hand"': 'DISTRIBUTION = "attention-by-hand-student"'}
 COURSE_INIT = '"""In the student\'s kit, only what the notebook\'s cells run for the student (cells.py); imports check, sandbox."""\n'
 FIRST_COMMAND = "python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/grader"
-
-
-class ReleaseError(Exception):
-    """The release cannot be written as asked; the message says why and what to do."""
 
 
 def release(out_dir: Path, force: bool = False) -> int:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from grader.sandbox.codec import ArrayHead
+from grader.sandbox.errors import AskRefused
 
 BATCH, T = 16, 141  # the comparison's batch and positions (grader.check.checks.scale): a worked example's scores
 PARAM_NUMBERS = 40 * 16 + 128 * 128 + 128 + 128 * 40 + 40 + 40 * 32 + 160 * 32 + 32 * 32 * 2 + 32 * 128  # the model's
@@ -25,35 +26,31 @@ MARGIN = 4  # times the largest honest call
 BUDGET = MARGIN * max(BATCH * T * T, PARAM_NUMBERS)  # numbers an ask may hold or be answered with
 
 
-class Refused(ValueError):
-    """An ask outside its function's contract or over its budget; the message is for the student."""
-
-
 def check(name: str, args) -> None:
-    """Raise Refused unless args (an outline: ArrayHead for each array) fit name's contract and budget."""
+    """Raise AskRefused unless args (an outline: ArrayHead for each array) fit name's contract and budget."""
     contract = CONTRACTS.get(name)
     if contract is None:
-        raise Refused(f"there is no reference {name} to ask")
+        raise AskRefused(f"there is no reference {name} to ask")
     function = name.partition(".")[2]
     parameters = contract.__code__.co_varnames[: contract.__code__.co_argcount]
     if type(args) is not tuple or len(args) != len(parameters):
-        raise Refused(f"{function} takes {len(parameters)} arguments ({', '.join(parameters)})")
+        raise AskRefused(f"{function} takes {len(parameters)} arguments ({', '.join(parameters)})")
     cost = contract(*args)
     if cost > BUDGET:
-        raise Refused(
+        raise AskRefused(
             f"{function} was called on arguments that hold or would give {cost:,} numbers; the grader's reference "
             f"computes at most {BUDGET:,}, several times the largest input a check uses. Call it on the input you were given."
         )
 
 
 def _array(value, what: str, ndim: int = 1) -> ArrayHead:
-    """The outline of a float array of at least ndim dimensions, or Refused."""
+    """The outline of a float array of at least ndim dimensions, or AskRefused."""
     if type(value) is not ArrayHead:
-        raise Refused(f"{what} must be a numpy array of floats, not {_kind(value)}")
+        raise AskRefused(f"{what} must be a numpy array of floats, not {_kind(value)}")
     if value.dtype.kind != "f":
-        raise Refused(f"{what} must be a floating-point array, as the contract says, not {value.dtype}")
+        raise AskRefused(f"{what} must be a floating-point array, as the contract says, not {value.dtype}")
     if len(value.shape) < ndim:
-        raise Refused(f"{what} must have at least {ndim} dimensions, not shape {value.shape}")
+        raise AskRefused(f"{what} must have at least {ndim} dimensions, not shape {value.shape}")
     return value
 
 
@@ -65,17 +62,17 @@ def _kind(value) -> str:
 
 
 def _nonempty(shape: tuple, axes: int, what: str) -> None:
-    """Refused when one of the last `axes` axes is empty."""
+    """AskRefused when one of the last `axes` axes is empty."""
     if 0 in shape[len(shape) - axes :]:
-        raise Refused(f"{what} has an empty axis where the contract has none (shape {shape})")
+        raise AskRefused(f"{what} has an empty axis where the contract has none (shape {shape})")
 
 
 def _broadcast(*shapes: tuple, what: str) -> tuple:
-    """The shapes' broadcast, or Refused."""
+    """The shapes' broadcast, or AskRefused."""
     try:
         return np.broadcast_shapes(*shapes)
     except ValueError:
-        raise Refused(f"{what}: shapes {' and '.join(map(str, shapes))} do not broadcast") from None
+        raise AskRefused(f"{what}: shapes {' and '.join(map(str, shapes))} do not broadcast") from None
 
 
 def attention_scores(q, k) -> int:
@@ -83,16 +80,16 @@ def attention_scores(q, k) -> int:
     _nonempty(q.shape, 2, "q")
     _nonempty(k.shape, 2, "k")
     if q.shape[-1] != k.shape[-1]:
-        raise Refused(f"q and k must end in the same width d, not {q.shape} and {k.shape}")
+        raise AskRefused(f"q and k must end in the same width d, not {q.shape} and {k.shape}")
     batch = _broadcast(q.shape[:-2], k.shape[:-2], what="the batch axes of q and k")
     return max(q.size + k.size, math.prod(batch) * q.shape[-2] * k.shape[-2])
 
 
 def causal_mask(T) -> int:
     if not isinstance(T, numbers.Integral) or isinstance(T, bool | np.bool_):
-        raise Refused(f"T must be an int, not {_kind(T)}")
+        raise AskRefused(f"T must be an int, not {_kind(T)}")
     if T < 1:
-        raise Refused(f"T must be at least 1, not {T}")
+        raise AskRefused(f"T must be at least 1, not {T}")
     return int(T) ** 2
 
 
@@ -100,7 +97,7 @@ def apply_causal_mask(scores) -> int:
     scores = _array(scores, "scores", 2)
     _nonempty(scores.shape, 2, "scores")
     if scores.shape[-1] != scores.shape[-2]:
-        raise Refused(f"scores must be square in its last two axes (..., T, T), not {scores.shape}")
+        raise AskRefused(f"scores must be square in its last two axes (..., T, T), not {scores.shape}")
     return scores.size
 
 
@@ -114,22 +111,22 @@ def softmax_backward(shares, d_shares) -> int:
     shares, d_shares = _array(shares, "shares"), _array(d_shares, "d_shares")
     _nonempty(shares.shape, 1, "shares")
     if shares.shape[-1:] != d_shares.shape[-1:]:
-        raise Refused(f"shares and d_shares must end in the same axis, not {shares.shape} and {d_shares.shape}")
+        raise AskRefused(f"shares and d_shares must end in the same axis, not {shares.shape} and {d_shares.shape}")
     return math.prod(_broadcast(shares.shape, d_shares.shape, what="shares and d_shares"))
 
 
 def sgd_step(params, grads, lr) -> int:
     if type(params) is not dict or type(grads) is not dict:
-        raise Refused(f"params and grads must be dicts of arrays, not {_kind(params)} and {_kind(grads)}")
+        raise AskRefused(f"params and grads must be dicts of arrays, not {_kind(params)} and {_kind(grads)}")
     if set(params) != set(grads):
-        raise Refused(f"params and grads must have the same names, not {sorted(map(str, params))} and {sorted(map(str, grads))}")
+        raise AskRefused(f"params and grads must have the same names, not {sorted(map(str, params))} and {sorted(map(str, grads))}")
     if not isinstance(lr, numbers.Real) or isinstance(lr, bool | np.bool_) or not math.isfinite(lr):
-        raise Refused(f"lr must be a finite float, not {_kind(lr)}")
+        raise AskRefused(f"lr must be a finite float, not {_kind(lr)}")
     cost = 0
     for name, param in params.items():
         param, grad = _array(param, f"params[{name!r}]", 0), _array(grads[name], f"grads[{name!r}]", 0)
         if _broadcast(param.shape, grad.shape, what=f"params[{name!r}] and grads[{name!r}]") != param.shape:
-            raise Refused(f"grads[{name!r}] must be shaped like params[{name!r}], not {grad.shape} for {param.shape}")
+            raise AskRefused(f"grads[{name!r}] must be shaped like params[{name!r}], not {grad.shape} for {param.shape}")
         cost += param.size + grad.size
     return cost
 

@@ -1,4 +1,8 @@
-"""How a call of student code can fail: the error the checks see, and the words for a dead worker."""
+"""The sandbox's outcomes: how a call of student code can fail, the words for a dead worker, and what else the grader's side refuses.
+
+The worker's own exceptions (imports.Refused, worker.NoTerminal) live in its modules: it is given
+those alone (private.WORKER_MODULES), not this one.
+"""
 
 import signal
 
@@ -68,3 +72,23 @@ def _how(status) -> str:
     if number in names:
         return names[number]
     return signal.Signals(number).name if number in signal.valid_signals() else f"signal {number}"
+
+
+class SubmissionError(Exception):
+    """The submission folder cannot be graded; the message says why and what to do."""
+
+
+class NotRegular(Exception):
+    """A module that is not a regular file (a symbolic link, a folder, a device); the message says which."""
+
+
+class HelperFailed(Exception):
+    """The helper gave no answer: it died, ran past its deadline or over its memory."""
+
+
+class IsolationError(Exception):
+    """The isolation asked for cannot be had on this machine; the message says why."""
+
+
+class AskRefused(ValueError):
+    """An ask outside its function's contract or over its budget; the message is for the student."""

@@ -24,6 +24,7 @@ import psutil
 
 from grader.sandbox import launcher
 from grader.sandbox.codec import encode
+from grader.sandbox.errors import HelperFailed
 
 MEMORY_BYTES = 2 << 30  # the helper's address space: numpy's own and a few answers at the asks' budget
 ASK_SECONDS = 10.0  # one answer's deadline, at most
@@ -33,10 +34,6 @@ POLL = 0.05  # seconds between looks at the helper's memory where RLIMIT_AS coul
 THREADS = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}  # one core, a small address space
 KIT = str(Path(__file__).resolve().parents[2])
 BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from grader.sandbox.helper import serve; serve()"
-
-
-class HelperFailed(Exception):
-    """The helper gave no answer: it died, ran past its deadline or over its memory."""
 
 
 class Helper:

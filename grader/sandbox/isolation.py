@@ -28,7 +28,7 @@ import psutil
 
 from grader.paths import MODULES
 from grader.sandbox import launcher, linux
-from grader.sandbox.errors import StudentError
+from grader.sandbox.errors import IsolationError, StudentError
 from grader.sandbox.portable import simulating_other_os
 from grader.sandbox.private import Room
 from grader.sandbox.process import Worker
@@ -38,10 +38,6 @@ TIERS = ("namespaces", "user", "none")
 APART = ("namespaces", "user+landlock")  # the recorded tiers that keep one submission from reading another's files
 LANDLOCK_VERSION = 1 << 0  # landlock_create_ruleset's flag: return the kernel's Landlock ABI version
 TIER_VAR = "ATTENTION_BY_HAND_ISOLATION"
-
-
-class IsolationError(Exception):
-    """The isolation asked for cannot be had on this machine; the message says why."""
 
 
 @dataclass

@@ -13,15 +13,12 @@ import tempfile
 from pathlib import Path
 
 from grader.paths import MODULES
+from grader.sandbox.errors import NotRegular
 
 SANDBOX_DIR = Path(__file__).resolve().parent
 # The worker's code: no reference, no check; boot.py imports worker, which imports the rest.
 WORKER_MODULES = ("__init__", "boot", "channel", "codec", "imports", "landlock", "limits", "messages", "session", "toymodel", "worker")
 PACKAGE_INIT = '"""The worker\'s copy of the kit: only grader.sandbox\'s worker modules."""\n'
-
-
-class NotRegular(Exception):
-    """A module that is not a regular file (a symbolic link, a folder, a device); the message says which."""
 
 
 READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)

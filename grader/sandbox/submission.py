@@ -3,11 +3,8 @@
 from pathlib import Path
 
 from grader.paths import EXERCISES_DIR, MODULES, SOLUTIONS_DIR, default_submission
+from grader.sandbox.errors import SubmissionError
 from grader.sandbox.private import NotRegular, regular
-
-
-class SubmissionError(Exception):
-    """The submission folder cannot be graded; the message says why and what to do."""
 
 
 def find_submission(submission: Path | None = None, solutions: bool = False) -> Path:

@@ -214,11 +214,11 @@ def run(folder: Path, exercise: str, function: str, args: tuple) -> dict | str |
 def run_confined(folder: Path, exercise: str, function: str, args: tuple) -> dict | str | None:
     """Someone else's folder (a student's submission): the call in a confined worker, at the strongest isolation here."""
     from grader.sandbox.errors import StudentError
-    from grader.sandbox.student import Student
+    from grader.sandbox.handle import WorkerHandle
 
-    with Student(folder, timeout=CONFINED_SECONDS) as student:
+    with WorkerHandle(folder, timeout=CONFINED_SECONDS) as worker:
         try:
-            outcome = student.call(exercise, function, *args)
+            outcome = worker.call(exercise, function, *args)
         except StudentError as error:
             if error.kind == "not_started":
                 return "not started"

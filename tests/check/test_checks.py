@@ -168,7 +168,7 @@ def test_checks_call_only_their_own_module():
     for name in NAMES:
         for kind, allowed in (("hidden", {name}), ("public", {name, *BY_NAME[name].uses})):
             source = (CHECKS_DIR / kind / f"test_{name}.py").read_text(encoding="utf-8")
-            called = set(re.findall(r'student\.call\(\s*"(\w+)"', source))
+            called = set(re.findall(r'submission\.call\(\s*"(\w+)"', source))
             assert called <= allowed and (kind == "hidden" or name in called), (kind, name, called)
     assert {m for m in BY_NAME["training"].uses} == {"scores", "masking", "softmax"}  # training's finite differences
 

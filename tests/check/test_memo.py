@@ -11,8 +11,8 @@ from grader.check.checks.workers import Workers
 from grader.check.runner import run_checks
 from grader.paths import SOLUTIONS_DIR
 from grader.sandbox.errors import StudentError
+from grader.sandbox.handle import Outcome
 from grader.sandbox.helper import HELPER
-from grader.sandbox.student import Outcome
 
 COUNTING = """
 import numpy as np

@@ -116,7 +116,11 @@ def test_the_release_leaves_the_reference_and_the_hidden_checks_behind(kit):
     files = {path.relative_to(kit).as_posix() for path in kit.rglob("*") if path.is_file()}
     assert not [f for f in files if f.startswith(("solutions", "grader/check/checks/hidden", "tests", "bench"))]
     assert "grader/check/diagnosis.py" not in files and "grader/check/checks/examples.npz" in files
-    assert {f for f in files if f.startswith("grader/course/")} == {"grader/course/__init__.py", "grader/course/cells.py"}
+    assert {f for f in files if f.startswith("grader/course/")} == {
+        "grader/course/__init__.py",
+        "grader/course/cells.py",
+        "grader/course/errors.py",
+    }
     assert {f"exercises/{m}.py" for m in MODULES} <= files and {"README.md", "pyproject.toml", "grader/data/train.txt"} <= files
     assert all((kit / "exercises" / f"{m}.py").read_text(encoding="utf-8") == stub_source(m) for m in MODULES)
     assert 'KIND = "student"' in (kit / "grader" / "kit.py").read_text(encoding="utf-8")

@@ -21,8 +21,9 @@ from grader.check.checks.harness import reference_for, reference_functions
 from grader.exercises import BY_NAME
 from grader.sandbox import asks
 from grader.sandbox.codec import decode, encode
+from grader.sandbox.errors import AskRefused
+from grader.sandbox.handle import WorkerHandle
 from grader.sandbox.helper import HELPER
-from grader.sandbox.student import Student
 
 CEILING = 512 << 20  # bytes the whole grading's process tree may hold while an attacker is graded
 FULL = {name: BY_NAME[name].points for name in ("heads", "training")}  # the honest folder's, beside the attackers
@@ -55,7 +56,7 @@ REFUSED = {
 @pytest.mark.parametrize("case", REFUSED)
 def test_an_ask_outside_its_contract_is_refused_before_it_runs(case):
     name, args = REFUSED[case]
-    with pytest.raises(asks.Refused):
+    with pytest.raises(AskRefused):
         asks.check(name, outline(*args))
 
 
@@ -80,7 +81,7 @@ def test_the_comparisons_own_calls_are_within_the_budget():
 def test_a_complex_step_softmax_backward_through_the_stand_in_no_longer_passes(tmp_path):
     folder = attack(tmp_path, ATTACKS / "costly_sgd_ask.py", 0)
     shares, d_shares = np.array([[0.2, 0.8]]), np.array([[1.0, -1.0]])
-    with Student(folder, reference=reference_for(reference_functions("training")), timeout=10) as student:
+    with WorkerHandle(folder, reference=reference_for(reference_functions("training")), timeout=10) as student:
         with pytest.raises(Exception) as raised:
             student.call("training", "softmax_backward", shares, d_shares)
     assert "complex128" in str(raised.value) and "float" in str(raised.value)
@@ -89,7 +90,7 @@ def test_a_complex_step_softmax_backward_through_the_stand_in_no_longer_passes(t
 def test_a_refused_ask_fails_the_call_even_when_the_students_code_catches_it(tmp_path):
     folder = attack(tmp_path, ATTACKS / "costly_asks.py", 0)
     x, w = np.ones((1, 2, 3)), np.ones((3, 2))
-    with Student(folder, reference=reference_for(reference_functions("heads")), timeout=10) as student:
+    with WorkerHandle(folder, reference=reference_for(reference_functions("heads")), timeout=10) as student:
         with pytest.raises(Exception) as raised:
             student.call("heads", "attention_head", x, w, w, w)
     assert "causal_mask" in str(raised.value) and f"{asks.BUDGET:,}" in str(raised.value)
@@ -98,7 +99,7 @@ def test_a_refused_ask_fails_the_call_even_when_the_students_code_catches_it(tmp
 def test_the_reference_runs_in_a_helper_process_not_the_graders(tmp_path):
     folder = submission(tmp_path)
     x, w = np.ones((1, 2, 3)), np.ones((3, 2))
-    with Student(folder, reference=reference_for(reference_functions("heads")), timeout=10) as student:
+    with WorkerHandle(folder, reference=reference_for(reference_functions("heads")), timeout=10) as student:
         student.call("heads", "attention_head", x, w, w, w)
     helper = HELPER.process
     assert helper is not None and helper.poll() is None

@@ -1,4 +1,4 @@
-"""The submission option, the chosen Hypothesis profile (profiles.py), the seed and the `student` fixture for the checks."""
+"""The submission option, the chosen Hypothesis profile (profiles.py), the seed and the `submission` fixture for the checks."""
 
 from pathlib import Path
 
@@ -37,7 +37,7 @@ def each_example(inner):
     """The inner test Hypothesis runs once per input, forgetting the last input's printed output first."""
 
     def run(*args, **kwargs):
-        (kwargs["student"] if "student" in kwargs else args[0]).printed.new_example()  # the fixture, by name or first
+        (kwargs["submission"] if "submission" in kwargs else args[0]).printed.new_example()  # the fixture, by name or first
         return inner(*args, **kwargs)
 
     return run
@@ -59,12 +59,12 @@ def workers(request):
 
 
 @pytest.fixture(scope="module")
-def student(workers, request):
+def submission(workers, request):
     """The submission as one exercise sees it: the earlier exercises it uses replaced by the reference."""
     return Submission(workers, request.module.EXERCISE)
 
 
 @pytest.fixture(autouse=True)
-def each_check(student):
+def each_check(submission):
     """Every check starts with nothing printed."""
-    student.printed.new_check()
+    submission.printed.new_check()

@@ -13,7 +13,7 @@ from grader.check.checks.where import float32_digits, relation, swapped_shape
 from grader.exercises import BY_NAME
 from grader.sandbox.codec import Foreign, encode
 from grader.sandbox.errors import StudentError
-from grader.sandbox.student import Outcome
+from grader.sandbox.handle import Outcome
 
 SEED = 20240604  # the fixed Hypothesis seed of every check, printed with every report
 BUDGET = 200.0  # seconds for all the checks of one run, within batch's and nbgrader's own limits

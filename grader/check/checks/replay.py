@@ -99,7 +99,7 @@ def tidy(base: Path) -> None:
         pass
 
 
-def run(test, student) -> None:
+def run(test, submission) -> None:
     """Run a drawn check: on its kept examples when all pass, else under Hypothesis, keeping its examples if it passes.
 
     test: the @given test, whose hypothesis.inner_test Hypothesis calls once per example.
@@ -109,7 +109,7 @@ def run(test, student) -> None:
     if kept is not None:
         try:
             for args, kwargs in kept:
-                test.hypothesis.inner_test(student, *args, **kwargs)
+                test.hypothesis.inner_test(submission, *args, **kwargs)
             return
         except Exception:  # a failure: Hypothesis finds it again on the same examples, and shrinks it
             pass
@@ -117,7 +117,7 @@ def run(test, student) -> None:
     inner = test.hypothesis.inner_test
 
     def recording(*args, **kwargs):
-        example = (tuple(a for a in args if a is not student), {k: v for k, v in kwargs.items() if v is not student})
+        example = (tuple(a for a in args if a is not submission), {k: v for k, v in kwargs.items() if v is not submission})
         try:
             seen.append(decode(encode(example)))  # a copy, as it was before the check ran
         except ValueError:  # a value the codec cannot carry: this check is drawn afresh on every run
@@ -126,7 +126,7 @@ def run(test, student) -> None:
 
     test.hypothesis.inner_test = recording
     try:
-        test(student)
+        test(submission)
     finally:
         test.hypothesis.inner_test = inner
     if None not in seen:

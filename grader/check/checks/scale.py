@@ -64,11 +64,11 @@ def at_scale(*make):
     def decorate(test):
         inner = test.hypothesis.inner_test
 
-        def check(student):
-            replay.run(test, student)  # Hypothesis' examples, replayed when a run before drew them
-            student.printed.new_example()
+        def check(submission):
+            replay.run(test, submission)  # Hypothesis' examples, replayed when a run before drew them
+            submission.printed.new_example()
             try:
-                inner(student, *(value() for value in make))
+                inner(submission, *(value() for value in make))
             except CheckFailed as failed:
                 raise CheckFailed(f"{SAID}\n{failed}") from None
 

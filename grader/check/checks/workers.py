@@ -10,10 +10,10 @@ from grader.check.checks.harness import BUDGET, reference_for, reference_functio
 from grader.sandbox import isolation
 from grader.sandbox.codec import encode
 from grader.sandbox.errors import StudentError
+from grader.sandbox.handle import Outcome, WorkerHandle
 from grader.sandbox.helper import HELPER
 from grader.sandbox.messages import not_written
 from grader.sandbox.process import Worker
-from grader.sandbox.student import Outcome, Student
 
 REMEMBERED = ("raised", "bad_output")  # failures a call gives again on the same arguments (the others stop its function)
 MEMO_BYTES = 64 << 20  # the arguments and answers kept, at most
@@ -32,7 +32,7 @@ class Workers:
         self.timeout = timeout
         self.deadline = time.monotonic() + budget
         self.budget = budget
-        self.started: dict[frozenset, Student] = {}
+        self.started: dict[frozenset, WorkerHandle] = {}
         self.broken: dict[tuple, StudentError] = {}  # (module, function or None) -> the error that repeats
         self.ready: dict[frozenset, threading.Event] = {}  # workers started early, once started
         self.closing = threading.Event()
@@ -53,24 +53,24 @@ class Workers:
             if reference not in self.started:
                 if not self.spares:
                     self.spares.extend(_spare())
-                student = self.started[reference] = self._student(reference)
+                handle = self.started[reference] = self._handle(reference)
                 ready = self.ready[reference] = threading.Event()
-                thread = threading.Thread(target=_start, args=(student, ready, self.closing), daemon=True, name="worker-start")
+                thread = threading.Thread(target=_start, args=(handle, ready, self.closing), daemon=True, name="worker-start")
                 thread.start()
                 self.threads.append(thread)
 
-    def get(self, reference: frozenset) -> Student:
+    def get(self, reference: frozenset) -> WorkerHandle:
         """The worker with these functions served by the reference, started on first use."""
         if reference in self.ready:
             self.ready.pop(reference).wait()
         if reference not in self.started:
-            self.started[reference] = self._student(reference)
+            self.started[reference] = self._handle(reference)
         return self.started[reference]
 
-    def _student(self, reference: frozenset) -> Student:
+    def _handle(self, reference: frozenset) -> WorkerHandle:
         """The worker with these functions served by the reference, on a spare if one is left."""
         spare = self.spares.pop() if self.spares else None
-        return Student(self.folder, reference=reference_for(reference), timeout=self.timeout, spare=spare)
+        return WorkerHandle(self.folder, reference=reference_for(reference), timeout=self.timeout, spare=spare)
 
     def call(self, reference: frozenset, module: str, function: str, args: tuple) -> Outcome:
         """module.function(*args) in the worker with these functions served by the reference; raises StudentError.
@@ -142,14 +142,14 @@ def _spare() -> list:
         return []
 
 
-def _start(student: Student, ready: threading.Event, closing: threading.Event) -> None:
+def _start(handle: WorkerHandle, ready: threading.Event, closing: threading.Event) -> None:
     """Give a worker its files and wait for it to answer, then stay until the run ends.
 
     A worker this thread had to start itself (its spare would not) dies with the thread that
     started it (PR_SET_PDEATHSIG); a fault says so at the worker's first call.
     """
     try:
-        student.start()
+        handle.start()
     finally:
         ready.set()
     closing.wait()

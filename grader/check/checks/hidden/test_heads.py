@@ -15,9 +15,9 @@ EXERCISE = "heads"
 
 @at_scale(scale.head)
 @given(head_inputs())
-def test_head_matches_reference(student, args):
+def test_head_matches_reference(submission, args):
     """out and shares equal the reference's, for any batch axes."""
-    out, shares = head_of(student, args)
+    out, shares = head_of(submission, args)
     expected_out, expected_shares = attention_head(*args)
     inputs = dict(zip(NAMES, args))
     expect_close(shares, expected_shares, "shares", inputs, mistake=lambda: diagnose("attention_head", args, shares, part=1))
@@ -26,11 +26,11 @@ def test_head_matches_reference(student, args):
 
 @at_scale(scale.multi_head)
 @given(multi_head_inputs())
-def test_multi_head_matches_reference(student, args):
+def test_multi_head_matches_reference(submission, args):
     """The head outputs joined in order, times w_o, and each head's shares."""
     x, heads, w_o = args
     inputs = {"x": x, "heads": heads, "w_o": w_o}
-    got = multi_head_of(student, x, heads, w_o)
+    got = multi_head_of(submission, x, heads, w_o)
     expected_out, expected_shares = multi_head_attention(x, heads, w_o)
     expect_close(got[0], expected_out, "out", inputs, mistake=lambda: diagnose("multi_head_attention", args, got[0]))
     for h, (mine, theirs) in enumerate(zip(got[1], expected_shares)):

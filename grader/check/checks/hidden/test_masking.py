@@ -17,9 +17,9 @@ EXERCISE = "masking"
 
 @at_scale(lambda: scale.T)
 @given(st.integers(1, 12))
-def test_causal_mask_matches_reference(student, t):
+def test_causal_mask_matches_reference(submission, t):
     """causal_mask(T) is a (T, T) bool array, True exactly where j <= i."""
-    got = student.call("masking", "causal_mask", t).value
+    got = submission.call("masking", "causal_mask", t).value
     expect_array(got, (t, t), f"causal_mask({t})", {"T": t}, dtype_kind="b")
     expected = causal_mask(t)
     if not np.array_equal(got, expected):
@@ -28,9 +28,9 @@ def test_causal_mask_matches_reference(student, t):
 
 @at_scale(scale.scores)
 @given(square_scores())
-def test_apply_matches_reference(student, scores):
+def test_apply_matches_reference(submission, scores):
     """-inf exactly where j > i, every other entry exactly as it was, for any batch axes."""
-    got = masked(student, scores)
+    got = masked(submission, scores)
     expected = apply_causal_mask(scores)
     if not np.array_equal(got, expected):
         fail(

@@ -15,9 +15,9 @@ EXERCISE = "scores"
 
 @at_scale(scale.queries_and_keys)
 @given(queries_and_keys())
-def test_matches_reference(student, qk):
+def test_matches_reference(submission, qk):
     """Every entry is q[i]·k[j] / √d, for any batch axes."""
     q, k = qk
-    got = scores_of(student, q, k)
+    got = scores_of(submission, q, k)
     expected = attention_scores(q, k)
     expect_close(got, expected, "attention_scores(q, k)", {"q": q, "k": k}, mistake=lambda: diagnose("attention_scores", (q, k), got))

@@ -15,9 +15,9 @@ EXERCISE = "softmax"
 
 @at_scale(scale.masked)
 @given(softmax_inputs())
-def test_matches_reference(student, x):
+def test_matches_reference(submission, x):
     """exp(x) / sum of exp(x) along the last axis, with -inf entries, for any batch axes."""
-    got = student.call("softmax", "softmax", x).value
+    got = submission.call("softmax", "softmax", x).value
     mistake = lambda: diagnose("softmax", (x,), got)  # noqa: E731
     if type(got) is np.ndarray and got.shape == x.shape and np.isnan(got).any():
         fail("softmax(x) contains NaN (not a number).", {"x": x}, softmax(x), got, mistake())

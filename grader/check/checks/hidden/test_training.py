@@ -30,10 +30,10 @@ def softmax_grads_at_scale() -> tuple:
 
 @at_scale(softmax_grads_at_scale)
 @given(softmax_grads())
-def test_softmax_backward_matches_reference(student, drawn):
+def test_softmax_backward_matches_reference(submission, drawn):
     """The gradient equals the reference's, with -inf scores (zero shares) and any batch axes."""
     x, shares, d_shares = drawn
-    got = student.call("training", "softmax_backward", shares, d_shares).value
+    got = submission.call("training", "softmax_backward", shares, d_shares).value
     inputs = {"shares": shares, "d_shares": d_shares}
     mistake = lambda: diagnose("softmax_backward", (shares, d_shares), got)  # noqa: E731
     expect_close(got, softmax_backward(shares, d_shares), "softmax_backward(shares, d_shares)", inputs, GRADIENT, mistake)
@@ -41,9 +41,9 @@ def test_softmax_backward_matches_reference(student, drawn):
 
 @at_scale(scale.head_grads)
 @given(head_grads())
-def test_head_backward_matches_reference(student, args):
+def test_head_backward_matches_reference(submission, args):
     """All four gradients equal the reference's, weight gradients summed over the batch axes."""
-    got = student.call("training", "attention_head_backward", *args, reference=LATER).value
+    got = submission.call("training", "attention_head_backward", *args, reference=LATER).value
     inputs = dict(zip(HEAD_NAMES, args))
     if not isinstance(got, (tuple, list)) or len(got) != 4:
         fail("attention_head_backward should return four arrays (d_x, d_w_q, d_w_k, d_w_v).", inputs, got=got)

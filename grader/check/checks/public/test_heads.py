@@ -19,9 +19,9 @@ EXERCISE = "heads"
 NAMES = ("x", "w_q", "w_k", "w_v")
 
 
-def head_of(student, args):
+def head_of(submission, args):
     """The student's (out, shares), each checked to be a float array of the right shape."""
-    got = student.call("heads", "attention_head", *args).value
+    got = submission.call("heads", "attention_head", *args).value
     inputs = dict(zip(NAMES, args))
     if not isinstance(got, (tuple, list)) or len(got) != 2:
         fail("attention_head should return a pair (out, shares).", inputs, got=got)
@@ -31,10 +31,10 @@ def head_of(student, args):
     return got
 
 
-def multi_head_of(student, x, heads, w_o):
+def multi_head_of(submission, x, heads, w_o):
     """The student's (out, list of shares) of multi_head_attention."""
     inputs = {"x": x, "heads": heads, "w_o": w_o}
-    got = student.call("heads", "multi_head_attention", x, heads, w_o).value
+    got = submission.call("heads", "multi_head_attention", x, heads, w_o).value
     if not isinstance(got, (tuple, list)) or len(got) != 2 or not isinstance(got[1], (tuple, list)):
         fail("multi_head_attention should return a pair (out, list of shares).", inputs, got=got)
     if len(got[1]) != len(heads):
@@ -63,12 +63,12 @@ def changed_at_scale() -> tuple:
 
 @at_scale(changed_at_scale)
 @given(changed_later())
-def test_head_is_causal(student, drawn):
+def test_head_is_causal(submission, drawn):
     """Changing the input after position t leaves the outputs up to t unchanged."""
     args, t, changed = drawn
     x = args[0]
-    out, _ = head_of(student, args)
-    out_changed, _ = head_of(student, (changed,) + tuple(args[1:]))
+    out, _ = head_of(submission, args)
+    out_changed, _ = head_of(submission, (changed,) + tuple(args[1:]))
     if not np.allclose(out[..., : t + 1, :], out_changed[..., : t + 1, :], rtol=1e-6, atol=1e-9):
         fail(
             f"Changing x after position {t} should leave out at positions 0..{t} unchanged: a position must not see ahead.",
@@ -80,9 +80,9 @@ def test_head_is_causal(student, drawn):
 
 @at_scale(scale.head)
 @given(head_inputs())
-def test_shares_are_causal_weights(student, args):
+def test_shares_are_causal_weights(submission, args):
     """Every row of the shares sums to 1 and everything above the diagonal is exactly 0."""
-    _, shares = head_of(student, args)
+    _, shares = head_of(submission, args)
     above = scale.above_diagonal(shares.shape[-1])
     if (shares < 0).any() or not np.allclose(shares.sum(-1), 1.0, atol=1e-9) or (shares[..., above] != 0).any():
         fail("The shares should be >= 0, sum to 1 along each row and be exactly 0 above the diagonal.", dict(zip(NAMES, args)), got=shares)
@@ -90,9 +90,9 @@ def test_shares_are_causal_weights(student, args):
 
 @at_scale(scale.head)
 @given(head_inputs())
-def test_out_is_shares_times_values(student, args):
+def test_out_is_shares_times_values(submission, args):
     """out is the head's own shares times the values x @ w_v."""
-    out, shares = head_of(student, args)
+    out, shares = head_of(submission, args)
     x, w_v = args[0], args[3]
     what = "out, against your own shares times the values x @ w_v,"
     expect_close(out, np.matmul(shares, np.matmul(x, w_v)), what, dict(zip(NAMES, args)))
@@ -100,12 +100,12 @@ def test_out_is_shares_times_values(student, args):
 
 @at_scale(scale.multi_head)
 @given(multi_head_inputs())
-def test_multi_head_joins_the_heads(student, args):
+def test_multi_head_joins_the_heads(submission, args):
     """multi_head_attention's out is the heads' outputs side by side, in order, times w_o; its shares are theirs."""
     x, heads, w_o = args
     inputs = {"x": x, "heads": heads, "w_o": w_o}
-    out, shares = multi_head_of(student, x, heads, w_o)
-    alone = [head_of(student, (x, *head)) for head in heads]
+    out, shares = multi_head_of(submission, x, heads, w_o)
+    alone = [head_of(submission, (x, *head)) for head in heads]
     joined = np.concatenate([one[0] for one in alone], axis=-1)  # (..., T, H·d_v)
     what = "out, against your own attention_head's outputs joined in order times w_o,"
     if where := heads_columns(out, [one[0] for one in alone], w_o):  # which columns are wrong, when it can tell
@@ -118,25 +118,25 @@ def test_multi_head_joins_the_heads(student, args):
 @at_scale(scale.multi_head)
 @FEW
 @given(multi_head_inputs())
-def test_inputs_unchanged(student, args):
+def test_inputs_unchanged(submission, args):
     """x, the weights and w_o are the same after both calls."""
     x, heads, w_o = args
-    outcome = student.call("heads", "attention_head", x, *heads[0])
+    outcome = submission.call("heads", "attention_head", x, *heads[0])
     expect_unchanged(dict(zip(NAMES, (x, *heads[0]))), outcome.args, "attention_head")
-    outcome = student.call("heads", "multi_head_attention", x, heads, w_o)
+    outcome = submission.call("heads", "multi_head_attention", x, heads, w_o)
     expect_unchanged({"x": x, "w_o": w_o}, (outcome.args[0], outcome.args[2]), "multi_head_attention")
     for h, (before, after) in enumerate(zip(heads, outcome.args[1])):
         names = [f"{name} of head {h}" for name in NAMES[1:]]
         expect_unchanged(dict(zip(names, before)), after, "multi_head_attention")
 
 
-def test_head_worked_examples(student):
+def test_head_worked_examples(submission):
     """attention_head on the worked examples, up to the comparison's own float32 head."""
     for example in examples("heads.attention_head"):
-        expect_example(student.call("heads", "attention_head", *example.args()).value, example)
+        expect_example(submission.call("heads", "attention_head", *example.args()).value, example)
 
 
-def test_multi_head_worked_examples(student):
+def test_multi_head_worked_examples(submission):
     """multi_head_attention with two heads on the worked examples."""
     for example in examples("heads.multi_head_attention"):
-        expect_example(student.call("heads", "multi_head_attention", *example.args()).value, example)
+        expect_example(submission.call("heads", "multi_head_attention", *example.args()).value, example)

@@ -14,9 +14,9 @@ from grader.check.checks.strategies import square_scores
 EXERCISE = "masking"
 
 
-def masked(student, scores):
+def masked(submission, scores):
     """The student's masked scores, checked to be a float array shaped like the scores."""
-    got = student.call("masking", "apply_causal_mask", scores).value
+    got = submission.call("masking", "apply_causal_mask", scores).value
     expect_array(got, scores.shape, "apply_causal_mask(scores)", {"scores": scores})
     return got
 
@@ -28,9 +28,9 @@ def may_look(t: int) -> np.ndarray:
 
 @at_scale(lambda: scale.T)
 @given(st.integers(1, 12))
-def test_causal_mask_is_the_lower_triangle(student, t):
+def test_causal_mask_is_the_lower_triangle(submission, t):
     """causal_mask(T) is a (T, T) bool array, True exactly where j <= i."""
-    got = student.call("masking", "causal_mask", t).value
+    got = submission.call("masking", "causal_mask", t).value
     expect_array(got, (t, t), f"causal_mask({t})", {"T": t}, dtype_kind="b")
     if not np.array_equal(got, may_look(t)):
         wrong = [(int(i), int(j)) for i, j in np.argwhere(got != may_look(t))[:3]]
@@ -39,9 +39,9 @@ def test_causal_mask_is_the_lower_triangle(student, t):
 
 @at_scale(scale.scores)
 @given(square_scores())
-def test_each_position_sees_itself_and_the_past(student, scores):
+def test_each_position_sees_itself_and_the_past(submission, scores):
     """Row i keeps its first i + 1 entries finite and hides the rest with -inf."""
-    got = masked(student, scores)
+    got = masked(submission, scores)
     t = scores.shape[-1]
     for i in range(t):
         if not (np.isfinite(got[..., i, : i + 1]).all() and np.isneginf(got[..., i, i + 1 :]).all()):
@@ -50,9 +50,9 @@ def test_each_position_sees_itself_and_the_past(student, scores):
 
 @at_scale(scale.scores)
 @given(square_scores())
-def test_seen_entries_unchanged(student, scores):
+def test_seen_entries_unchanged(submission, scores):
     """Every entry with j <= i is exactly the score it was."""
-    got = masked(student, scores)
+    got = masked(submission, scores)
     seen = np.broadcast_to(may_look(scores.shape[-1]), scores.shape)
     if not np.array_equal(got[seen], scores[seen]):
         rule = "apply_causal_mask should keep every entry with j <= i exactly as it was (only j > i becomes -inf)."
@@ -62,19 +62,19 @@ def test_seen_entries_unchanged(student, scores):
 @at_scale(scale.scores)
 @FEW
 @given(square_scores())
-def test_inputs_unchanged(student, scores):
+def test_inputs_unchanged(submission, scores):
     """The scores are the same after the call."""
-    outcome = student.call("masking", "apply_causal_mask", scores)
+    outcome = submission.call("masking", "apply_causal_mask", scores)
     expect_unchanged({"scores": scores}, outcome.args, "apply_causal_mask")
 
 
-def test_causal_mask_worked_examples(student):
+def test_causal_mask_worked_examples(submission):
     """causal_mask on the worked examples' sizes, up to the comparison's 141 positions."""
     for example in examples("masking.causal_mask"):
-        expect_example(student.call("masking", "causal_mask", *example.args()).value, example, exact=True)
+        expect_example(submission.call("masking", "causal_mask", *example.args()).value, example, exact=True)
 
 
-def test_apply_worked_examples(student):
+def test_apply_worked_examples(submission):
     """apply_causal_mask on the worked examples, exactly, up to the comparison's float32 scores."""
     for example in examples("masking.apply_causal_mask"):
-        expect_example(student.call("masking", "apply_causal_mask", *example.args()).value, example, exact=True)
+        expect_example(submission.call("masking", "apply_causal_mask", *example.args()).value, example, exact=True)

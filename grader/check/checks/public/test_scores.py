@@ -14,19 +14,19 @@ from grader.check.checks.strategies import SEEDS, queries_and_keys
 EXERCISE = "scores"
 
 
-def scores_of(student, q, k):
+def scores_of(submission, q, k):
     """The student's scores, checked to be a (..., T, S) float array."""
-    got = student.call("scores", "attention_scores", q, k).value
+    got = submission.call("scores", "attention_scores", q, k).value
     expect_array(got, q.shape[:-1] + k.shape[-2:-1], "attention_scores(q, k)", {"q": q, "k": k})
     return got
 
 
 @at_scale(lambda: scale.D)
 @given(st.integers(1, 64))
-def test_ones_score_sqrt_d(student, d):
+def test_ones_score_sqrt_d(submission, d):
     """A query and a key of d ones score d / √d = √d."""
     q = np.ones((1, d))
-    got = scores_of(student, q, q.copy())
+    got = scores_of(submission, q, q.copy())
     if not np.allclose(got, np.sqrt(d), rtol=1e-9):
         named = {
             "q·k without dividing by √d": d,
@@ -39,11 +39,11 @@ def test_ones_score_sqrt_d(student, d):
 
 @at_scale(scale.queries_and_keys, lambda: 7)
 @given(queries_and_keys(), SEEDS)
-def test_keys_permute_columns(student, qk, shuffle):
+def test_keys_permute_columns(submission, qk, shuffle):
     """Reordering the keys reorders the columns of the scores the same way."""
     q, k = qk
     order = np.random.default_rng(shuffle).permutation(k.shape[-2])
-    plain, shuffled = scores_of(student, q, k), scores_of(student, q, k[..., order, :])
+    plain, shuffled = scores_of(submission, q, k), scores_of(submission, q, k[..., order, :])
     if not np.allclose(shuffled, plain[..., order], rtol=1e-6, atol=1e-9):
         fail(
             f"Reordering the keys as {order.tolist()} should reorder the columns of the scores the same way.",
@@ -56,14 +56,14 @@ def test_keys_permute_columns(student, qk, shuffle):
 @at_scale(scale.queries_and_keys)
 @FEW
 @given(queries_and_keys())
-def test_inputs_unchanged(student, qk):
+def test_inputs_unchanged(submission, qk):
     """q and k are the same after the call."""
     q, k = qk
-    outcome = student.call("scores", "attention_scores", q, k)
+    outcome = submission.call("scores", "attention_scores", q, k)
     expect_unchanged({"q": q, "k": k}, outcome.args, "attention_scores")
 
 
-def test_worked_examples(student):
+def test_worked_examples(submission):
     """The worked examples, from a few numbers up to the comparison's float32 head."""
     for example in examples("scores.attention_scores"):
-        expect_example(student.call("scores", "attention_scores", *example.args()).value, example)
+        expect_example(submission.call("scores", "attention_scores", *example.args()).value, example)

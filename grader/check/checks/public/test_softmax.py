@@ -19,9 +19,9 @@ from grader.check.checks.strategies import SHIFTS, softmax_inputs
 EXERCISE = "softmax"
 
 
-def shares_of(student, x):
+def shares_of(submission, x):
     """The student's softmax of x, checked to be a NaN-free float array shaped like x."""
-    got = student.call("softmax", "softmax", x).value
+    got = submission.call("softmax", "softmax", x).value
     if type(got) is np.ndarray and got.shape == x.shape and np.isnan(got).any():
         rows = np.isnan(got).any(axis=-1)
         what = f"softmax(x) contains NaN (not a number) in {rows.sum()} row(s): look for 0 / 0, inf / inf, inf - inf or exp overflowing."
@@ -38,9 +38,9 @@ def overflow(x: np.ndarray, rows: np.ndarray) -> str | None:
 
 @at_scale(lambda: scale.masked(1e4))
 @given(softmax_inputs(bound=1e4))
-def test_rows_sum_to_one(student, x):
+def test_rows_sum_to_one(submission, x):
     """Every entry >= 0 and every row sums to 1, even for scores up to ±1e4."""
-    got = shares_of(student, x)
+    got = shares_of(submission, x)
     sums = got.sum(axis=-1)
     if (got < 0).any() or not np.allclose(sums, 1.0, rtol=0, atol=1e-9):
         far = np.unravel_index(int(np.argmax(np.abs(sums - 1.0))), sums.shape)
@@ -84,9 +84,9 @@ def epsilon_below(x: np.ndarray, got: np.ndarray) -> str | None:
 
 @at_scale(lambda: scale.masked(10.0), lambda: 1234.5678)
 @given(softmax_inputs(bound=10.0), SHIFTS)
-def test_shift_invariant(student, x, c):
+def test_shift_invariant(submission, x, c):
     """Adding the same number to every score of a row leaves the shares unchanged."""
-    plain, shifted = shares_of(student, x), shares_of(student, x + c)
+    plain, shifted = shares_of(submission, x), shares_of(submission, x + c)
     if not np.allclose(shifted, plain, rtol=1e-6, atol=1e-9):
         fail(
             f"softmax(x + {c!r}) should equal softmax(x): adding one number to a whole row changes nothing.",
@@ -98,9 +98,9 @@ def test_shift_invariant(student, x, c):
 
 @at_scale(scale.masked)
 @given(softmax_inputs())
-def test_minus_inf_gives_exactly_zero(student, x):
+def test_minus_inf_gives_exactly_zero(submission, x):
     """A -inf score gets a share of exactly 0."""
-    got = shares_of(student, x)
+    got = shares_of(submission, x)
     hidden = np.isneginf(x)
     if (got[hidden] != 0).any():
         fail("Every -inf score should get a share of exactly 0.", {"x": x}, got=got)
@@ -109,23 +109,23 @@ def test_minus_inf_gives_exactly_zero(student, x):
 @at_scale(scale.masked)
 @FEW
 @given(softmax_inputs())
-def test_inputs_unchanged(student, x):
+def test_inputs_unchanged(submission, x):
     """x is the same after the call."""
-    outcome = student.call("softmax", "softmax", x)
+    outcome = submission.call("softmax", "softmax", x)
     expect_unchanged({"x": x}, outcome.args, "softmax")
 
 
 @at_scale(lambda: scale.masked(1e4))
 @given(softmax_inputs(bound=1e4))
-def test_no_warnings_on_extreme_inputs(student, x):
+def test_no_warnings_on_extreme_inputs(submission, x):
     """No RuntimeWarning for finite scores up to ±1e4, with or without -inf entries, and shares free of NaN there."""
-    outcome = student.call("softmax", "softmax", x)
+    outcome = submission.call("softmax", "softmax", x)
     rule = "It should give none for any finite scores, however large, nor for rows with -inf entries"
     expect_no_warnings(outcome, "softmax(x)", {"x": x}, rule, warning_advice)
-    shares_of(student, x)  # the warnings are the worker's word (np.errstate silences them): the grader looks at the shares too
+    shares_of(submission, x)  # the warnings are the worker's word (np.errstate silences them): the grader looks at the shares too
 
 
-def test_worked_examples(student):
+def test_worked_examples(submission):
     """Masked scores and logits, from a few numbers up to the comparison's float32 sizes."""
     for example in examples("softmax.softmax"):
-        expect_example(student.call("softmax", "softmax", *example.args()).value, example)
+        expect_example(submission.call("softmax", "softmax", *example.args()).value, example)

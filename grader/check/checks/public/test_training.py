@@ -81,9 +81,9 @@ def expect_gradient(got, slopes: np.ndarray, point: np.ndarray, what: str, input
     expect_close(along, slopes, f"{what} taken along a fixed random direction (the slope there)", inputs, GRADIENT)
 
 
-def values_of(student, module, function, *args, shape):
+def values_of(submission, module, function, *args, shape):
     """A forward function's value at many points in one call, checked to be an array of this shape."""
-    got = student.call(module, function, *args).value
+    got = submission.call(module, function, *args).value
     expect_array(got, shape, f"{function}, called with input of shape {args[0].shape},", {})
     return got
 
@@ -104,14 +104,14 @@ def head_grads(draw):
 
 @at_scale(scale.softmax_grads)
 @given(softmax_grads())
-def test_softmax_backward_finite_differences(student, drawn):
+def test_softmax_backward_finite_differences(submission, drawn):
     """The gradient agrees with central finite differences of sum(d_shares · softmax(x))."""
     x, d_shares = drawn
-    shares = values_of(student, "softmax", "softmax", x, shape=x.shape)
+    shares = values_of(submission, "softmax", "softmax", x, shape=x.shape)
     (points,) = moved([x])
-    losses = np.sum(d_shares * values_of(student, "softmax", "softmax", points, shape=points.shape), axis=tuple(range(1, points.ndim)))
+    losses = np.sum(d_shares * values_of(submission, "softmax", "softmax", points, shape=points.shape), axis=tuple(range(1, points.ndim)))
     (slopes,) = central_differences(losses, [x])
-    got = student.call("training", "softmax_backward", shares, d_shares).value
+    got = submission.call("training", "softmax_backward", shares, d_shares).value
     what = f"softmax_backward(shares, d_shares), against finite differences of sum(d_shares · softmax(x)) with {whose()} softmax,"
     try:
         expect_gradient(got, slopes, x, what, {"x": x, "shares": shares, "d_shares": d_shares})
@@ -120,26 +120,26 @@ def test_softmax_backward_finite_differences(student, drawn):
         raise CheckFailed(str(failed), gradient, {"shares": shares, "d_shares": d_shares}) from None  # not slopes along directions
 
 
-def head_losses(student, d_out, x, w_q, w_k, w_v) -> np.ndarray:
+def head_losses(submission, d_out, x, w_q, w_k, w_v) -> np.ndarray:
     """sum(d_out · out) at many points along the leading axis, out = softmax(mask(scores)) · values."""
     n = len(x)
-    scores = values_of(student, "scores", "attention_scores", x @ w_q, x @ w_k, shape=x.shape[:-1] + x.shape[-2:-1])
-    masked = values_of(student, "masking", "apply_causal_mask", scores, shape=scores.shape)
-    shares = values_of(student, "softmax", "softmax", masked, shape=scores.shape)
+    scores = values_of(submission, "scores", "attention_scores", x @ w_q, x @ w_k, shape=x.shape[:-1] + x.shape[-2:-1])
+    masked = values_of(submission, "masking", "apply_causal_mask", scores, shape=scores.shape)
+    shares = values_of(submission, "softmax", "softmax", masked, shape=scores.shape)
     out = shares @ (x @ w_v)  # (n, ..., T, d_v)
     return np.sum(d_out * out, axis=tuple(range(1, out.ndim))).reshape(n)
 
 
 @at_scale(scale.head_grads)
 @given(head_grads())
-def test_head_backward_finite_differences(student, args):
+def test_head_backward_finite_differences(submission, args):
     """All four gradients agree with central finite differences of sum(d_out · out)."""
     d_out, *point = args
     batch = point[0].ndim - 2
     x, w_q, w_k, w_v = moved(point)
     w_q, w_k, w_v = (w.reshape(w.shape[:1] + (1,) * batch + w.shape[1:]) for w in (w_q, w_k, w_v))  # broadcast over x's batch axes
-    slopes = central_differences(head_losses(student, d_out, x, w_q, w_k, w_v), point)
-    got = student.call("training", "attention_head_backward", *args, reference=LATER).value
+    slopes = central_differences(head_losses(submission, d_out, x, w_q, w_k, w_v), point)
+    got = submission.call("training", "attention_head_backward", *args, reference=LATER).value
     inputs = dict(zip(HEAD_NAMES, args))
     if not isinstance(got, (tuple, list)) or len(got) != 4:
         fail("attention_head_backward should return four arrays (d_x, d_w_q, d_w_k, d_w_v).", inputs, got=got)
@@ -169,10 +169,10 @@ def params_and_grads(draw):
 
 @at_scale(scale.params_and_grads)
 @given(params_and_grads())
-def test_sgd_step_moves_downhill(student, drawn):
+def test_sgd_step_moves_downhill(submission, drawn):
     """Afterwards params[name] holds p - lr·g for every name, and the step returns None."""
     params, grads, lr = drawn
-    outcome = student.call("training", "sgd_step", params, grads, lr)
+    outcome = submission.call("training", "sgd_step", params, grads, lr)
     inputs = {"params": params, "grads": grads, "lr": lr}
     if outcome.value is not None:
         fail("sgd_step should return None and change params itself.", inputs, got=outcome.value)
@@ -199,11 +199,11 @@ def counted_run() -> tuple:
     return (*scale.training_run(), False)
 
 
-def sgd_step_fails(student, params: dict, pairs: list, lr: float) -> bool:
+def sgd_step_fails(submission, params: dict, pairs: list, lr: float) -> bool:
     """Whether the student's own sgd_step does not give p - lr·g on the toy model's first step (raises or is wrong)."""
     _, grads = LinearModel(dict(params)).loss_and_grads(*pairs[0])
     try:
-        after = student.call("training", "sgd_step", dict(params), grads, lr).args[0]
+        after = submission.call("training", "sgd_step", dict(params), grads, lr).args[0]
     except (CheckFailed, Halt):
         return True
     expected = {name: params[name] - lr * grads[name] for name in params}
@@ -218,7 +218,7 @@ def sgd_step_fails(student, params: dict, pairs: list, lr: float) -> bool:
 
 @at_scale(counted_run)
 @given(training_runs())
-def test_train_steps_by_its_definition(student, run):
+def test_train_steps_by_its_definition(submission, run):
     """One batch per step, in order; the losses as floats; the weights after steps of p - lr·g.
 
     At the comparison's 1,000 steps train runs with the student's own sgd_step when it gives p - lr·g on
@@ -228,8 +228,8 @@ def test_train_steps_by_its_definition(student, run):
     weights are compared with the grader's own run.
     """
     params, pairs, steps, lr, by_value = run
-    served = LATER if by_value or sgd_step_fails(student, params, pairs, lr) else ()
-    outcome = student.call("training", "train", ToyModel(params), Batches(pairs), steps, lr, reference=served)
+    served = LATER if by_value or sgd_step_fails(submission, params, pairs, lr) else ()
+    outcome = submission.call("training", "train", ToyModel(params), Batches(pairs), steps, lr, reference=served)
     expected, weights = by_definition(params, pairs, steps, lr)
     taken = outcome.args[1].taken
     inputs = {"steps": steps, "lr": lr, "batches": Pairs(pairs, taken, listed=by_value)}
@@ -263,27 +263,27 @@ def test_train_steps_by_its_definition(student, run):
 @at_scale(scale.head_grads)
 @FEW
 @given(head_grads())
-def test_inputs_unchanged(student, args):
+def test_inputs_unchanged(submission, args):
     """softmax_backward, attention_head_backward and sgd_step's grads are the same after the calls."""
     x = args[1]
     weights = np.exp(-np.square(x))
     shares, d_shares = weights / weights.sum(axis=-1, keepdims=True), np.cos(x)  # rows of positive shares summing to 1
-    outcome = student.call("training", "softmax_backward", shares, d_shares)
+    outcome = submission.call("training", "softmax_backward", shares, d_shares)
     expect_unchanged({"shares": shares, "d_shares": d_shares}, outcome.args, "softmax_backward")
-    outcome = student.call("training", "attention_head_backward", *args, reference=LATER)
+    outcome = submission.call("training", "attention_head_backward", *args, reference=LATER)
     expect_unchanged(dict(zip(HEAD_NAMES, args)), outcome.args, "attention_head_backward")
     grads = {"w": x}
-    outcome = student.call("training", "sgd_step", {"w": x.copy()}, grads, 0.1)
+    outcome = submission.call("training", "sgd_step", {"w": x.copy()}, grads, 0.1)
     expect_unchanged({"grads['w']": x}, [outcome.args[1]["w"]], "sgd_step")
 
 
-def test_softmax_backward_worked_examples(student):
+def test_softmax_backward_worked_examples(submission):
     """softmax_backward on the worked examples, up to the comparison's float32 shares."""
     for example in examples("training.softmax_backward"):
-        expect_example(student.call("training", "softmax_backward", *example.args()).value, example)
+        expect_example(submission.call("training", "softmax_backward", *example.args()).value, example)
 
 
-def test_head_backward_worked_examples(student):
+def test_head_backward_worked_examples(submission):
     """attention_head_backward on the worked examples, up to the comparison's own float32 head."""
     for example in examples("training.attention_head_backward"):
-        expect_example(student.call("training", "attention_head_backward", *example.args(), reference=LATER).value, example)
+        expect_example(submission.call("training", "attention_head_backward", *example.args(), reference=LATER).value, example)

@@ -12,7 +12,7 @@ from typing import Any
 from grader.paths import MODULES
 from grader.sandbox import asks, isolation
 from grader.sandbox.codec import MAX_WARNINGS, WARNING_CHARS, Batches, array_bytes, decode, encode
-from grader.sandbox.errors import StudentError, _Failed
+from grader.sandbox.errors import AskRefused, StudentError, _Failed
 from grader.sandbox.guard import refusals
 from grader.sandbox.helper import HELPER, HelperFailed
 from grader.sandbox.process import GRADER_FAULT, Worker
@@ -38,7 +38,7 @@ class Outcome:
     warnings: tuple[str, ...] = ()
 
 
-class Student:
+class WorkerHandle:
     """A submission folder, graded call by call in a confined worker process.
 
     reference maps qualified names ("softmax.softmax") to the functions that stand for them: the
@@ -201,7 +201,7 @@ class Student:
             raise ValueError(f"the worker asked for {str(name)[:80]!r}, which it has no stand-in for")
         try:
             asks.check(name, args)
-        except asks.Refused as refused:
+        except AskRefused as refused:
             self._refusals.append(f"{name.partition('.')[2]}: {refused}")
             return encode({"error": "ValueError", "message": f"{name}: {refused}"})
         try:
