@@ -70,13 +70,20 @@ def file_hashes(folder: Path) -> dict[str, str]:
     return hashes
 
 
+def said(row: dict) -> str:
+    """A finished row in a few words: its status and points, or that the grader failed on it."""
+    if row["status"] == "fault":
+        return "a fault in the grader, not graded (its row says which check; the next run regrades it)"
+    return f"{row['status']}, {row['total']} points"
+
+
 def plan(folders: list[str], rows: list[dict], force: bool, named: set) -> tuple[list[str], list[str]]:
     """(the folders to grade, those of them regraded because their files changed since their row)."""
     kept = {r["folder"]: r for r in rows}
     todo, changed = [], []
     for folder in folders:
         old = kept.get(filed(folder))
-        if old is None or force or folder in named:
+        if old is None or force or folder in named or old.get("status") == "fault":  # a fault of the grader's is no grade
             todo.append(folder)
         elif any(old.get(column, "") != now for column, now in file_hashes(Path(folder)).items()):
             todo.append(folder)
@@ -109,7 +116,7 @@ def grade_all(todo: list[str], rows: list[dict], csv_file: Path, jobs: int, time
             put(rows, new)
             write_rows(csv_file, rows)
             done += 1
-            click.echo(f"[{done}/{len(todo)}] {new['student']}: {new['status']}, {new['total']} points")
+            click.echo(f"[{done}/{len(todo)}] {new['student']}: {said(new)}")
     except KeyboardInterrupt:
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # one Ctrl-C is enough: the rest is ours
         try:

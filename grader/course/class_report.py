@@ -24,6 +24,7 @@ STATUS_WORDS = {  # the batch's row statuses, in words a reader new to them unde
     "unreadable": "unreadable (a module missing or a link)",
     "timeout": "stopped at the time limit",
     "error": "not graded (the grader stopped: see the CSV's reason)",
+    "fault": "not graded (a fault in the grader: the next grader batch run regrades it)",
 }
 OUTCOMES = {"failed": "some checks fail", "not_started": "not started", "error": "did not run"}  # an exercise's statuses
 DID_NOT_RUN = "Did not run: its module could not be imported, or it hung or crashed, so its checks stopped (not counted as failed below)."

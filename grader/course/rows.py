@@ -101,8 +101,9 @@ def graded(report: dict, points: dict, total: float) -> dict:
     for exercise in report["exercises"]:
         hashes.update(exercise.get("files", {}))
     cells = {name: f"{points[name]:.1f}" if name in points else "" for name in NAMES}
+    faulted = any(check.get("fault") == "grader" for e in report["exercises"] for check in e.get("checks", []))
     return cells | {
-        "status": "passed" if not missing and not not_passed else "graded",
+        "status": "fault" if faulted else "passed" if not missing and not not_passed else "graded",
         "total": f"{total:.1f}",
         "isolation": str(report.get("isolation", "")),
         "reason": "; ".join(copied + not_passed + missing),

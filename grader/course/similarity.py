@@ -1,15 +1,18 @@
 """`grader report CSV --similarity FILE`: near-copies of the published reference and between submissions, for the instructor to judge.
 
-copydetect's winnowing (MOSS's algorithm) fingerprints each of the five modules, the stubs as
-boilerplate, so the code every student was given counts for no one. Each submission gets the share
+copydetect's winnowing (MOSS's algorithm) fingerprints each of the five modules without its
+docstrings (text, not code: a copy that dropped them is still a copy), the stubs as boilerplate,
+so the code every student was given counts for no one. Each submission gets the share
 of its own code that solutions/ holds (the repository is public); each pair of submissions, the share
 that the other holds of what is not the reference's too, so two copies of the reference are listed
 once each, against it. Modules that are exact copies are named as well. A share is evidence to read,
 never a penalty by itself.
 """
 
+import ast
 import functools
 import html
+import io
 import itertools
 import tempfile
 from dataclasses import dataclass, field
@@ -47,15 +50,37 @@ class Pair:
 
 
 def fingerprints(folder: Path, boilerplate: dict) -> dict:
-    """Each module's copydetect fingerprint and bytes, for the modules the folder has."""
-    from copydetect import CodeFingerprint
-
+    """Each module's copydetect fingerprint (of its code without docstrings) and bytes, for the modules the folder has."""
     found = {}
     for name in MODULES:
         path = folder / f"{name}.py"
         if path.is_file() and not path.is_symlink():
-            found[name] = (CodeFingerprint(str(path), NOISE, WINDOW, boilerplate[name], language="python"), path.read_bytes())
+            found[name] = (fingerprint(path.read_bytes(), boilerplate[name]), path.read_bytes())
     return found
+
+
+def fingerprint(source: bytes, boilerplate=None):
+    """copydetect's fingerprint of a module's code, its docstrings left out."""
+    from copydetect import CodeFingerprint
+
+    code = without_docstrings(source.decode("utf-8", errors="replace"))
+    return CodeFingerprint("module.py", NOISE, WINDOW, boilerplate, language="python", fp=io.StringIO(code))
+
+
+def without_docstrings(code: str) -> str:
+    """The code with the lines of its module's, classes' and functions' docstrings removed; as it is if it does not parse."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return code
+    dropped = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and body:
+            first = body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                dropped.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+    return "".join(line for number, line in enumerate(code.splitlines(keepends=True), 1) if number not in dropped)
 
 
 def compare(first: str, a: dict, second: str, b: dict, given: dict[str, set[bytes]]) -> Pair:
@@ -88,22 +113,27 @@ def stub_lines(name: str) -> frozenset[str]:
 
 
 def lines_of(text: str, slices, given: frozenset[str]) -> list[str]:
-    """The lines that the copied slices touch and the stub does not have, in order, at most SHOWN_LINES."""
-    every, lines, seen = text.splitlines(), list[str](), set[int]()
-    for start, end in zip(slices[0], slices[1]):
-        for number in range(text.count("\n", 0, int(start)), text.count("\n", 0, int(end)) + 1):
-            line = every[number] if number < len(every) else ""
-            if number not in seen and line.strip() and line.strip() not in given and len(lines) < SHOWN_LINES:
-                seen.add(number)
-                lines.append(line)
+    """The lines a copied slice covers from their first character to their last, the stub's left out, in order, at most SHOWN_LINES.
+
+    A line a slice only touches (a run that ends on its first word) is not shown: it may differ.
+    """
+    spans = list(zip((int(s) for s in slices[0]), (int(e) for e in slices[1])))
+    lines, at = [], 0
+    for line in text.splitlines(keepends=True):
+        body = line.strip()
+        first = at + len(line) - len(line.lstrip())
+        last = first + len(body)
+        at += len(line)
+        if body and body not in given and any(start <= first and last <= end for start, end in spans):
+            lines.append(line.rstrip("\r\n"))
+            if len(lines) == SHOWN_LINES:
+                break
     return lines
 
 
 def hashes(path: Path, boilerplate=None) -> np.ndarray:
     """A module's fingerprints, sorted, to leave out of every other module's."""
-    from copydetect import CodeFingerprint
-
-    return np.array(sorted(CodeFingerprint(str(path), NOISE, WINDOW, boilerplate, language="python").hashes))
+    return np.array(sorted(fingerprint(path.read_bytes(), boilerplate).hashes))
 
 
 def pairs(dirs: dict[str, Path], threshold: float) -> tuple[list[Pair], list[Pair]]:

@@ -16,6 +16,8 @@ from click.testing import CliRunner
 from survivors import sleepers
 
 from grader.cli import main
+from grader.course import batch as batches
+from grader.course import rows
 from grader.course.batch import batch, write_rows
 from grader.course.rows import COLUMNS, row
 from grader.course.stubs import write_stubs
@@ -242,3 +244,32 @@ def test_force_regrades_every_row_with_the_settings_of_now(tmp_path, pristine, m
     after = {Path(r["folder"]).name: r for r in rows_of(csv_file)}
     assert 0 < float(before["naive"]["softmax"]) < 20 and after["naive"]["softmax"] == "0.0" and after["naive"]["total"] == "80.0"
     assert sorted(after) == ["naive", "stub"] and after["stub"]["total"] == "0.0"
+
+
+def test_a_row_the_grader_failed_on_is_no_grade_and_the_next_run_regrades_it(tmp_path):
+    """A check ended by the grader's own fault gives the row status fault, said as such, and a rerun grades it again."""
+    report = {
+        "exercises": [
+            {
+                "name": "scores",
+                "status": "error",
+                "points": 0.0,
+                "files": {},
+                "checks": [
+                    {
+                        "id": "scores.matches_reference",
+                        "status": "error",
+                        "message": "The grader could not finish this check.",
+                        "fault": "grader",
+                    },
+                ],
+            },
+        ],
+        "total": {"points": 0.0},
+    }
+    result = tmp_path / "result.json"
+    result.write_text(json.dumps(report), encoding="utf-8")
+    faulted = rows.raw_row(tmp_path / "ada", 1, result, "", False, 60.0, 2.0)
+    assert faulted["status"] == "fault" and "could not finish" in faulted["reason"] and "fault in the grader" in batches.said(faulted)
+    folder = str(tmp_path / "ada")
+    assert batches.plan([folder], [{**faulted, "folder": folder}], False, set()) == ([folder], [])
