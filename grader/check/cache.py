@@ -149,12 +149,29 @@ def save_report(submission: Path, report, fingerprint: dict[str, str] | None = N
     current = report_fingerprint(report, fingerprint)
     if any(e.name not in current for e in report.exercises):  # verdicts made by hand: the live files, read now
         current = report_fingerprint(report, files_fingerprint(submission))
-    exercises = _saved(submission)
+    exercises, ran = _saved(submission), report if ran is None else ran
     for entry in _entries(report):
-        exercises[entry["name"]] = {"fingerprint": current.get(entry["name"]), "verdict": entry}
+        calls = _calls(ran, entry["name"]) or exercises.get(entry["name"], {}).get("calls", {})
+        exercises[entry["name"]] = {"fingerprint": current.get(entry["name"]), "verdict": entry, "calls": calls}
     data = {"grader_version": grader.__version__, "seed": report.seed, "exercises": exercises}
     write_json(submission, VERDICTS, data)
-    save_failing(submission, report if ran is None else ran, by)
+    save_failing(submission, ran, by)
+
+
+def _calls(report, name: str) -> dict[str, list[str]]:
+    """Each check of an exercise that ran, and the functions of the exercise it called (in the exercise's order)."""
+    return {check.id: list(check.calls) for e in report.exercises if e.name == name for check in e.checks if check.calls}
+
+
+def calls_known(submission: Path) -> dict[str, tuple[str, ...]]:
+    """Each saved check's id and the functions of its exercise it called when it last ran (for `grader hint`)."""
+    known = {}
+    for entry in _saved(submission).values():
+        calls = entry.get("calls")
+        for check, functions in calls.items() if isinstance(calls, dict) else ():
+            if isinstance(check, str) and isinstance(functions, list) and all(isinstance(f, str) for f in functions):
+                known[check] = tuple(functions)
+    return known
 
 
 def save_failing(submission: Path, report, by: str = "check") -> None:

@@ -21,6 +21,7 @@ class CheckResult:
     public: bool = False  # a public check (in both kits), not a hidden one (the full kit's only)
     printed: str = ""  # everything the student's functions printed during the check, call by call
     example: dict | None = None  # the failing call's function and encoded arguments, for `grader try`; not in the JSON
+    calls: tuple[str, ...] = ()  # the functions of its exercise the check called, in the exercise's order; not in the JSON
 
     def __post_init__(self):
         self.message, self.printed = shown(self.message), shown(self.printed)  # student text: every file and screen can hold it

@@ -66,14 +66,15 @@ class Collector:
         self.seconds[check] = self.seconds.get(check, 0.0) + report.duration
         submission = getattr(item, "funcargs", {}).get("submission") if call.when == "call" else None
         everything = visible(submission.printed.everything()) if submission else ""
+        calls = submission.calls() if submission else ()
         if call.when == "call" and report.passed:
-            self.results[check] = CheckResult(check, "passed", printed=everything)
+            self.results[check] = CheckResult(check, "passed", printed=everything, calls=calls)
         elif report.failed or report.skipped:
             status, message, by_grader = verdict(call.excinfo.value if call.excinfo else None)
             message = visible(message + (submission.printed.told(_exercise(item)) if submission else ""))
             example = submission.last_example(call.excinfo.value if call.excinfo else None) if submission and status == "failed" else None
             example = example and {**example, "said": message.splitlines()[0]}  # what the check said, for `grader try`
-            self.results.setdefault(check, CheckResult(check, status, message, by_grader, printed=everything, example=example))
+            self.results.setdefault(check, CheckResult(check, status, message, by_grader, printed=everything, example=example, calls=calls))
 
 
 def _exception_only(excinfo, style=None) -> str:

@@ -1,7 +1,5 @@
 """`grader hint EXERCISE [FUNCTION]`: a ladder of hints per function, from the idea to the shape of the numpy call."""
 
-import ast
-import functools
 import re
 import shutil
 import textwrap
@@ -10,7 +8,7 @@ from pathlib import Path
 import click
 
 from grader import kit
-from grader.check.cache import cached_report, last_known, read_json, write_json
+from grader.check.cache import cached_report, calls_known, last_known, read_json, write_json
 from grader.check.checks.harness import ARG_NAMES
 from grader.check.report import submission_args
 from grader.exercises import BY_NAME
@@ -224,49 +222,17 @@ def stuck_on(folder: Path, exercise: str) -> str | None:
     verdict = last_known(folder).get(exercise)
     if verdict is None:
         return None
-    passes = {}
+    calls, passes = calls_known(folder), {}
     for check in verdict["checks"]:
-        about = blamed(check)
+        about = blamed(check, calls.get(check["id"], ()))
         passes[about] = passes.get(about, True) and check["status"] == "passed"
     return next((name for name in BY_NAME[exercise].functions if not passes.get(name, False)), None)
 
 
-def blamed(check: dict) -> str | None:
-    """The function a saved check is about: of those it calls, the one its message starts with, else the last, built on the others."""
-    called = checked_functions().get(check["id"], ())
+def blamed(check: dict, called: tuple[str, ...]) -> str | None:
+    """The function a saved check is about: of those it called when it ran, the one its message starts with, else the last."""
     first = re.match(r"\w+", str(check.get("message", "")))  # "sgd_step changed its input grads['w']; ..."
     return first.group() if first and first.group() in called else called[-1] if called else None
-
-
-@functools.cache
-def checked_functions() -> dict[str, tuple[str, ...]]:
-    """Each check's id and the functions of its exercise it calls, in the exercise's order, read from the checks' source."""
-    # A check calls a function by naming it in a string, in its body or in a function of its module that it uses.
-    called = {}
-    for path in sorted(CHECKS_DIR.glob("*/test_*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        defs = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
-        exercise = next(
-            node.value.value
-            for node in tree.body
-            if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["EXERCISE"]
-        )
-        for name in filter(lambda name: name.startswith("test_"), defs):
-            check, named = f"{exercise}.{name.removeprefix('test_')}", strings(defs[name], defs)
-            known = named | set(called.get(check, ()))  # the same id in public/ and hidden/: both
-            called[check] = tuple(function for function in BY_NAME[exercise].functions if function in known)
-    return {check: functions for check, functions in called.items() if functions}
-
-
-def strings(node: ast.AST, defs: dict[str, ast.FunctionDef], seen: frozenset = frozenset()) -> set[str]:
-    """Every string constant in a function, and in the functions of its module that it names, at any depth."""
-    found = set()
-    for inner in ast.walk(node):
-        if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
-            found.add(inner.value)
-        elif isinstance(inner, ast.Name) and inner.id in defs and inner.id not in seen:
-            found |= strings(defs[inner.id], defs, seen | {inner.id, getattr(node, "name", "")})
-    return found
 
 
 def passed_note(folder: Path, exercise: str) -> None:

@@ -1,5 +1,6 @@
 """`grader hint`: a ladder per function, one more rung each time, remembered in the student's folder."""
 
+import functools
 import json
 import re
 
@@ -7,9 +8,18 @@ from click.testing import CliRunner
 
 from grader.check.cache import save_report
 from grader.check.results import CheckResult, ExerciseResult, Report
+from grader.check.runner import run_checks
 from grader.cli import main
 from grader.exercises import BY_NAME, NAMES
-from grader.student.hints import LADDERS, blamed, checked_functions, ladder_text
+from grader.paths import SOLUTIONS_DIR
+from grader.student.hints import LADDERS, blamed, ladder_text
+
+
+@functools.cache
+def called() -> dict[str, tuple[str, ...]]:
+    """Each check's id and the functions of its exercise it called, as a run of the reference records them."""
+    report = run_checks(SOLUTIONS_DIR, profile="quick")
+    return {check.id: check.calls for exercise in report.exercises for check in exercise.checks}
 
 
 def hint(folder, exercise, *function):
@@ -19,7 +29,10 @@ def hint(folder, exercise, *function):
 
 def verdict(folder, exercise, statuses, messages=None):
     """Save a verdict of these check ids (exercise.name: status) as `grader check` would."""
-    checks = [CheckResult(f"{exercise}.{name}", status, (messages or {}).get(name, "")) for name, status in statuses.items()]
+    checks = [
+        CheckResult(f"{exercise}.{name}", status, (messages or {}).get(name, ""), calls=called().get(f"{exercise}.{name}", ()))
+        for name, status in statuses.items()
+    ]
     status = "passed" if all(c.status == "passed" for c in checks) else "failed"
     save_report(folder, Report([ExerciseResult(exercise, status, 0.0, BY_NAME[exercise].points, checks)], seed=0))
 
@@ -48,8 +61,9 @@ def test_nothing_points_outside_the_kit():
                 assert set(re.findall(r"grader (\w+)", text)) <= commands, (function, text)
 
 
-def test_every_check_is_about_a_function_of_its_exercise():
-    about = checked_functions()
+def test_every_check_records_the_functions_of_its_exercise_it_called():
+    """The runner keeps what each check called (the harness sees every call): hints read it, not the checks' source."""
+    about = called()
     assert len(about) >= 30
     for check, functions in about.items():
         exercise = check.split(".")[0]
@@ -69,15 +83,29 @@ def test_checks_named_otherwise_map_to_the_function_they_call():
         "training.sgd_step_moves_downhill": "sgd_step",
         "training.train_steps_by_its_definition": "train",
     }
-    assert {check: blamed({"id": check, "message": "out is off"}) for check in expected} == expected
+    assert {check: blamed({"id": check, "message": "out is off"}, called()[check]) for check in expected} == expected
 
 
 def test_a_check_of_several_functions_is_about_the_one_its_message_names():
     check = "training.inputs_unchanged"
-    assert checked_functions()[check] == ("softmax_backward", "attention_head_backward", "sgd_step")
-    assert blamed({"id": check, "message": "softmax_backward changed its input shares; it must ..."}) == "softmax_backward"
-    assert blamed({"id": check, "message": "the list of losses"}) == "sgd_step"
-    assert blamed({"id": "training.gone_since", "message": ""}) is None
+    assert called()[check] == ("softmax_backward", "attention_head_backward", "sgd_step")
+    assert blamed({"id": check, "message": "softmax_backward changed its input shares; it must ..."}, called()[check]) == "softmax_backward"
+    assert blamed({"id": check, "message": "the list of losses"}, called()[check]) == "sgd_step"
+    assert blamed({"id": "training.gone_since", "message": ""}, ()) is None
+
+
+def test_a_check_that_failed_at_its_first_call_is_about_that_function(tmp_path):
+    """A check that stops at its first function is about that one: the run records what was called, not what could be."""
+    folder = tmp_path / "exercises"
+    folder.mkdir()
+    for name in NAMES:
+        (folder / f"{name}.py").write_bytes((SOLUTIONS_DIR / f"{name}.py").read_bytes())
+    source = (folder / "training.py").read_text(encoding="utf-8")
+    scaled = "    shares *= 1.5  # changes its input\n    dot = np.sum(d_shares * shares"
+    (folder / "training.py").write_text(source.replace("    dot = np.sum(d_shares * shares", scaled), encoding="utf-8")
+    report = run_checks(folder, ["training"], profile="quick")
+    checks = {c.id: c for c in report.exercises[0].checks}
+    assert checks["training.inputs_unchanged"].status == "failed" and checks["training.inputs_unchanged"].calls == ("softmax_backward",)
 
 
 def test_each_request_climbs_one_rung(submission):

@@ -171,6 +171,17 @@ class Submission:
         self.base = reference_functions(exercise) if self.with_reference else frozenset()
         self.printed = Printed()
         self.last: tuple[str, tuple] | None = None  # (function, arguments) of the student's last call
+        self.functions = BY_NAME[exercise].functions
+        self.called: set[str] = set()  # the functions of this exercise the current check called
+
+    def new_check(self) -> None:
+        """A check begins: nothing printed, nothing called yet."""
+        self.printed.new_check()
+        self.called = set()
+
+    def calls(self) -> tuple[str, ...]:
+        """The functions of this exercise the current check called, in the exercise's order (the last built on the others)."""
+        return tuple(function for function in self.functions if function in self.called)
 
     def last_example(self, error: BaseException | None = None) -> dict | None:
         """The last call's function and arguments, encoded, for `grader try`; None when there was none or it is large.
@@ -192,6 +203,7 @@ class Submission:
         if f"{module}.{function}" in self.base:  # an earlier exercise, in the full kit: the reference, run here
             return self.reference(module, function, args)
         self.last = (function, args)
+        self.called.add(function)
         broken = self.workers.broken
         for key in ((module, function), (module, None)):
             if key in broken:
