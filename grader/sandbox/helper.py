@@ -29,7 +29,7 @@ from grader.sandbox.errors import HelperFailed
 MEMORY_BYTES = 2 << 30  # the helper's address space: numpy's own and a few answers at the asks' budget
 ASK_SECONDS = 10.0  # one answer's deadline, at most
 START_SECONDS = 30.0
-KEPT_BYTES = 32 << 20  # answers kept for asks that come again, at most (a run's checks ask the same often)
+KEPT_BYTES = 8 << 20  # answers kept for asks that come again, at most (a run's checks ask the same often; a few at full scale)
 POLL = 0.05  # seconds between looks at the helper's memory where RLIMIT_AS could not be set
 THREADS = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}  # one core, a small address space
 KIT = str(Path(__file__).resolve().parents[2])
