@@ -33,7 +33,7 @@ PARTS = {  # where a run's time goes, by the function that spends it (cumulative
     "the checks, collected and run by pytest": ("runner.py", "collect"),
     "  waiting for the sandbox (probe, worker starts)": ("workers.py", "get"),
     "  the student's calls (round trips, answers remembered)": ("workers.py", "call"),
-    "  the reference's answers to the worker's asks": ("student.py", "_answer"),
+    "  the reference's answers to the worker's asks": ("handle.py", "_answer"),
     "  the checks on the kept examples": ("replay.py", "run"),
     "the report": ("report.py", "render"),
 }
