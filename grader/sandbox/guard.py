@@ -4,6 +4,7 @@ import ast
 from pathlib import Path
 
 from grader.paths import MODULES
+from grader.sandbox.imports import sibling_names
 
 TOO_DEEP = (
     "{name} is nested too deeply for Python to read (a very long expression or deeply nested brackets): "
@@ -29,9 +30,7 @@ def refusals(folder: Path) -> dict[str, str]:
             line = _solutions_import(node)
             if line and path.stem not in direct:
                 direct[path.stem] = f"{path.name} imports the reference solutions (line {line})"
-            if isinstance(node, ast.ImportFrom) and node.level == 1:
-                names = [node.module] if node.module else [alias.name for alias in node.names]
-                siblings[path.stem].update(name.split(".")[0] for name in names)
+            siblings[path.stem].update(sibling_names(node))
     found = {}
     for name in MODULES:
         seen, todo = set(), [name]
