@@ -3,6 +3,7 @@
 import gc
 import shutil
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -81,3 +82,16 @@ def outcomes() -> set[int]:
     """The ids of the calls' outcomes still alive in this process."""
     gc.collect()
     return {id(o) for o in gc.get_objects() if isinstance(o, Outcome)}
+
+
+def test_calls_at_the_comparisons_sizes_may_take_longer_within_the_budget(workers):
+    """A correct loop at the comparison's sizes is slow, not hung: those calls get PATIENCE times the limit, never past the budget."""
+    from grader.check.checks.workers import PATIENCE
+
+    assert workers.limit() == workers.timeout == 10.0
+    with workers.patient():
+        assert workers.limit() == PATIENCE * 10.0
+    assert workers.limit() == 10.0
+    workers.deadline = time.monotonic() + 12.0
+    with workers.patient():
+        assert 11.0 < workers.limit() <= 12.0

@@ -68,7 +68,8 @@ def at_scale(*make):
             replay.run(test, submission)  # Hypothesis' examples, replayed when a run before drew them
             submission.printed.new_example()
             try:
-                inner(submission, *(value() for value in make))
+                with submission.workers.patient():
+                    inner(submission, *(value() for value in make))
             except CheckFailed as failed:
                 raise CheckFailed(f"{SAID}\n{failed}") from None
 

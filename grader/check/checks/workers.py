@@ -1,5 +1,6 @@
 """The student's code behind the worker boundary for one run: its workers, started early, and the run's time budget."""
 
+import contextlib
 import copy
 import hashlib
 import threading
@@ -15,6 +16,7 @@ from grader.sandbox.helper import HELPER
 from grader.sandbox.messages import not_written
 from grader.sandbox.process import Worker
 
+PATIENCE = 3.0  # times its limit a call at the comparison's sizes may take: Python loops there are slow, not hung
 REMEMBERED = ("raised", "bad_output")  # failures a call gives again on the same arguments (the others stop its function)
 MEMO_BYTES = 64 << 20  # the arguments and answers kept, at most
 
@@ -30,6 +32,7 @@ class Workers:
         self.spares = list(spares)  # workers started ahead of the files (grader watch's): the first workers of the run
         self.unwritten = unwritten  # modules that are the stubs as given (grader.check.unwritten): no worker needed
         self.timeout = timeout
+        self.factor = 1.0  # PATIENCE while a check runs at the comparison's sizes (patient())
         self.deadline = time.monotonic() + budget
         self.budget = budget
         self.started: dict[frozenset, WorkerHandle] = {}
@@ -101,11 +104,21 @@ class Workers:
             self.memo[key], self.memo_bytes = what, self.memo_bytes + 2 * size  # the answer is about as large as the call
 
     def limit(self) -> float:
-        """Seconds the next call may take: its own limit, or what is left of the run's budget."""
+        """Seconds the next call may take: its own limit (longer at the comparison's sizes), or what is left of the run's budget."""
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise StudentError("timeout", f"grading this submission used all of its {self.budget:g} s, so the checks left were not run.")
-        return min(self.timeout, left)
+        return min(self.timeout * self.factor, left)
+
+    @contextlib.contextmanager
+    def patient(self):
+        """Calls made inside take up to PATIENCE times their limit: a correct loop over 16 x 141 x 141 entries takes
+        5-8 s of CPU on a 2-core machine, more on a busy one, and the small drawn inputs have already shown a hang."""
+        self.factor = PATIENCE
+        try:
+            yield
+        finally:
+            self.factor = 1.0
 
     def close(self):
         """Stop every worker."""
