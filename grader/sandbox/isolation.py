@@ -218,10 +218,10 @@ def _probe(tier: str) -> str:
 
 def choose_soon() -> None:
     """Choose the confinement in a thread, so its probe runs while the caller imports the checks."""
-    threading.Thread(target=choose_quietly, daemon=True, name="isolation-probe").start()
+    threading.Thread(target=_choose_quietly, daemon=True, name="isolation-probe").start()
 
 
-def choose_quietly() -> None:
+def _choose_quietly() -> None:
     """Choose the confinement now, if it can be had; the run that needs a worker says why not."""
     try:
         choose()
