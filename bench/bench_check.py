@@ -6,7 +6,8 @@ pays. Targets (issue 22): one exercise within 2x the floor, all five within 4x, 
 first `grader` (untouched stubs) within 2x and `grader` with nothing changed within 1x, in the strongest
 isolation this machine offers, full-scale examples kept. The checks replay the examples Hypothesis
 drew on an earlier run (grader/check/checks/replay.py); "all five, drawn" is the first run on a
-machine, with no examples kept. Python keeps its bytecode, as on a student's machine
+machine, with no examples kept. `grader` (status) runs in the student's kit, written by `grader release`
+into a temporary folder, whose checks are the public ones. Python keeps its bytecode, as on a student's machine
 (PYTHONDONTWRITEBYTECODE is left out of the runs' environment). The runs alternate between the cases, so load on the machine falls
 on all alike; the load average is printed before and after.
 """
@@ -23,14 +24,13 @@ import time
 from pathlib import Path
 
 from grader.check.checks.replay import CACHE_VAR
-from grader.course.stubs import write_stubs
 from grader.exercises import NAMES
 
 FLOOR = [sys.executable, "-c", "import numpy, pytest, hypothesis"]
 IMPORTS = [sys.executable, "-c", "import grader.cli, grader.check.command, grader.check.report"]  # the interpreter and the kit's imports
 TARGETS = {"all five": 4.0, "one exercise": 2.0, "status, stubs": 2.0, "status, unchanged": 1.0}  # times the floor
 PARTS = {  # where a run's time goes, by the function that spends it (cumulative, in the grader's process)
-    "the checks, collected and run by pytest": ("runner.py", "collect"),
+    "the checks, collected and run by pytest": ("collector.py", "collect"),
     "  waiting for the sandbox (probe, worker starts)": ("workers.py", "get"),
     "  the student's calls (round trips, answers remembered)": ("workers.py", "call"),
     "  the reference's answers to the worker's asks": ("handle.py", "_answer"),
@@ -48,18 +48,23 @@ def keeping_bytecode(env: dict | None = None) -> dict:
     return {key: value for key, value in {**os.environ, **(env or {})}.items() if key != "PYTHONDONTWRITEBYTECODE"}
 
 
-def timed(argv: list[str], env: dict | None = None) -> float:
+def timed(argv: list[str], env: dict | None = None, cwd: Path | None = None) -> float:
     """Wall seconds of one fresh process."""
     start = time.perf_counter()
-    run = subprocess.run(argv, capture_output=True, text=True, env=keeping_bytecode(env))
+    run = subprocess.run(argv, capture_output=True, text=True, env=keeping_bytecode(env), cwd=cwd)
     if run.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed:\n{run.stderr[-2000:]}")
     return time.perf_counter() - start
 
 
-def status(folder: Path) -> list[str]:
-    """The command line of `grader status --submission FOLDER` (the student's `grader`)."""
-    return [sys.executable, "-m", "grader", "status", "--submission", str(folder)]
+def student_kit() -> Path:
+    """The student's kit as `grader release` writes it, in a temporary folder: where a student's `grader` runs (public checks)."""
+    kit = Path(tempfile.mkdtemp(prefix="bench-kit-")) / "kit"
+    subprocess.run([sys.executable, "-m", "grader", "release", str(kit)], check=True, capture_output=True)
+    return kit
+
+
+STATUS = [sys.executable, "-m", "grader", "status"]  # the student's `grader`, run in the student's kit (its folder first on sys.path)
 
 
 def check(args: list[str]) -> list[str]:
@@ -94,17 +99,18 @@ def main(runs: int) -> None:
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores; isolation: {tier}")
     cases = {"floor": FLOOR, "imports": IMPORTS, "all five": check([])} | {name: check([name]) for name in NAMES}
     cases["all five, drawn"] = check([])
-    stubs = write_stubs(Path(tempfile.mkdtemp(prefix="bench-stubs-")) / "exercises")
-    cases["status, stubs"] = cases["status, unchanged"] = status(stubs)  # a new student's first `grader`, and the next
+    kit = student_kit()
+    cases["status, stubs"] = cases["status, unchanged"] = STATUS  # a new student's first `grader`, and the next
     walls: dict[str, list[float]] = {label: [] for label in cases}
     subprocess.run(check([]), capture_output=True, env=keeping_bytecode())  # the examples and bytecode kept, as after a first check
     for _ in range(runs):
         for label, argv in cases.items():
             if label == "status, stubs":
-                shutil.rmtree(stubs / ".grader", ignore_errors=True)  # no verdict yet
+                shutil.rmtree(kit / "exercises" / ".grader", ignore_errors=True)  # no verdict yet
             with tempfile.TemporaryDirectory() as nothing_kept:
-                walls[label].append(timed(argv, {CACHE_VAR: nothing_kept} if label.endswith("drawn") else {}))
-    shutil.rmtree(stubs.parent)
+                env = {CACHE_VAR: nothing_kept} if label.endswith("drawn") else {}
+                walls[label].append(timed(argv, env, kit if label.startswith("status") else None))
+    shutil.rmtree(kit.parent)
     floor = statistics.median(walls["floor"])
     for label, times in walls.items():
         median = statistics.median(times)

@@ -3,6 +3,7 @@
 import ast
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 from grader.paths import MODULES, SOLUTIONS_DIR
@@ -57,5 +58,29 @@ def write_digests() -> Path:
     return STUBS
 
 
+def not_started() -> dict:
+    """The public checks' verdicts on the stubs, run by pytest: grader/check/not_started.json's contents."""
+    from grader.check.runner import run_checks
+    from grader.check.unwritten import fingerprint
+
+    with tempfile.TemporaryDirectory() as tmp:
+        report = run_checks(write_stubs(Path(tmp) / "exercises"), checks="public", record=False)
+    found = {
+        e.name: [{"id": c.id, "status": c.status, "message": c.message, "calls": list(c.calls)} for c in e.checks] for e in report.exercises
+    }
+    if any(check["status"] != "not_started" for checks in found.values() for check in checks):
+        raise ValueError(f"a public check does not end as not started on the stubs: {found}")
+    return {"fingerprint": fingerprint(), "exercises": found}
+
+
+def write_not_started() -> Path:
+    """Write grader/check/not_started.json from a run of the public checks on the stubs; its path."""
+    from grader.check.unwritten import RECORD
+
+    RECORD.write_text(json.dumps(not_started(), indent=1) + "\n", encoding="utf-8")
+    return RECORD
+
+
 if __name__ == "__main__":
     print(f"wrote {write_digests()}")
+    print(f"wrote {write_not_started()}")

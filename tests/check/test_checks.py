@@ -10,7 +10,8 @@ import pytest
 
 from grader.check.checks.harness import reference_functions
 from grader.check.checks.scale import SAID
-from grader.check.runner import CHECKS_DIR, run_checks
+from grader.check.collector import CHECKS_DIR
+from grader.check.runner import run_checks
 from grader.course.stubs import write_stubs
 from grader.exercises import BY_NAME, NAMES
 from grader.paths import SOLUTIONS_DIR

@@ -1,7 +1,11 @@
 """Untouched stubs are "not started" by what their files are: no worker, the same verdicts and messages as running them."""
 
+import subprocess
+import sys
+
 import pytest
 
+from grader.check import unwritten as unwritten_module
 from grader.check.runner import run_checks
 from grader.check.unwritten import unwritten
 from grader.paths import MODULES, SOLUTIONS_DIR
@@ -44,3 +48,33 @@ def test_a_stub_beside_written_modules_is_run(submission, exercise):
     (submission / "masking.py").write_bytes((SOLUTIONS_DIR / "masking.py").read_bytes())
     assert exercise not in unwritten(read(submission))
     assert run_checks(submission, [exercise]).exercises[0].status == "not_started"
+
+
+def test_the_public_checks_of_stubs_end_as_recorded_without_pytest(submission):
+    """A new student's first `grader`: the record stands for running the public checks, and pytest is never loaded."""
+    program = (
+        "import sys; from grader.check.runner import run_checks; "
+        f"report = run_checks({str(submission)!r}, checks='public'); "
+        "print(sorted({e.status for e in report.exercises}), [m for m in ('pytest', 'hypothesis') if m in sys.modules])"
+    )
+    run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert run.stdout.strip() == "['not_started'] []", run.stderr[-2000:]
+    assert said(run_checks(submission, checks="public")) == said(run_checks(submission, checks="public", record=False))
+
+
+def test_a_record_of_other_checks_is_not_used(submission, monkeypatch):
+    """A record whose fingerprint is not these stubs' and checks' (a kit changed without `python -m grader.course.stubs`) is ignored."""
+    monkeypatch.setattr(unwritten_module, "fingerprint", lambda: "other checks")
+    unwritten_module._record.cache_clear()
+    try:
+        assert unwritten_module.recorded("softmax") is None
+        assert run_checks(submission, ["softmax"], checks="public").exercises[0].status == "not_started"
+    finally:
+        unwritten_module._record.cache_clear()
+
+
+def test_a_written_exercise_beside_recorded_stubs_is_run(submission):
+    (submission / "scores.py").write_bytes((SOLUTIONS_DIR / "scores.py").read_bytes())
+    report = run_checks(submission, ["scores", "softmax"], checks="public")
+    assert [e.status for e in report.exercises] == ["passed", "not_started"]
+    assert said(report) == said(run_checks(submission, ["scores", "softmax"], checks="public", record=False))

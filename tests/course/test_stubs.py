@@ -9,8 +9,8 @@ from importlib import metadata
 
 import pytest
 
-from grader.check.unwritten import STUBS
-from grader.course.stubs import digests, stub_source
+from grader.check.unwritten import RECORD, STUBS
+from grader.course.stubs import digests, not_started, stub_source
 from grader.paths import KIT_ROOT, MODULES, SOLUTIONS_DIR
 
 # the tests that take stubs, run in a copy of the kit whose exercises/ holds a student's work
@@ -101,3 +101,8 @@ def test_without_the_test_extras_the_run_stops_saying_what_to_install(pytester, 
 def test_the_stubs_digests_are_the_stubs():
     """grader/check/stubs.json, by which the grader knows an untouched stub without a worker, is the stubs' (python -m grader.course.stubs)."""
     assert json.loads(STUBS.read_text(encoding="utf-8")) == digests()
+
+
+def test_the_record_of_the_stubs_verdicts_is_a_run_of_the_public_checks():
+    """grader/check/not_started.json, which a stub's public checks end as, is what running them gives (python -m grader.course.stubs)."""
+    assert json.loads(RECORD.read_text(encoding="utf-8")) == not_started(), "run `python -m grader.course.stubs` to write it again"
