@@ -7,6 +7,8 @@ batches of 16 replies of 141 positions (2 replies for a head, which is slower to
 head's widths, the attention model's parameters, 1,000 training steps in one call.
 """
 
+import functools
+
 import numpy as np
 
 from grader.check.checks import replay
@@ -36,8 +38,16 @@ SAID = (
 
 
 def values(shape: tuple, bound: float, seed: int = 0) -> np.ndarray:
-    """A float64 array of this shape, unrounded values in [-bound, bound], the same on every run."""
-    return np.random.default_rng([20241201, seed, *shape]).uniform(-bound, bound, shape)
+    """A float64 array of this shape, unrounded values in [-bound, bound], the same on every run: a copy, the caller's own."""
+    return _drawn(tuple(shape), bound, seed).copy()
+
+
+@functools.cache
+def _drawn(shape: tuple, bound: float, seed: int) -> np.ndarray:
+    """values' array, drawn once per process (about 20 MB in all) and read-only."""
+    drawn = np.random.default_rng([20241201, seed, *shape]).uniform(-bound, bound, shape)
+    drawn.flags.writeable = False
+    return drawn
 
 
 def above_diagonal(t: int) -> np.ndarray:
