@@ -59,10 +59,15 @@ class Batches:
 
 def encode(value) -> bytes:
     """A message: a JSON head describing the value, then the arrays as .npy bytes."""
-    blobs: list[bytes] = []
+    return b"".join(pieces(value))
+
+
+def pieces(value) -> list:
+    """encode's message in pieces, not joined: bytes, and each array's data where it is (to hash a message without making it)."""
+    blobs: list[tuple[bytes, np.ndarray]] = []
     tree = _tree(value, blobs, 0)
-    head = json.dumps({"tree": tree, "sizes": [len(blob) for blob in blobs]}).encode()
-    return struct.pack("<I", len(head)) + head + b"".join(blobs)
+    head = json.dumps({"tree": tree, "sizes": [len(header) + data.nbytes for header, data in blobs]}).encode()
+    return [struct.pack("<I", len(head)), head, *(piece for blob in blobs for piece in blob)]
 
 
 def array_bytes(value, depth: int = 0) -> int:
@@ -127,13 +132,19 @@ def _tree(value, blobs, depth):
 
 
 def _blob(array, blobs):
-    """Append the array as .npy bytes (format 1.0, C order); its index among the blobs."""
+    """Append the array as .npy (format 1.0, C order): its header's bytes and its data, not copied; its index among the blobs."""
     if not array.flags.c_contiguous:
         array = array.copy(order="C")
-    header = f"{{'descr': {array.dtype.str!r}, 'fortran_order': False, 'shape': {array.shape!r}, }}"
-    header += " " * (-(len(NPY_MAGIC) + 2 + len(header) + 1) % 64) + "\n"
-    blobs.append(NPY_MAGIC + struct.pack("<H", len(header)) + header.encode("latin1") + array.tobytes())
+    blobs.append((_npy_header(array.dtype.str, array.shape), array))
     return len(blobs) - 1
+
+
+@functools.lru_cache(maxsize=256)
+def _npy_header(descr: str, shape: tuple) -> bytes:
+    """The .npy header (format 1.0, C order) of an array of this dtype and shape, padded to 64 bytes."""
+    header = f"{{'descr': {descr!r}, 'fortran_order': False, 'shape': {shape!r}, }}"
+    header += " " * (-(len(NPY_MAGIC) + 2 + len(header) + 1) % 64) + "\n"
+    return NPY_MAGIC + struct.pack("<H", len(header)) + header.encode("latin1")
 
 
 def describe(value):

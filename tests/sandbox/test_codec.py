@@ -1,0 +1,46 @@
+"""The codec's message, made whole or in pieces: the same bytes, its arrays as numpy itself saves them."""
+
+import hashlib
+import io
+import json
+import struct
+
+import numpy as np
+import pytest
+
+from grader.check.checks.workers import _digest
+from grader.sandbox.codec import Foreign, encode, pieces
+
+VALUES = [
+    np.arange(6.0).reshape(2, 3),
+    np.arange(6).reshape(2, 3).T,  # not C-contiguous
+    np.zeros((0, 3), dtype=">f4"),
+    np.float32(1.5),
+    [1, 2.5, "s\ud800", None, (np.array([True]), {"k": np.array(["ab", "c"])})],
+    Foreign("T", "text"),
+]
+
+
+def saved(array: np.ndarray) -> bytes:
+    """The array as numpy.save writes it, in .npy format 1.0."""
+    out = io.BytesIO()
+    np.lib.format.write_array(out, np.ascontiguousarray(array), version=(1, 0))
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("value", VALUES)
+def test_the_pieces_joined_are_the_message(value):
+    assert b"".join(pieces(value)) == encode(value)
+
+
+def test_a_message_is_its_head_then_each_array_as_numpy_saves_it():
+    arrays = [np.arange(6.0).reshape(2, 3).T, np.array([1 + 2j])]
+    blobs = [saved(array) for array in arrays]
+    head = json.dumps({"tree": ["t", [["a", 0], ["a", 1]]], "sizes": [len(blob) for blob in blobs]}).encode()
+    assert encode(tuple(arrays)) == struct.pack("<I", len(head)) + head + b"".join(blobs)
+
+
+def test_the_memo_s_digest_is_the_sha256_of_the_call_as_sent_to_be_hashed():
+    args = (np.arange(12.0).reshape(3, 4)[:, ::2], [1, 2.0])
+    message = encode((["softmax.softmax"], "heads", "attention_head", args))
+    assert _digest(frozenset({"softmax.softmax"}), "heads", "attention_head", args) == (hashlib.sha256(message).digest(), len(message))
