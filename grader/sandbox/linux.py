@@ -6,6 +6,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import psutil
@@ -74,10 +75,14 @@ def _account(uid: int) -> bool:
         return False
 
 
-def kill_user(uid: int) -> None:
-    """Kill every process of this user at once (kill -1 as that user), so none can fork away; repeat until none."""
+def kill_user(uid: int, seconds: float = 5.0) -> None:
+    """Kill every process of this user at once (kill -1 as that user), so none can fork away; repeat until none runs.
+
+    A zombie has ended (its parent, often the system's init, has still to reap it): it is not waited for.
+    """
     kill = shutil.which("kill")
-    for _ in range(5):
+    deadline = time.monotonic() + seconds
+    while True:
         if kill:
             subprocess.run(
                 [kill, "-9", "-1"],
@@ -89,10 +94,11 @@ def kill_user(uid: int) -> None:
                 stderr=subprocess.DEVNULL,
                 timeout=30,
             )
-        left = [p for p in psutil.process_iter(["uids"]) if p.info["uids"] and p.info["uids"].real == uid]
-        if not left:
+        left = [p for p in psutil.process_iter(["uids", "status"]) if p.info["uids"] and p.info["uids"].real == uid]
+        left = [p for p in left if p.info["status"] != psutil.STATUS_ZOMBIE]
+        if not left or time.monotonic() >= deadline:
             return
-        end_processes(left, 1.0)
+        end_processes(left, 0.5)
 
 
 def remove_files_of(uid: int) -> None:

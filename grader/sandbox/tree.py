@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import time
 
 import psutil
 
@@ -12,13 +13,36 @@ ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THRE
 
 
 def end_processes(processes: list, seconds: float = 5.0) -> None:
-    """Kill these psutil processes and wait for them to be gone."""
+    """Kill these psutil processes and wait, at most `seconds`, until each has ended (ours are reaped here)."""
     for process in processes:
         try:
             process.kill()
         except psutil.Error:
             pass
-    psutil.wait_procs(processes, timeout=seconds)
+    deadline, left = time.monotonic() + seconds, list(processes)
+    while left := [process for process in left if not ended(process)]:
+        if time.monotonic() >= deadline:
+            return
+        time.sleep(0.005)
+
+
+def ended(process) -> bool:
+    """Whether a process has ended: reaped (a child of ours is reaped here) or a zombie its parent has yet to reap.
+
+    An orphan's zombie waits for the system's init, which may reap it only after a second
+    (psutil.wait_procs waited for that: 1.2 s to end a watch's check); it runs nothing meanwhile.
+    """
+    try:
+        process.wait(timeout=0)
+        return True
+    except psutil.TimeoutExpired:
+        pass
+    except psutil.Error:
+        return True
+    try:
+        return process.status() == psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return True
 
 
 def end_tree(process: subprocess.Popen) -> None:

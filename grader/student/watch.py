@@ -102,9 +102,14 @@ class Watcher:
         return sorted(stale, key=lambda n: n != self.target)
 
     def check(self, name: str) -> list[str]:
-        """Check one exercise in a fresh process, which saves the verdict; the modules saved meanwhile."""
+        """Check one exercise in a fresh process, which saves the verdict; the modules saved meanwhile.
+
+        The job kept ready serves the exercise being worked on; another (one that builds on it) gets
+        a job of its own, so that a save that cuts its check finds the ready one still ready.
+        """
         before = files_fingerprint(self.folder)[name]
-        job = self.take_ready().go([name])
+        target = name == self.target
+        job = self.take_ready().go([name]) if target else Job(self.folder, [name])
         self.checking, self.started, drawn = name, time.monotonic(), 0
         try:
             self.show()  # while the process starts: the old verdict is no longer shown as current
@@ -119,7 +124,8 @@ class Watcher:
         finally:
             self.checking = None
             job.stop()
-            self.ready = Job(self.folder, None)  # for the next save, ready while the student edits
+            if target or self.ready is None:
+                self.ready = Job(self.folder, None)  # for the next save, ready while the student edits
         if name not in unchanged(self.folder):
             self.tried.add((name, before))  # it saved nothing: do not run it again on the same files
         if job.failure:

@@ -8,6 +8,7 @@ import pytest
 from busy import allowed
 
 from grader.sandbox import isolation, launcher
+from grader.sandbox.tree import end_processes
 
 
 @pytest.mark.slow
@@ -46,3 +47,14 @@ def test_the_probe_starts_its_worker_on_files_of_its_own(monkeypatch, tmp_path):
 def test_every_child_python_has_the_same_flags():
     assert launcher.python("-c", "pass")[:4] == [sys.executable, "-I", "-X", "utf8"]
     assert launcher.module("grader", "check")[-3:] == ["-m", "grader", "check"]
+
+
+@pytest.mark.posix("a zombie: a process that has ended and that its parent has not reaped")
+def test_ending_a_process_its_parent_does_not_reap_waits_for_its_end_not_its_reaping():
+    """An orphan's zombie waits for the system's init, which may take a second to reap it; it runs nothing meanwhile."""
+    program = "import os, time\nif (pid := os.fork()) == 0:\n    time.sleep(60)\nprint(pid, flush=True)\ntime.sleep(60)"
+    with launcher.Child(launcher.python("-c", program), output="events") as parent:
+        child = psutil.Process(int(parent.process.stdout.readline()))
+        started = time.monotonic()
+        end_processes([child], seconds=5.0)
+        assert child.status() == psutil.STATUS_ZOMBIE and time.monotonic() - started < 4.0

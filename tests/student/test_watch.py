@@ -165,6 +165,35 @@ def test_a_save_during_a_check_cuts_it_short(submission, monkeypatch):
     assert time.monotonic() - started < allowed(10)
 
 
+def test_a_check_of_another_exercise_leaves_the_ready_job_for_the_next_save(submission, monkeypatch):
+    """heads rechecked because scores changed runs in a job of its own: a save that cuts it finds the ready job still ready."""
+
+    class Job:
+        failure = ""
+
+        def __init__(self, folder, names):
+            self.told = names
+
+        def go(self, names):
+            self.told = names
+            return self
+
+        def running(self):
+            return self.told is None  # ready until told what to check, then done at once
+
+        def stop(self):
+            pass
+
+    monkeypatch.setattr(watch, "Job", Job)
+    monkeypatch.setattr(watch.Watcher, "show", lambda self: None)
+    watcher = watch.Watcher(submission, "scores")
+    ready = watcher.ready = Job(submission, None)
+    watcher.check("heads")
+    assert watcher.ready is ready and ready.told is None
+    watcher.check("scores")
+    assert ready.told == ["scores"] and watcher.ready is not ready and watcher.ready.told is None
+
+
 def test_a_fault_in_the_grader_is_reported_and_watching_goes_on(submission, monkeypatch, capsys):
     broken_check = "import sys; print('RuntimeError: the checks could not be loaded', file=sys.stderr); sys.exit(1)"
     monkeypatch.setattr(watch, "recheck_command", run_python(broken_check))
