@@ -21,6 +21,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import machine
+
 from grader.course.stubs import write_stubs
 from grader.paths import KIT_ROOT, SOLUTIONS_DIR
 from grader.sandbox import isolation
@@ -183,14 +185,15 @@ def time_nbgrader(folders: dict[str, Path], work: Path) -> None:
 
 def main(jobs: int) -> None:
     """Build the 40 submissions in a temporary folder, then time the kit and nbgrader on them."""
-    print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores", flush=True)
+    print(f"load average before: {machine.load()} on {os.cpu_count()} cores", flush=True)
+    ticks = machine.cpu_times()
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as scratch:
         work = Path(scratch)
         folders = submissions(work / "submissions")
         for tier in [tier for tier in isolation.TIERS if not isolation.why_not(tier)]:
             time_kit(folders, jobs, work, tier)
         time_nbgrader(folders, work)
-    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    print(f"load average after: {machine.load()}; {machine.stolen(ticks, machine.cpu_times())}")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import machine
+
 from grader.check.checks.replay import CACHE_VAR
 from grader.exercises import NAMES
 
@@ -96,7 +98,8 @@ def main(runs: int) -> None:
     from grader.sandbox import isolation
 
     tier = isolation.choose().name
-    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores; isolation: {tier}")
+    print(f"load average before: {machine.load()} on {os.cpu_count()} cores; isolation: {tier}")
+    ticks = machine.cpu_times()
     cases = {"floor": FLOOR, "imports": IMPORTS, "all five": check([])} | {name: check([name]) for name in NAMES}
     cases["all five, drawn"] = check([])
     kit = student_kit()
@@ -124,7 +127,7 @@ def main(runs: int) -> None:
         print(f"where the time of `grader check --solutions {' '.join(args) or '(all five)'}` goes (in process, after imports):")
         for part, seconds in breakdown(args).items():
             print(f"  {part:<58} {seconds:5.2f} s")
-    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"load average after: {machine.load()}; {machine.stolen(ticks, machine.cpu_times())}")
 
 
 if __name__ == "__main__":
