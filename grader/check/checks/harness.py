@@ -280,7 +280,7 @@ def expect_array(got, shape: tuple, what: str, inputs: dict, dtype_kind: str = "
         fail(f"{what} should be a bool array, but its dtype is {got.dtype}.", inputs, got=got)
     if dtype_kind == "f" and got.dtype.kind not in "fiu":
         fail(f"{what} should hold numbers, but its dtype is {got.dtype}.", inputs, got=got)
-    if dtype_kind == "f" and np.isnan(got.astype(float)).any():
+    if dtype_kind == "f" and np.isnan(got.astype(float, copy=False)).any():
         fail(f"{what} contains NaN (not a number): look for 0 / 0, inf / inf, inf - inf or exp overflowing.", inputs, got=got)
 
 
