@@ -214,7 +214,7 @@ def checked_report(submission: Path, exercises=None, by: str = "status", spares=
         return _report([stored[name] for name in names], _seed(submission))
     from grader.check.runner import add_root_causes, run_checks
 
-    fresh = run_checks(submission, missing, spares=spares)
+    fresh = run_checks(submission, missing, spares=spares, parallel=True)
     kept = [entry for name, entry in stored.items() if name not in missing]
     known = _report(kept + _entries(fresh), fresh.seed)
     add_root_causes(known.exercises)  # across every verdict of these files, not only this run's

@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+from hypothesis.configuration import set_hypothesis_home_dir
+from threadpoolctl import threadpool_limits
 
 from grader.check.checks.harness import CheckFailed, Halt, labelled
+from grader.check.checks.workers import Workers
 from grader.check.results import CheckResult, ExerciseResult, exercise_status, partial_points
 from grader.exercises import BY_NAME
 from grader.sandbox.errors import StudentError
@@ -159,3 +162,23 @@ def exercise_result(name: str, collector: Collector) -> ExerciseResult:
         check.seconds = collector.seconds.get(check.id, 0.0)
         check.public = check.id in collector.public
     return ExerciseResult(name, exercise_status(checks), partial_points(max_points, checks), max_points, checks)
+
+
+def checked(folder: Path, root: Path, names, stubs, *, profile, seed, timeout, budget, kinds, spares=()) -> dict[str, ExerciseResult]:
+    """Each of these exercises' verdict, its checks run by pytest on the snapshot in folder (root: the run's private folder).
+
+    spares: workers started ahead of the files, used first and stopped at the end.
+
+    The reference runs here on one BLAS thread: OpenBLAS's own threads, racing the threads that
+    start workers, left a matrix product waiting for ever (2 runs of 12 on a busy machine), and
+    the arrays here are too small for threads to help.
+    """
+    with threadpool_limits(limits=1, user_api="blas"):
+        set_hypothesis_home_dir(root / ".hypothesis")  # never a .hypothesis/ folder where the grader runs
+        workers = Workers(folder, timeout=timeout, budget=budget, unwritten=frozenset(stubs), spares=spares)
+        try:
+            workers.start_early(names)
+            collector = collect(names, folder, profile, seed, timeout, budget, kinds, workers)
+        finally:
+            workers.close()
+    return {name: exercise_result(name, collector) for name in names}

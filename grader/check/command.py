@@ -33,7 +33,7 @@ def check(
     from grader.sandbox.private import NotRegular
 
     try:
-        report = run_checks(folder, exercises or None)  # its verdicts carry the sha256 of the snapshot they were given
+        report = run_checks(folder, exercises or None, parallel=True)  # its verdicts carry the sha256 of the snapshot they were given
     except NotRegular as error:  # a module replaced by a link or a folder since it was found
         click.echo(f"Cannot check: In {folder}: {error}.", err=True)
         return 2

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from grader import kit
+from grader.check import beside
 from grader.check.checks.harness import BUDGET, SEED
 from grader.check.files import depends_on
 from grader.check.results import ExerciseResult, Report
@@ -36,6 +37,7 @@ def run_checks(
     checks: str | None = None,
     spares=(),
     record: bool = True,
+    parallel: bool = False,
 ) -> Report:
     """Run the checks of these exercises (all by default) on a submission folder; never prints.
 
@@ -48,6 +50,7 @@ def run_checks(
     Raises NotRegular when a module is not a regular file. spares: workers started ahead of the files
     (grader.sandbox.process.Worker with no folder), used before any other and stopped at the end.
     record: whether the public checks of an untouched stub end as recorded (False runs them, to write the record).
+    parallel: whether some exercises may be checked at once in a second grader process (grader.check.beside).
     """
     names, submission = [name for name in NAMES if exercises is None or name in exercises], Path(submission)
     checks = checks or kit.checks_run()
@@ -56,7 +59,17 @@ def run_checks(
     with Snapshot(submission) as snapshot:
         stubs = unwritten(snapshot.files)
         kept = {name: found for name in stubs & set(names) if record and checks == "public" and (found := recorded(name))}
-        ran = checked(snapshot, [name for name in names if name not in kept], stubs, profile, seed, timeout, budget, checks, spares)
+        todo = [name for name in names if name not in kept]
+        here, there = beside.split(todo) if parallel else (todo, [])
+        options = {"profile": profile, "seed": seed, "timeout": timeout, "budget": budget, "kinds": KINDS[checks]}
+        other = beside.start(snapshot.folder, snapshot.root, there, stubs, options) if there else None
+        try:
+            ran = _checked(snapshot.folder, snapshot.root, here, stubs, spares, options)
+        except BaseException:
+            if other is not None:
+                other.close()  # Ctrl-C, or a fault: the process beside ends with the run
+            raise
+        ran |= beside.verdicts(other, snapshot.root, there, budget) if other is not None else {}
         files = {name: {f"{m}.py": snapshot.hashes[f"{m}.py"] for m in depends_on(snapshot.files, name)} for name in names}
     tier = isolation.choose().name  # the workers of this run were confined the same way (chosen once per process)
     results = [kept.get(name) or ran[name] for name in names]
@@ -69,32 +82,15 @@ def run_checks(
     return Report(results, seed=seed, isolation=tier, checks=checks)
 
 
-def checked(snapshot, names, stubs, profile, seed, timeout, budget, checks, spares) -> dict[str, ExerciseResult]:
-    """Each of these exercises' verdict, its checks run by pytest on the snapshot; spares are stopped either way.
-
-    The reference runs here on one BLAS thread: OpenBLAS's own threads, racing the threads that
-    start workers, left a matrix product waiting for ever (2 runs of 12 on a busy machine), and
-    the arrays here are too small for threads to help.
-    """
+def _checked(folder: Path, root: Path, names: list[str], stubs, spares, options: dict) -> dict[str, ExerciseResult]:
+    """These exercises' verdicts, their checks run by pytest here (grader.check.collector, which loads pytest and Hypothesis)."""
     if not names:
         for spare in spares:
             spare.stop()
         return {}
-    from hypothesis.configuration import set_hypothesis_home_dir
-    from threadpoolctl import threadpool_limits
+    from grader.check.collector import checked
 
-    from grader.check.checks.workers import Workers
-    from grader.check.collector import collect, exercise_result
-
-    with threadpool_limits(limits=1, user_api="blas"):
-        set_hypothesis_home_dir(snapshot.root / ".hypothesis")  # never a .hypothesis/ folder where the grader runs
-        workers = Workers(snapshot.folder, timeout=timeout, budget=budget, unwritten=frozenset(stubs), spares=spares)
-        try:
-            workers.start_early(names)
-            collector = collect(names, snapshot.folder, profile, seed, timeout, budget, KINDS[checks], workers)
-        finally:
-            workers.close()
-    return {name: exercise_result(name, collector) for name in names}
+    return checked(folder, root, names, stubs, spares=spares, **options)
 
 
 def reference_hashes() -> dict[str, str]:

@@ -1,0 +1,90 @@
+"""Some of a run's exercises checked beside the others, in a grader process of its own, on a machine with two cores or more.
+
+A run's checks keep one core busy at a time: the grader waits while its worker computes, and the
+worker while the grader checks. A second grader process checks a share of the exercises at once.
+It is the grader's own code, started through the launcher; it reads the run's snapshot (never the
+student's folder), confines its workers in the tier the run chose, and writes its verdicts as JSON
+into the run's private folder. Batch and nbgrader grade serially here: they have jobs of their own.
+"""
+
+import dataclasses
+import json
+import os
+import sys
+from pathlib import Path
+
+from grader.check.results import CheckResult, ExerciseResult
+from grader.exercises import BY_NAME
+from grader.paths import KIT_ROOT
+from grader.sandbox import isolation, launcher
+from grader.sandbox.process import GRADER_FAULT
+
+COST = {"scores": 1.0, "masking": 1.0, "softmax": 2.0, "heads": 4.0, "training": 5.0}  # each exercise's checks, relative (bench_check)
+START = 1.5  # the process beside starts this far behind, in those units: its imports
+SPARE_SECONDS = 60.0  # beyond the run's budget, before the process beside is taken for lost
+
+
+def split(names: list[str]) -> tuple[list[str], list[str]]:
+    """(checked here, checked beside), in lesson order: the costlier first, each to the side with less to do."""
+    if len(names) < 2 or (os.cpu_count() or 1) < 2:
+        return list(names), []
+    loads, sides = [0.0, START], ([], [])  # type: tuple[list[float], tuple[list[str], list[str]]]
+    for name in sorted(names, key=lambda name: -COST[name]):
+        side = 0 if loads[0] <= loads[1] else 1
+        sides[side].append(name)
+        loads[side] += COST[name]
+    return [name for name in names if name in sides[0]], [name for name in names if name in sides[1]]
+
+
+def start(folder: Path, root: Path, names: list[str], stubs, options: dict) -> launcher.Child:
+    """The process beside, checking these exercises of the snapshot in folder; its verdicts go to root/beside.json."""
+    spec = {"folder": str(folder), "root": str(root), "names": names, "stubs": sorted(stubs), "tier": isolation.choose().name, **options}
+    return launcher.Child(launcher.module("grader.check.beside", json.dumps(spec), root=KIT_ROOT), output="discard")
+
+
+def verdicts(child: launcher.Child, root: Path, names: list[str], budget: float) -> dict[str, ExerciseResult]:
+    """What the process beside found; for each exercise it could not give, an error of the grader's."""
+    ended = child.wait(budget + SPARE_SECONDS)
+    try:
+        if not ended:
+            raise ValueError("it did not end")
+        found = json.loads((root / "beside.json").read_text(encoding="utf-8"))
+        return {name: _exercise(found[name]) for name in names}
+    except (OSError, ValueError, KeyError, TypeError):
+        why = (child.output().strip().splitlines() or [f"it did not end within {budget + SPARE_SECONDS:g} s"])[-1]
+        return {name: _fault(name, why[:300]) for name in names}
+    finally:
+        child.close()
+
+
+def _exercise(data: dict) -> ExerciseResult:
+    """An exercise's verdict from its JSON here."""
+    checks = [CheckResult(**{**check, "calls": tuple(check["calls"])}) for check in data["checks"]]
+    return ExerciseResult(data["name"], data["status"], float(data["points"]), float(data["max_points"]), checks)
+
+
+def _fault(name: str, why: str) -> ExerciseResult:
+    """An exercise the process beside could not check: an error of the grader's, no points."""
+    message = f"The grader's second process could not check {name} ({why}). {GRADER_FAULT}"
+    return ExerciseResult(name, "error", 0.0, BY_NAME[name].points, [CheckResult(f"{name}.checks_loaded", "error", message, True)])
+
+
+def main(spec: str) -> int:
+    """In the process beside: check the exercises, write their verdicts, exit 0."""
+    from grader.check.collector import checked
+
+    given = json.loads(spec)
+    isolation.probed(given["tier"])  # the run's own probe found it working
+    os.environ[isolation.TIER_VAR] = given["tier"]
+    root, options = Path(given["root"]), {key: given[key] for key in ("profile", "seed", "timeout", "budget")}
+    options["kinds"] = tuple(given["kinds"])
+    ran = checked(Path(given["folder"]), root, given["names"], set(given["stubs"]), **options)
+    found = {name: {**dataclasses.asdict(result), "checks": [dataclasses.asdict(c) for c in result.checks]} for name, result in ran.items()}
+    with os.fdopen(os.open(root / "beside.tmp", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as out:
+        json.dump(found, out)  # only the grader's user may read it: the workers' users pass through root, never list it
+    (root / "beside.tmp").replace(root / "beside.json")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

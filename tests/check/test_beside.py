@@ -1,0 +1,82 @@
+"""Exercises checked beside the others in a second grader process: the same verdicts, and a fault of its own is the grader's."""
+
+import shutil
+
+import pytest
+
+from grader.check import beside, runner
+from grader.check.runner import run_checks
+from grader.exercises import NAMES
+from grader.paths import SOLUTIONS_DIR
+from grader.sandbox import launcher
+
+
+def said(report) -> list[tuple]:
+    """Everything a report tells, check by check (the time each took aside)."""
+    return [
+        (e.name, e.status, e.points, c.id, c.status, c.message, c.by_grader, c.public, c.printed, c.example, c.calls)
+        for e in report.exercises
+        for c in e.checks
+    ]
+
+
+def test_the_costliest_exercises_go_to_different_sides_in_lesson_order(monkeypatch):
+    monkeypatch.setattr(beside.os, "cpu_count", lambda: 2)
+    here, there = beside.split(list(NAMES))
+    assert sorted(here + there) == sorted(NAMES) and here and there
+    assert {"heads", "training"} - set(here) and {"heads", "training"} - set(there)
+    assert here == [n for n in NAMES if n in here] and there == [n for n in NAMES if n in there]
+    assert beside.split(["softmax"]) == (["softmax"], [])
+    monkeypatch.setattr(beside.os, "cpu_count", lambda: 1)
+    assert beside.split(list(NAMES)) == (list(NAMES), [])
+
+
+def test_checked_beside_or_not_a_run_says_the_same(submission, monkeypatch):
+    """A passing scores and heads, a wrong softmax: every status, message, point and failing input alike."""
+    monkeypatch.setattr(beside.os, "cpu_count", lambda: 2)
+    shutil.copy(SOLUTIONS_DIR / "scores.py", submission / "scores.py")
+    shutil.copy(SOLUTIONS_DIR / "heads.py", submission / "heads.py")
+    wrong = (SOLUTIONS_DIR / "softmax.py").read_text(encoding="utf-8").replace("np.exp(", "np.exp(2 * ", 1)
+    (submission / "softmax.py").write_text(wrong, encoding="utf-8")
+    names = ["scores", "softmax", "heads"]
+    started = []
+    monkeypatch.setattr(beside, "start", lambda *args, start=beside.start: started.append(args[2]) or start(*args))
+    together = run_checks(submission, names, parallel=True)
+    assert started and started[0] and set(started[0]) < set(names)
+    assert said(together) == said(run_checks(submission, names))
+    assert [e.status for e in together.exercises] == ["passed", "failed", "passed"]
+
+
+def test_a_process_beside_that_fails_leaves_an_error_of_the_graders_and_the_rest_graded(submission, monkeypatch):
+    monkeypatch.setattr(beside.os, "cpu_count", lambda: 2)
+    shutil.copy(SOLUTIONS_DIR / "scores.py", submission / "scores.py")
+    shutil.copy(SOLUTIONS_DIR / "heads.py", submission / "heads.py")
+
+    def failing(folder, root, names, stubs, options):
+        return launcher.Child(launcher.python("-c", "import sys; sys.exit('MemoryError: it could not start')"), output="discard")
+
+    monkeypatch.setattr(beside, "start", failing)
+    report = run_checks(submission, ["scores", "heads"], parallel=True)
+    by_name = {e.name: e for e in report.exercises}
+    here, there = beside.split(["scores", "heads"])
+    assert by_name[here[0]].status == "passed"
+    lost = by_name[there[0]]
+    assert lost.status == "error" and lost.points == 0 and lost.checks[0].by_grader
+    assert "could not start" in lost.checks[0].message and "fault in the grader" in lost.checks[0].message
+
+
+def test_a_run_cut_short_ends_the_process_beside(submission, monkeypatch):
+    """Ctrl-C while the checks run here: the process beside is ended with the run, not left checking."""
+    monkeypatch.setattr(beside.os, "cpu_count", lambda: 2)
+    for name in NAMES:
+        shutil.copy(SOLUTIONS_DIR / f"{name}.py", submission / f"{name}.py")
+    children = []
+    monkeypatch.setattr(beside, "start", lambda *args, start=beside.start: children.append(start(*args)) or children[-1])
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "_checked", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_checks(submission, parallel=True)
+    assert children and children[0].returncode is not None
