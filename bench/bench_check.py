@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import machine
+from kits import student_kit
 
 from grader.check.checks.replay import CACHE_VAR
 from grader.exercises import NAMES
@@ -57,13 +58,6 @@ def timed(argv: list[str], env: dict | None = None, cwd: Path | None = None) -> 
     if run.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed:\n{run.stderr[-2000:]}")
     return time.perf_counter() - start
-
-
-def student_kit() -> Path:
-    """The student's kit as `grader release` writes it, in a temporary folder: where a student's `grader` runs (public checks)."""
-    kit = Path(tempfile.mkdtemp(prefix="bench-kit-")) / "kit"
-    subprocess.run([sys.executable, "-m", "grader", "release", str(kit)], check=True, capture_output=True)
-    return kit
 
 
 STATUS = [sys.executable, "-m", "grader", "status"]  # the student's `grader`, run in the student's kit (its folder first on sys.path)

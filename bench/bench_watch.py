@@ -1,7 +1,9 @@
 """Time from a save to its verdict under a live `grader watch`, per exercise.
 
 Usage: python3 bench/bench_watch.py [SAVES]   (default 4 saves per exercise)
-Each save alternates the reference module and a stub, so every save changes the verdict; the stub
+The watch runs in the student's kit, written by `grader release` into a temporary folder, as a
+student runs it: public checks, each exercise built on the student's own earlier ones (here the
+reference's). Each save alternates the reference module and a stub, so every save changes the verdict; the stub
 is the stub as given with a comment added (an untouched stub is known without running it). Target
 (issue 22): from a save to its verdict within 1x the machine's floor, a fresh
 `python -c "import numpy, pytest, hypothesis"`, measured in the same run. Also timed: from the save
@@ -16,16 +18,15 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-from pathlib import Path
 
 import machine
+from kits import student_kit
 
 from grader.course.stubs import stub_source
 from grader.exercises import NAMES
-from grader.paths import KIT_ROOT, SOLUTIONS_DIR
+from grader.paths import SOLUTIONS_DIR
 
 CHECKING = re.compile(r": checking \(started")  # the target's line while its check runs
 VERDICT = re.compile(r"after your save")  # the header of the first screen with a verdict after a save
@@ -68,11 +69,11 @@ def save(path, text):
         os.utime(path, ns=(before + 1_000_000, before + 1_000_000))
 
 
-def time_exercise(folder, name, saves):
+def time_exercise(kit, folder, name, saves):
     """Seconds from each save of name's module to the checking screen, and to the verdict, printed for it."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "grader", "watch", name, "--submission", str(folder)],
-        cwd=KIT_ROOT,
+        cwd=kit,
         env={
             **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
             "NO_COLOR": "1",
@@ -86,7 +87,7 @@ def time_exercise(folder, name, saves):
         settle(lines)
         checking, verdict = [], []
         for index in range(saves):
-            text = (SOLUTIONS_DIR / f"{name}.py").read_text() if index % 2 == 0 else stub_source(name)
+            text = (SOLUTIONS_DIR / f"{name}.py").read_text() if index % 2 == 0 else stub_source(name) + "# saved\n"
             settle(lines, quiet=3.0)
             saved = time.monotonic()
             save(folder / f"{name}.py", text)
@@ -114,12 +115,14 @@ def main():
     ticks = machine.cpu_times()
     base = floor()
     print(f"floor (python -c 'import numpy, pytest, hypothesis'): median {base:.2f} s")
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp) / "exercises"
-        shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    kit = student_kit()
+    try:
+        folder = kit / "exercises"
+        for name in NAMES:
+            shutil.copy(SOLUTIONS_DIR / f"{name}.py", folder / f"{name}.py")
         for name in NAMES:
             (folder / f"{name}.py").write_text(stub_source(name))
-            checking, verdict = time_exercise(folder, name, saves)
+            checking, verdict = time_exercise(kit, folder, name, saves)
             shutil.copy(SOLUTIONS_DIR / f"{name}.py", folder / f"{name}.py")
             shown = ", ".join(f"{s:.2f}" for s in verdict)
             median = statistics.median(verdict)
@@ -127,6 +130,8 @@ def main():
                 f"{name:9} save to verdict: median {median:.2f} s ({shown}), {median / base:.1f}x the floor "
                 f"({'within' if median <= base else 'OVER'} the 1x target); to checking shown: median {statistics.median(checking):.2f} s"
             )
+    finally:
+        shutil.rmtree(kit.parent, ignore_errors=True)
     print(f"load average after: {machine.load()}; {machine.stolen(ticks, machine.cpu_times())}")
 
 

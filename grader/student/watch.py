@@ -12,7 +12,7 @@ from grader import kit
 from grader.check.cache import files_fingerprint, last_known, unchanged
 from grader.check.report import submission_args
 from grader.exercises import BY_NAME, NAMES
-from grader.paths import MODULES
+from grader.paths import KIT_ROOT, MODULES
 from grader.sandbox import launcher
 from grader.sandbox.tree import ONE_THREAD
 from grader.student.recheck import READY
@@ -268,8 +268,8 @@ def verdict(name: str, result, since: float | None = None, where: tuple[str, ...
 
 
 def recheck_command(folder: Path, names: list[str]) -> list[str]:
-    """The command that checks these exercises and saves their verdict."""
-    return launcher.module("grader.student.recheck", str(folder), *names)
+    """The command that checks these exercises and saves their verdict, with this kit's code (the one installed may be another)."""
+    return launcher.module("grader.student.recheck", str(folder), *names, root=KIT_ROOT)
 
 
 class Job:

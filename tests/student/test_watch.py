@@ -278,3 +278,9 @@ def test_a_passing_exercise_shows_the_note_of_an_earlier_one_failing():
     note = "training uses your softmax, which fails its public checks; here training runs with your own softmax, and passes: fix softmax first."
     result = ExerciseResult("training", "passed", 30.0, 30.0, [CheckResult("training.one", "passed")], note=note)
     assert watch.verdict("training", result).splitlines()[1] == f"  {note}"
+
+
+def test_the_recheck_runs_this_kits_code_not_the_one_installed(tmp_path):
+    """A kit run from its folder (the student's, released) while another is installed: the recheck imports this one."""
+    command = watch.recheck_command(tmp_path, ["scores"])
+    assert command[command.index("grader.student.recheck") - 1] == str(KIT_ROOT)  # first on its sys.path (launcher.KIT_MODULE)
