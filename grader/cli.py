@@ -91,7 +91,14 @@ def hand_on(ctx, submission: Path) -> None:
 @JSON_FILE
 @JUNIT_FILE
 @click.option("--output", is_flag=True, help="Also show everything your functions printed, check by check.")
-def check(exercises, submission, solutions, json_file, junit_file, output):
+@click.option(
+    "--jobs",
+    type=click.IntRange(1, 2),
+    default=2,
+    show_default=True,
+    help="Grader processes: with 2, some exercises are checked beside the others on a machine with two cores or more.",
+)
+def check(exercises, submission, solutions, json_file, junit_file, output, jobs):
     """Run the checks on your exercises (all five by default): public and hidden in the full kit, public in the student's.
 
     Exit status 0 when every selected exercise passes, 1 when any does not,
@@ -106,7 +113,9 @@ def check(exercises, submission, solutions, json_file, junit_file, output):
     from grader.check.command import check as run
 
     no_reference(solutions)
-    sys.exit(run(exercises, submission=submission, solutions=solutions, json_file=json_file, junit_file=junit_file, output=output))
+    sys.exit(
+        run(exercises, submission=submission, solutions=solutions, json_file=json_file, junit_file=junit_file, output=output, jobs=jobs)
+    )
 
 
 @main.command()

@@ -4,7 +4,8 @@ import shutil
 
 import pytest
 
-from grader.check import beside, runner
+from grader.check import beside, command, runner
+from grader.course import batch
 from grader.check.runner import run_checks
 from grader.exercises import NAMES
 from grader.paths import SOLUTIONS_DIR
@@ -80,3 +81,20 @@ def test_a_run_cut_short_ends_the_process_beside(submission, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         run_checks(submission, parallel=True)
     assert children and children[0].returncode is not None
+
+
+def test_jobs_1_checks_in_one_process_and_batch_asks_for_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(beside.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(beside, "start", lambda *args: pytest.fail("a process beside was started"))
+    assert command.check(("scores", "heads"), solutions=True, json_file=tmp_path / "report.json", jobs=1) == 0
+    started = []
+
+    class Child:
+        def __init__(self, argv, **kwargs):
+            started.append(argv)
+            raise OSError("not started here")
+
+    monkeypatch.setattr(batch.launcher, "Child", Child)
+    with pytest.raises(OSError):
+        batch.run_check(tmp_path, tmp_path / "result.json", 60.0)
+    assert started[0][-2:] == ["--jobs", "1"]
