@@ -5,8 +5,8 @@ import shutil
 import pytest
 
 from grader.check import beside, command, runner
-from grader.course import batch
 from grader.check.runner import run_checks
+from grader.course import batch
 from grader.exercises import NAMES
 from grader.paths import SOLUTIONS_DIR
 from grader.sandbox import launcher
