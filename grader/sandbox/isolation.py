@@ -62,9 +62,12 @@ class Launch:
 
 
 class Portable:
-    """No isolation: the worker runs as the grader's user; it and all it started are ended by psutil."""
+    """No isolation: the worker runs as the grader's user; it and all it started are ended by psutil.
 
-    name = "none"
+    tier: the TIERS entry it is chosen by; name: what the report records (the tier, and whether Landlock holds).
+    """
+
+    tier = name = "none"
 
     def owner(self) -> int | None:
         """The user the worker's home belongs to, when it is not the grader's."""
@@ -101,6 +104,8 @@ class OwnUser(Portable):
     name: "user+landlock" where the kernel has Landlock (the worker must then say it applied it), else "user".
     """
 
+    tier = "user"
+
     def __init__(self):
         self.uid = linux.free_uid()
         self.name = "user+landlock" if landlock_abi() > 0 else "user"
@@ -127,7 +132,7 @@ class OwnUser(Portable):
 class Namespaces(Portable):
     """The worker inside bubblewrap's namespaces, seeing only Python, its code and its copy of the files."""
 
-    name = "namespaces"
+    tier = name = "namespaces"
 
     def __init__(self, bwrap: str):
         self.bwrap = bwrap

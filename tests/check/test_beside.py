@@ -1,5 +1,7 @@
 """Exercises checked beside the others in a second grader process: the same verdicts, and a fault of its own is the grader's."""
 
+import copy
+import os
 import shutil
 
 import pytest
@@ -9,7 +11,7 @@ from grader.check.runner import run_checks
 from grader.course import batch
 from grader.exercises import NAMES
 from grader.paths import SOLUTIONS_DIR
-from grader.sandbox import launcher
+from grader.sandbox import isolation, launcher
 
 
 def said(report) -> list[tuple]:
@@ -98,3 +100,29 @@ def test_jobs_1_checks_in_one_process_and_batch_asks_for_it(tmp_path, monkeypatc
     with pytest.raises(OSError):
         batch.run_check(tmp_path, tmp_path / "result.json", 60.0)
     assert started[0][-2:] == ["--jobs", "1"]
+
+
+@pytest.mark.linux("the user tier: a user of the worker's own, Linux's")
+def test_the_process_beside_confines_in_the_tier_the_run_chose_whatever_the_report_calls_it(submission, monkeypatch):
+    """The user tier is recorded as "user+landlock" where the kernel has Landlock; the process beside must choose "user"."""
+    if os.geteuid() != 0 or isolation.why_not("user"):
+        pytest.skip("the user tier needs the grader to run as root")
+    monkeypatch.setattr(beside.os, "cpu_count", lambda: 2)
+    monkeypatch.setenv(isolation.TIER_VAR, "user")
+    for name in ("scores", "heads"):
+        shutil.copy(SOLUTIONS_DIR / f"{name}.py", submission / f"{name}.py")
+    report = run_checks(submission, ["scores", "heads"], parallel=True)
+    assert report.isolation.startswith("user") and [e.status for e in report.exercises] == ["passed", "passed"], said(report)
+
+
+def test_the_process_beside_is_told_the_tier_not_the_name_the_report_records(submission, monkeypatch):
+    """The user tier's name is "user+landlock" where the kernel has Landlock: the process beside chooses by the tier."""
+
+    chosen = copy.copy(isolation.choose())
+    chosen.name = f"{chosen.tier}+recorded-differently"
+    monkeypatch.setattr(beside.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(isolation, "choose", lambda name=None: chosen)
+    for name in ("scores", "heads"):
+        shutil.copy(SOLUTIONS_DIR / f"{name}.py", submission / f"{name}.py")
+    report = run_checks(submission, ["scores", "heads"], parallel=True)
+    assert [e.status for e in report.exercises] == ["passed", "passed"], said(report)
