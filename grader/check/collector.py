@@ -18,11 +18,11 @@ from grader.check.checks.harness import CheckFailed, Halt, labelled
 from grader.check.checks.workers import Workers
 from grader.check.results import CheckResult, ExerciseResult, exercise_status, partial_points
 from grader.exercises import BY_NAME
+from grader.paths import CHECKS_DIR
 from grader.sandbox.errors import StudentError
 from grader.sandbox.process import GRADER_FAULT
 from grader.style import visible
 
-CHECKS_DIR = Path(__file__).resolve().parent / "checks"
 NO_AUTOLOAD = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
 FAILED_KINDS = {"raised", "bad_output", "memory"}  # the student's code gave a wrong answer by raising
 

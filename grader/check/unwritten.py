@@ -17,11 +17,10 @@ from pathlib import Path
 from grader.check.files import depends_on
 from grader.check.results import CheckResult, ExerciseResult, exercise_status, partial_points
 from grader.exercises import BY_NAME
-from grader.paths import MODULES
+from grader.paths import CHECKS_DIR, MODULES
 
 STUBS = Path(__file__).resolve().parent / "stubs.json"
 RECORD = Path(__file__).resolve().parent / "not_started.json"
-CHECKS = Path(__file__).resolve().parent / "checks"
 
 
 def digest(source: bytes) -> str:
@@ -48,9 +47,9 @@ def unwritten(files: Mapping[str, bytes | None]) -> set[str]:
 def fingerprint() -> str:
     """What the record's verdicts depend on: the stubs, and the public checks with everything they run on (hidden/ aside)."""
     found = hashlib.sha256(json.dumps(stub_digests(), sort_keys=True).encode())
-    for path in sorted(CHECKS.rglob("*.py")):
-        if "hidden" not in path.relative_to(CHECKS).parts:
-            found.update(path.relative_to(CHECKS).as_posix().encode() + b"\0" + digest(path.read_bytes()).encode())
+    for path in sorted(CHECKS_DIR.rglob("*.py")):
+        if "hidden" not in path.relative_to(CHECKS_DIR).parts:
+            found.update(path.relative_to(CHECKS_DIR).as_posix().encode() + b"\0" + digest(path.read_bytes()).encode())
     return found.hexdigest()
 
 

@@ -12,11 +12,9 @@ from grader.check.cache import cached_report, calls_known, last_known, read_json
 from grader.check.checks.harness import ARG_NAMES
 from grader.check.report import submission_args
 from grader.exercises import BY_NAME
-from grader.paths import GRADER_DIR
 from grader.style import paint, shown_command
 
 HINTS_FILE = "hints.json"  # {exercise: {function: the last rung shown}}
-CHECKS_DIR = GRADER_DIR / "check" / "checks"  # public/ and, in the full kit, hidden/: one test_*.py per exercise
 
 LADDERS = {
     "scores": {

@@ -10,11 +10,10 @@ import pytest
 
 from grader.check.checks.harness import reference_functions
 from grader.check.checks.scale import SAID
-from grader.check.collector import CHECKS_DIR
 from grader.check.runner import run_checks
 from grader.course.stubs import write_stubs
 from grader.exercises import BY_NAME, NAMES
-from grader.paths import SOLUTIONS_DIR
+from grader.paths import CHECKS_DIR, SOLUTIONS_DIR
 
 MUTANTS = Path(__file__).resolve().parents[1] / "mutants"
 WRONG = sorted((MUTANTS / "wrong").glob("*.py"))
