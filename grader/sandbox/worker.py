@@ -38,6 +38,10 @@ def main(landlocked: bool = False):
     sys.breakpointhook = no_terminal
     pristine = dict(vars(builtins))  # restored after each request, so the worker's own code keeps working
     while (message := channel.read()) is not None:
+        if message["op"] == "hello":  # the isolation probe's question: Python and numpy run here
+            channel.end_of_call()
+            channel.write(encode({"hello": True}))
+            continue
         if message["op"] == "init":
             unlimited, sweep = limit_resources(message["limits"]), message["limits"].get("sweep", False)
             watch_parent(message["parent"], death_signal=not message["limits"].get("simulate"))

@@ -40,11 +40,9 @@ def ready() -> list:
     """Start what every check needs before the files are known: the confinement and SPARES workers."""
     from grader.check import collector  # noqa: F401  (pytest, Hypothesis and numpy, imported now)
     from grader.sandbox import isolation
-    from grader.sandbox.process import Worker
 
     try:
-        confinement = isolation.choose()
-        return [Worker(confinement, None) for _ in range(SPARES)]
+        return [isolation.spare() for _ in range(SPARES)]
     except (isolation.IsolationError, OSError):
         return []  # the run starts its own workers, or says why it cannot
 

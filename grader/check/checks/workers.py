@@ -17,7 +17,6 @@ from grader.sandbox.errors import StudentError
 from grader.sandbox.handle import Outcome, WorkerHandle
 from grader.sandbox.helper import HELPER
 from grader.sandbox.messages import not_written
-from grader.sandbox.process import Worker
 
 PATIENCE = 3.0  # times its limit a call at the comparison's sizes may take: Python loops there are slow, not hung
 REMEMBERED = ("raised", "bad_output")  # failures a call gives again on the same arguments (the others stop its function)
@@ -181,7 +180,7 @@ def _fresh(value):
 def _spare() -> list:
     """A worker process started in the confinement chosen, with no files yet; none when it cannot start (the call says why)."""
     try:
-        return [Worker(isolation.choose(), None)]
+        return [isolation.spare()]
     except (isolation.IsolationError, OSError):
         return []
 
