@@ -8,7 +8,10 @@ isolation this machine offers, full-scale examples kept. The checks replay the e
 drew on an earlier run (grader/check/checks/replay.py); "all five, drawn" is the first run on a
 machine, with no examples kept. `grader` (status) runs in the student's kit, written by `grader release`
 into a temporary folder, whose checks are the public ones. Python keeps its bytecode, as on a student's machine
-(PYTHONDONTWRITEBYTECODE is left out of the runs' environment). The runs alternate between the cases, so load on the machine falls
+(PYTHONDONTWRITEBYTECODE is left out of the runs' environment). "student: ..." is
+`grader check` as a student runs it: in the student's kit, its public checks, each exercise
+built on the student's own earlier ones, with the reference's five files copied in as the student's.
+The runs alternate between the cases, so load on the machine falls
 on all alike; the load average is printed before and after.
 """
 
@@ -28,12 +31,13 @@ from kits import student_kit
 
 from grader.check.checks.replay import CACHE_VAR
 from grader.exercises import NAMES
+from grader.paths import SOLUTIONS_DIR
 
 FLOOR = [sys.executable, "-c", "import numpy, pytest, hypothesis"]
 IMPORTS = [sys.executable, "-c", "import grader.cli, grader.check.command, grader.check.report"]  # the interpreter and the kit's imports
 TARGETS = {"all five": 4.0, "one exercise": 2.0, "status, stubs": 2.0, "status, unchanged": 1.0}  # times the floor
 PARTS = {  # where a run's time goes, by the function that spends it (cumulative, in the grader's process)
-    "the checks, collected and run by pytest": ("collector.py", "collect"),
+    "the checks, imported and run": ("collector.py", "collect"),
     "  waiting for the sandbox (probe, worker starts)": ("workers.py", "get"),
     "  the student's calls (round trips, answers remembered)": ("workers.py", "call"),
     "  the reference's answers to the worker's asks": ("handle.py", "_answer"),
@@ -60,6 +64,7 @@ def timed(argv: list[str], env: dict | None = None, cwd: Path | None = None) -> 
     return time.perf_counter() - start
 
 
+STUDENT_CHECK = [sys.executable, "-m", "grader", "check", "--json", os.devnull]  # `grader check` in the student's kit: public checks
 STATUS = [sys.executable, "-m", "grader", "status"]  # the student's `grader`, run in the student's kit (its folder first on sys.path)
 
 
@@ -96,24 +101,31 @@ def main(runs: int) -> None:
     ticks = machine.cpu_times()
     cases = {"floor": FLOOR, "imports": IMPORTS, "all five": check([])} | {name: check([name]) for name in NAMES}
     cases["all five, drawn"] = check([])
-    kit = student_kit()
+    kit, solved = student_kit(), student_kit()
+    for name in NAMES:  # the student's kit with every exercise written as the reference writes it
+        shutil.copy(SOLUTIONS_DIR / f"{name}.py", solved / "exercises" / f"{name}.py")
+    cases |= {f"student: {name}": STUDENT_CHECK + [name] for name in ("all five", *NAMES)}
+    cases["student: all five"] = STUDENT_CHECK
     cases["status, stubs"] = cases["status, unchanged"] = STATUS  # a new student's first `grader`, and the next
     walls: dict[str, list[float]] = {label: [] for label in cases}
     subprocess.run(check([]), capture_output=True, env=keeping_bytecode())  # the examples and bytecode kept, as after a first check
+    subprocess.run(STUDENT_CHECK, capture_output=True, env=keeping_bytecode(), cwd=solved)  # the same in the student's kit
     for _ in range(runs):
         for label, argv in cases.items():
             if label == "status, stubs":
                 shutil.rmtree(kit / "exercises" / ".grader", ignore_errors=True)  # no verdict yet
             with tempfile.TemporaryDirectory() as nothing_kept:
                 env = {CACHE_VAR: nothing_kept} if label.endswith("drawn") else {}
-                walls[label].append(timed(argv, env, kit if label.startswith("status") else None))
+                where = kit if label.startswith("status") else solved if label.startswith("student") else None
+                walls[label].append(timed(argv, env, where))
     shutil.rmtree(kit.parent)
+    shutil.rmtree(solved.parent)
     floor = statistics.median(walls["floor"])
     for label, times in walls.items():
         median = statistics.median(times)
-        line = f"{label:<17} median {median:5.2f} s (min {min(times):.2f}, max {max(times):.2f}, {runs} runs)"
+        line = f"{label:<18} median {median:5.2f} s (min {min(times):.2f}, max {max(times):.2f}, {runs} runs)"
         if label not in ("floor", "imports"):
-            target = TARGETS.get(label, TARGETS["all five" if label.startswith("all five") else "one exercise"])
+            target = TARGETS.get(label, TARGETS["all five" if "all five" in label else "one exercise"])
             ratio = median / floor
             line += f"  {ratio:4.1f}x the floor: {'within' if ratio <= target else 'OVER'} the {target:g}x target"
         print(line, flush=True)

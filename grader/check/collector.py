@@ -1,92 +1,70 @@
-"""The checks run by pytest in the grader's process, and each check's verdict as the grader's process saw it.
+"""The checks run in the grader's process, and each check's verdict as the grader's process saw it.
 
-Imported when a run has a check to run (grader.check.runner): pytest and Hypothesis load here.
+Imported when a run has a check to run (grader.check.runner): Hypothesis loads here, pytest never.
+The check files are pytest files, which pytest runs as they are (checks/conftest.py gives them the
+`submission` fixture and the seed); a run calls their checks itself, in file order, with the same,
+since pytest's own start and collection took longer than some exercises' checks.
 """
 
 import contextlib
+import importlib
 import io
-import os
 import sys
+import time
+import warnings
 from pathlib import Path
 
-import pytest
 from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
 from threadpoolctl import threadpool_limits
 
-from grader.check.checks.harness import CheckFailed, Halt, labelled
+from grader.check.checks import profiles  # noqa: F401  (registers the profiles)
+from grader.check.checks.harness import CheckFailed, Halt, Submission, labelled
+from grader.check.checks.seeding import seeded
 from grader.check.checks.workers import Workers
 from grader.check.results import CheckResult, ExerciseResult, exercise_status, partial_points
 from grader.exercises import BY_NAME
-from grader.paths import CHECKS_DIR
 from grader.sandbox.errors import StudentError
 from grader.sandbox.process import GRADER_FAULT
 from grader.style import visible
 
-NO_AUTOLOAD = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
 FAILED_KINDS = {"raised", "bad_output", "memory"}  # the student's code gave a wrong answer by raising
 
 
 class Collector:
-    """A pytest plugin that keeps each check's verdict, as the grader's process saw it."""
+    """Each check's verdict, as the grader's process saw it."""
 
     def __init__(self):
         self.expected: dict[str, list[str]] = {}  # exercise -> check ids, in file order
         self.results: dict[str, CheckResult] = {}
-        self.seconds: dict[str, float] = {}  # check id -> time spent in its setup, call and teardown
-        self.broken: list[str] = []  # files that could not be collected
+        self.seconds: dict[str, float] = {}  # check id -> time it took
+        self.broken: list[str] = []  # exercises whose check files could not be loaded
         self.public: set[str] = set()  # the ids of the public checks
 
-    def pytest_collectreport(self, report):
-        """Remember a check file that failed to load."""
-        if report.failed:
-            self.broken.append(Path(report.nodeid.split("::")[0]).stem.removeprefix("test_"))
-
-    def pytest_collection_modifyitems(self, items):
-        """Remember which checks should report; a failure's report is the exception alone (verdict() words it)."""
-        for item in items:
-            item.repr_failure = _exception_only  # pytest's own, a traceback with source, took 0.17 s per failing check
-            self.expected.setdefault(_exercise(item), []).append(_check_id(item))
-            if _public(item):
-                self.public.add(_check_id(item))
-
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_makereport(self, item, call):
-        """Turn the outcome of a check's setup or call into its verdict."""
-        report = (yield).get_result()
-        check = _check_id(item)
-        self.seconds[check] = self.seconds.get(check, 0.0) + report.duration
-        submission = getattr(item, "funcargs", {}).get("submission") if call.when == "call" else None
-        everything = visible(submission.printed.everything()) if submission else ""
-        calls = submission.calls() if submission else ()
-        if call.when == "call" and report.passed:
-            self.results[check] = CheckResult(check, "passed", printed=everything, calls=calls)
-        elif report.failed or report.skipped:
-            status, message, by_grader = verdict(call.excinfo.value if call.excinfo else None)
-            message = visible(message + (submission.printed.told(_exercise(item)) if submission else ""))
-            example = submission.last_example(call.excinfo.value if call.excinfo else None) if submission and status == "failed" else None
-            example = example and {**example, "said": message.splitlines()[0]}  # what the check said, for `grader try`
-            self.results.setdefault(check, CheckResult(check, status, message, by_grader, printed=everything, example=example, calls=calls))
-
-
-def _exception_only(excinfo, style=None) -> str:
-    """A failure as pytest keeps it in its report, which nothing here reads: the exception's type."""
-    return excinfo.typename
-
-
-def _exercise(item) -> str:
-    """The exercise a check belongs to."""
-    return item.module.EXERCISE
-
-
-def _public(item) -> bool:
-    """Whether a check is a public one: its file is in checks/public/."""
-    return Path(str(item.fspath)).parent.name == "public"
-
-
-def _check_id(item) -> str:
-    """A check's id: exercise.property, e.g. softmax.rows_sum_to_one."""
-    return f"{_exercise(item)}.{item.name.removeprefix('test_')}"
+    def run(self, check, submission: Submission, exercise: str, public: bool) -> None:
+        """Run one check on the exercise's submission and keep its verdict; Ctrl-C stops the run."""
+        check_id = f"{exercise}.{check.__name__.removeprefix('test_')}"
+        self.expected.setdefault(exercise, []).append(check_id)
+        if public:
+            self.public.add(check_id)
+        started, error = time.perf_counter(), None
+        try:
+            submission.new_check()
+            check(submission)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as raised:  # noqa: BLE001  (a check's end, whatever it is, is its verdict)
+            error = raised
+        self.seconds[check_id] = time.perf_counter() - started
+        printed, calls = visible(submission.printed.everything()), submission.calls()
+        if error is None:
+            self.results[check_id] = CheckResult(check_id, "passed", printed=printed, calls=calls)
+            return
+        status, message, by_grader = verdict(error)
+        message = visible(message + submission.printed.told(exercise))
+        example = submission.last_example(error) if status == "failed" else None
+        example = example and {**example, "said": message.splitlines()[0]}  # what the check said, for `grader try`
+        self.results[check_id] = CheckResult(check_id, status, message, by_grader, printed=printed, example=example, calls=calls)
 
 
 def _leaves(error):
@@ -117,35 +95,45 @@ def verdict(error) -> tuple[str, str, bool]:
 
 def collect(
     names, folder: Path, profile: str, seed: int, timeout: float, budget: float, kinds=("public", "hidden"), workers=None
-) -> "Collector":
-    """Run pytest on the check files of these exercises, public ones first; the collector holds every verdict.
+) -> Collector:
+    """Run the checks of these exercises, public ones first, each file's in its order; the collector holds every verdict.
 
-    workers: the run's Workers, started early (the checks start their own without them).
+    workers: the run's Workers, started early (else the run starts its own, and stops them).
     """
-    collector = Collector()
-    args = [str(CHECKS_DIR / kind / f"test_{name}.py") for name in names for kind in kinds]
-    # one word per option: pytest's early parse would take a lone folder for a test path and load its conftest.py
-    args += [f"--submission={folder}", f"--check-seed={seed}", f"--call-timeout={timeout}", f"--budget={budget}"]
-    args += [f"--check-profile={profile}", f"--confcutdir={CHECKS_DIR}"]
-    args += ["-p", "no:cacheprovider", "-p", "no:unraisableexception", "-p", "no:threadexception"]
-    args += ["--capture=no", "-q", "-o", "addopts="]
-    args += ["--rootdir", str(CHECKS_DIR), "-c", os.devnull]
-    for module in [m for m in sys.modules if m.startswith(("grader.check.checks.public.test_", "grader.check.checks.hidden.test_"))]:
-        del sys.modules[module]  # import the checks afresh, under this run's profile
-    previous, autoload = settings.get_current_profile_name(), os.environ.get(NO_AUTOLOAD)
-    os.environ[NO_AUTOLOAD] = "1"  # only pytest's own plugins: faster, and no installed plugin changes a verdict
+    collector, previous, own = Collector(), settings.get_current_profile_name(), workers is None
+    workers = Workers(folder, timeout=timeout, budget=budget) if own else workers
+    settings.load_profile(profile)  # before the checks are imported, so that their settings follow it
     try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            code = pytest.main(args, plugins=[collector] + ([workers] if workers is not None else []))
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the grader's own numpy on odd inputs: nothing a student should see
+            for name in names:
+                for kind in kinds:
+                    if (module := _imported(kind, name)) is None:
+                        collector.broken.append(name)
+                        continue
+                    submission = Submission(workers, module.EXERCISE)
+                    for check in _checks(module):
+                        collector.run(seeded(check, seed), submission, module.EXERCISE, kind == "public")
     finally:
         settings.load_profile(previous)
-        if autoload is None:
-            del os.environ[NO_AUTOLOAD]
-        else:
-            os.environ[NO_AUTOLOAD] = autoload
-    if code == pytest.ExitCode.INTERRUPTED:
-        raise KeyboardInterrupt  # Ctrl-C: a run cut short gives no verdict at all
+        if own:
+            workers.close()
     return collector
+
+
+def _imported(kind: str, name: str):
+    """The check file of this kind for this exercise, imported afresh under the run's profile; None when it cannot be."""
+    module = f"grader.check.checks.{kind}.test_{name}"
+    sys.modules.pop(module, None)
+    try:
+        return importlib.import_module(module)
+    except Exception:  # noqa: BLE001  (its exercise is an error of the grader's)
+        return None
+
+
+def _checks(module) -> list:
+    """A check file's checks, as pytest finds them: its functions named test_*, in the file's order."""
+    return [value for key, value in vars(module).items() if key.startswith("test_") and callable(value)]
 
 
 def exercise_result(name: str, collector: Collector) -> ExerciseResult:
@@ -165,7 +153,7 @@ def exercise_result(name: str, collector: Collector) -> ExerciseResult:
 
 
 def checked(folder: Path, root: Path, names, stubs, *, profile, seed, timeout, budget, kinds, spares=()) -> dict[str, ExerciseResult]:
-    """Each of these exercises' verdict, its checks run by pytest on the snapshot in folder (root: the run's private folder).
+    """Each of these exercises' verdict, its checks run here on the snapshot in folder (root: the run's private folder).
 
     spares: workers started ahead of the files, used first and stopped at the end.
 

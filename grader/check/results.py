@@ -17,7 +17,7 @@ class CheckResult:
     status: str
     message: str = ""
     by_grader: bool = False  # an error that is the grader's fault, not the student's
-    seconds: float = 0.0  # pytest's duration of the check (setup, call, teardown); not in the JSON
+    seconds: float = 0.0  # how long the check took; not in the JSON
     public: bool = False  # a public check (in both kits), not a hidden one (the full kit's only)
     printed: str = ""  # everything the student's functions printed during the check, call by call
     example: dict | None = None  # the failing call's function and encoded arguments, for `grader try`; not in the JSON

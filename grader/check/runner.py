@@ -1,8 +1,8 @@
 """Running the checks (public, and hidden in the full kit) on a submission, and the verdicts' notes on earlier exercises.
 
-The checks run under pytest in the grader's process (grader.check.collector, imported only when a
+The checks run in the grader's process (grader.check.collector, imported only when a
 check must run): the public checks of a module that is the stub as given end as recorded
-(grader.check.unwritten), so a new student's first `grader` loads neither pytest nor a worker.
+(grader.check.unwritten), so a new student's first `grader` loads neither Hypothesis nor a worker.
 """
 
 import hashlib
@@ -83,7 +83,7 @@ def run_checks(
 
 
 def _checked(folder: Path, root: Path, names: list[str], stubs, spares, options: dict) -> dict[str, ExerciseResult]:
-    """These exercises' verdicts, their checks run by pytest here (grader.check.collector, which loads pytest and Hypothesis)."""
+    """These exercises' verdicts, their checks run here (grader.check.collector, which loads Hypothesis)."""
     if not names:
         for spare in spares:
             spare.stop()

@@ -5,7 +5,7 @@ raises NotImplementedError at once, so each check of an exercise whose module, a
 depends on, is a stub is "not started" by what its file is. stubs.json holds the stubs' digests,
 not_started.json the public checks' verdicts on them, each message as the check gave it (both
 written by `python -m grader.course.stubs`, checked by tests/course/test_stubs.py): a stub's public
-checks end as recorded, with no pytest run and no worker.
+checks end as recorded, with no check run and no worker.
 """
 
 import functools

@@ -59,7 +59,7 @@ def write_digests() -> Path:
 
 
 def not_started() -> dict:
-    """The public checks' verdicts on the stubs, run by pytest: grader/check/not_started.json's contents."""
+    """The public checks' verdicts on the stubs, as a run gives them: grader/check/not_started.json's contents."""
     from grader.check.runner import run_checks
     from grader.check.unwritten import fingerprint
 

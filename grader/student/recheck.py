@@ -38,7 +38,7 @@ def main(folder: str, *names: str) -> int:
 
 def ready() -> list:
     """Start what every check needs before the files are known: the confinement and SPARES workers."""
-    from grader.check import collector  # noqa: F401  (pytest, Hypothesis and numpy, imported now)
+    from grader.check import collector  # noqa: F401  (Hypothesis and numpy, imported now)
     from grader.sandbox import isolation
 
     try:

@@ -1,1 +1,1 @@
-"""The checks, one pytest file per exercise in public/ (both kits) and hidden/ (the full kit only); run by grader.check.runner."""
+"""The checks, one pytest-style file per exercise in public/ (both kits) and hidden/ (the full kit only); run by grader.check.runner."""

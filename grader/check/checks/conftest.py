@@ -1,12 +1,16 @@
-"""The submission option, the chosen Hypothesis profile (profiles.py), the seed and the `submission` fixture for the checks."""
+"""For pytest run on the checks directly: the submission option, the Hypothesis profile (profiles.py), the seed and the `submission` fixture.
+
+The grader runs the checks itself, with the same (grader.check.collector).
+"""
 
 from pathlib import Path
 
 import pytest
-from hypothesis import seed, settings
+from hypothesis import settings
 
 from grader.check.checks import profiles  # noqa: F401  (registers the profiles)
 from grader.check.checks.harness import BUDGET, SEED, Submission
+from grader.check.checks.seeding import seeded
 from grader.check.checks.workers import Workers
 
 
@@ -27,29 +31,12 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(config, items):
     """Give every check the same fixed seed, so a run can be replayed exactly."""
     for item in items:
-        test = getattr(item.obj, "drawn", item.obj)  # a check also run at the comparison's sizes wraps its drawn test
-        if hasattr(test, "hypothesis"):
-            seed(config.getoption("check_seed"))(test)
-            test.hypothesis.inner_test = each_example(test.hypothesis.inner_test)
-
-
-def each_example(inner):
-    """The inner test Hypothesis runs once per input, forgetting the last input's printed output first."""
-
-    def run(*args, **kwargs):
-        (kwargs["submission"] if "submission" in kwargs else args[0]).printed.new_example()  # the fixture, by name or first
-        return inner(*args, **kwargs)
-
-    return run
+        seeded(item.obj, config.getoption("check_seed"))
 
 
 @pytest.fixture(scope="session")
 def workers(request):
-    """The submission's worker processes, shared by every check of the run: the runner's, started early, if it gave them."""
-    given = [plugin for plugin in request.config.pluginmanager.get_plugins() if isinstance(plugin, Workers)]
-    if given:
-        yield given[0]  # the runner stops them
-        return
+    """The submission's worker processes, shared by every check of the run."""
     folder = request.config.getoption("submission")
     if folder is None:
         pytest.fail("give the submission folder with --submission DIR")

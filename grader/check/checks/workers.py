@@ -46,7 +46,7 @@ class Workers:
         self.memo_bytes = 0
 
     def start_early(self, exercises) -> None:
-        """Start the workers these exercises' checks use, each given its files in a thread, while pytest collects the checks.
+        """Start the workers these exercises' checks use, each given its files in a thread, while the checks are imported.
 
         The confinement is chosen first (its probe, once per process, is best begun by
         isolation.choose_soon() before the grader's imports). Each worker's process starts here, in
@@ -136,7 +136,7 @@ class Workers:
         self.started.clear()
         self.spares.clear()
         HELPER.forget()
-        self.memo.clear()  # pytest keeps each run's plugins, so a process that grades many (nbgrader) would keep every memo
+        self.memo.clear()  # a process that grades many (nbgrader) would keep every memo
         self.memo_bytes = 0
 
 
