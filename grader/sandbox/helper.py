@@ -44,6 +44,7 @@ class Helper:
         self.process: subprocess.Popen | None = None
         self.frames: queue.Queue = queue.Queue()
         self.watch_memory = False
+        self.greeted = False  # whether the helper's first frame has been read
         self.kept: dict[bytes, bytes] = {}  # digest of a request and its frame -> the answer, until forget()
         self.kept_bytes = 0
 
@@ -65,11 +66,22 @@ class Helper:
         """Drop the answers kept (at the end of a run: a process that grades many keeps none)."""
         self.kept, self.kept_bytes = {}, 0
 
+    def start_soon(self) -> None:
+        """Start the helper now without waiting for it, so the first ask finds it ready; from the thread that will ask.
+
+        The helper dies with the thread that started it (PR_SET_PDEATHSIG), so not from a thread of its own.
+        """
+        with self.lock:
+            if self.process is None or self.process.poll() is not None:
+                self._spawn()
+
     def _asked(self, request: bytes, frame: bytes, seconds: float) -> bytes:
         """The helper process's answer to one ask."""
         with self.lock:
             if self.process is None or self.process.poll() is not None:
-                self._start()
+                self._spawn()
+            if not self.greeted:
+                self._greet()
             try:
                 self._send(request)
                 self._send(frame)
@@ -78,13 +90,16 @@ class Helper:
                 self.stop()
                 raise HelperFailed(str(failure)) from None
 
-    def _start(self):
-        """A fresh helper process; its first frame says whether its memory limit is set."""
-        self.frames = queue.Queue()
+    def _spawn(self):
+        """A fresh helper process, loading while the grader goes on."""
+        self.frames, self.greeted = queue.Queue(), False
         self.process = launcher.piped(launcher.python("-c", BOOT, KIT), env={**os.environ, **THREADS}, stderr=False)
         threading.Thread(target=_read_frames, args=(self.process.stdout, self.frames), daemon=True, name="reference-helper").start()
+
+    def _greet(self):
+        """The helper's first frame, once it has loaded: whether its memory limit is set."""
         ready = json.loads(self._receive(START_SECONDS))
-        self.watch_memory = not ready.get("limited")
+        self.watch_memory, self.greeted = not ready.get("limited"), True
 
     def _send(self, data: bytes):
         assert self.process is not None and self.process.stdin is not None

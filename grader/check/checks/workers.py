@@ -55,6 +55,8 @@ class Workers:
         with_reference = not kit.is_student_kit()
         for name in (name for name in exercises if name not in self.unwritten):
             reference = reference_functions(name) if with_reference else frozenset()
+            if reference:
+                HELPER.start_soon()  # the reference's answers to the worker's asks: loaded while the checks are imported
             if reference not in self.started:
                 if not self.spares:
                     self.spares.extend(_spare())
