@@ -14,6 +14,7 @@ from grader.check.cache import checked_report
 from grader.sandbox.isolation import choose_soon
 
 READY = "--ready"
+SAVED = "saved"  # the line printed once the verdict is saved: the watch shows it while the run stops its workers
 SPARES = 2  # workers a check of one exercise starts: training's has two (grader.check.checks.workers)
 
 
@@ -27,6 +28,7 @@ def main(folder: str, *names: str) -> int:
             choose_soon()  # the confinement's probe runs while the checks are imported
         if names:
             checked_report(Path(folder), list(names), by="watch", spares=spares)
+            print(SAVED, flush=True)
     except Exception as error:  # the watch shows it; nothing of the grader's traceback reaches the student
         print(f"{type(error).__name__}: {error}", file=sys.stderr)
         return 1

@@ -2,6 +2,7 @@
 
 import os
 import sys
+import threading
 import time
 from datetime import datetime
 from pathlib import Path
@@ -15,7 +16,7 @@ from grader.exercises import BY_NAME, NAMES
 from grader.paths import KIT_ROOT, MODULES
 from grader.sandbox import launcher
 from grader.sandbox.tree import ONE_THREAD
-from grader.student.recheck import READY
+from grader.student.recheck import READY, SAVED
 from grader.student.status import first_problem, next_step, points, resolve, shown
 from grader.style import colour_on, mark, paint, shown_command
 
@@ -281,7 +282,18 @@ class Job:
     def __init__(self, folder: Path, names: list[str] | None):
         self.failure = ""
         command = recheck_command(folder, names or [READY])
-        self.child = launcher.Child(command, env={**os.environ, **ONE_THREAD}, output="discard", feed=names is None)
+        self.child = launcher.Child(command, env={**os.environ, **ONE_THREAD}, output="events", feed=names is None)
+        self.saved = threading.Event()  # the verdict is saved: the job's stopping of its workers need not be waited for
+        threading.Thread(target=self._listen, daemon=True, name="watch-job").start()
+
+    def _listen(self) -> None:
+        """Thread: the job's word that the verdict is saved (grader.student.recheck.SAVED)."""
+        try:
+            for line in self.child.process.stdout:
+                if line.strip() == SAVED.encode():
+                    self.saved.set()
+        except (OSError, ValueError):  # closed by stop()
+            pass
 
     def go(self, names: list[str]) -> "Job":
         """Check these exercises now."""
@@ -289,7 +301,9 @@ class Job:
         return self
 
     def running(self) -> bool:
-        """True until the run has ended; then its failure, if any, is in .failure."""
+        """True until the verdict is saved or the run has ended; then its failure, if any, is in .failure."""
+        if self.saved.is_set():
+            return False
         code = self.child.returncode
         if code is None:
             return True
