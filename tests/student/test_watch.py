@@ -284,3 +284,18 @@ def test_the_recheck_runs_this_kits_code_not_the_one_installed(tmp_path):
     """A kit run from its folder (the student's, released) while another is installed: the recheck imports this one."""
     command = watch.recheck_command(tmp_path, ["scores"])
     assert command[command.index("grader.student.recheck") - 1] == str(KIT_ROOT)  # first on its sys.path (launcher.KIT_MODULE)
+
+
+def test_a_job_is_done_once_its_verdict_is_saved_not_once_it_has_stopped_its_workers(monkeypatch, tmp_path):
+    """The job prints SAVED after saving the verdict, then stops its workers: the watch shows the verdict meanwhile."""
+    lingering = f"print({watch.SAVED!r}, flush=True); import time; time.sleep(60)"  # a job whose workers take long to stop
+    monkeypatch.setattr(watch, "recheck_command", lambda folder, names: [sys.executable, "-c", lingering])
+    job = watch.Job(tmp_path, ["scores"])
+    try:
+        deadline = time.monotonic() + allowed(20)
+        while job.running() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not job.running() and job.child.returncode is None and job.failure == ""
+    finally:
+        job.stop()
+    assert job.child.returncode is not None
