@@ -288,8 +288,11 @@ class Job:
 
     def _listen(self) -> None:
         """Thread: the job's word that the verdict is saved (grader.student.recheck.SAVED)."""
+        lines = self.child.process.stdout
+        if lines is None:
+            return
         try:
-            for line in self.child.process.stdout:
+            for line in lines:
                 if line.strip() == SAVED.encode():
                     self.saved.set()
         except (OSError, ValueError):  # closed by stop()
