@@ -70,6 +70,14 @@ def pieces(value) -> list:
     return [struct.pack("<I", len(head)), head, *(piece for blob in blobs for piece in blob)]
 
 
+def may_be_ask(frame: bytes) -> bool:
+    """Whether a frame starts as encode writes an ask ({"ask": ..., "args": ...}): a glance, without decoding it.
+
+    False for every reply encode writes; a hand-made ask written otherwise is False too, and is decoded the slow way.
+    """
+    return frame[4 : 4 + len(_ASK_HEAD)] == _ASK_HEAD
+
+
 def array_bytes(value, depth: int = 0) -> int:
     """The bytes of the arrays in a value, counted before any is copied (lists, tuples and dicts, a few levels deep)."""
     if type(value) is np.ndarray:
@@ -240,3 +248,6 @@ def _header(header: bytes):
     if dtype.kind not in ARRAY_KINDS or dtype.hasobject:
         raise ValueError(f"an array of dtype {dtype}")
     return dtype, tuple(int(n) for n in found["shape"].replace(",", " ").split())
+
+
+_ASK_HEAD = encode({"ask": "", "args": ()})[4:].partition(b'""')[0]  # {"tree": ["d", [["ask",

@@ -48,16 +48,19 @@ class Helper:
         self.kept: dict[bytes, bytes] = {}  # digest of a request and its frame -> the answer, until forget()
         self.kept_bytes = 0
 
-    def answer(self, function, frame: bytes, seconds: float = ASK_SECONDS) -> bytes:
+    def answer(self, function, frame: bytes, seconds: float = ASK_SECONDS, start: bool = True) -> bytes | None:
         """The encoded answer of function (a module-level reference function) to an ask frame; raises HelperFailed.
 
         The reference is a pure function of the ask, so an ask that came before is answered as it was then.
+        start False: None when the helper process is not running (it would die with this thread, see start_soon).
         """
         request = json.dumps({"module": function.__module__, "function": function.__qualname__}).encode()
         key = hashlib.blake2b(request + b"\0" + frame, digest_size=20).digest()
         if (kept := self.kept.get(key)) is not None:
             return kept
-        answer = self._asked(request, frame, seconds)
+        answer = self._asked(request, frame, seconds, start)
+        if answer is None:
+            return None
         if self.kept_bytes + len(answer) <= KEPT_BYTES:
             self.kept[key], self.kept_bytes = answer, self.kept_bytes + len(answer)
         return answer
@@ -75,10 +78,12 @@ class Helper:
             if self.process is None or self.process.poll() is not None:
                 self._spawn()
 
-    def _asked(self, request: bytes, frame: bytes, seconds: float) -> bytes:
-        """The helper process's answer to one ask."""
+    def _asked(self, request: bytes, frame: bytes, seconds: float, start: bool) -> bytes | None:
+        """The helper process's answer to one ask; None when it is not running and start is False."""
         with self.lock:
             if self.process is None or self.process.poll() is not None:
+                if not start:
+                    return None
                 self._spawn()
             if not self.greeted:
                 self._greet()

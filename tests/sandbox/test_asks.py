@@ -106,6 +106,29 @@ def test_the_reference_runs_in_a_helper_process_not_the_graders(tmp_path):
     assert psutil.Process(helper.pid).ppid() == psutil.Process().pid
 
 
+def test_asks_are_answered_on_the_readers_thread_and_the_helper_started_on_the_calls(tmp_path, monkeypatch):
+    """The worker's reader answers an ask itself once the helper runs; a helper is only ever started by the calling
+    thread, since it dies with the thread that starts it (the reader's ends with its worker)."""
+    folder = submission(tmp_path)
+    x, w = np.ones((1, 2, 3)), np.ones((3, 2))
+    asked_on, spawned_on = [], []
+    real_asked, real_spawn = HELPER._asked, HELPER._spawn
+    monkeypatch.setattr(HELPER, "_asked", lambda *args: asked_on.append(threading.current_thread()) or real_asked(*args))
+    monkeypatch.setattr(HELPER, "_spawn", lambda: spawned_on.append(threading.current_thread()) or real_spawn())
+    HELPER.stop()
+    HELPER.forget()
+    with WorkerHandle(folder, reference=reference_for(reference_functions("heads")), timeout=10) as student:
+        first = student.call("heads", "attention_head", x, w, w, w).value
+        student.call("heads", "attention_head", 2 * x, w, w, w)
+    assert spawned_on == [threading.main_thread()]
+    assert asked_on[0] is not threading.main_thread()  # the reader's try, which leaves a helper not running to the call
+    assert asked_on[1] is threading.main_thread()
+    assert len(asked_on) > 3 and all(thread is not threading.main_thread() for thread in asked_on[2:])
+    assert HELPER.process is not None and HELPER.process.poll() is None  # alive after the worker's reader has ended
+    with WorkerHandle(folder, reference=reference_for(reference_functions("heads")), timeout=10) as student:
+        assert np.array_equal(student.call("heads", "attention_head", x, w, w, w).value, first)
+
+
 def test_an_ask_that_came_before_is_answered_as_then_and_forgotten_at_the_end(monkeypatch):
     """The reference is a pure function of the ask: the helper process runs each distinct ask once per run."""
     from solutions.softmax import softmax

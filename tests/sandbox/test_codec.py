@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from grader.check.checks.workers import _digest
-from grader.sandbox.codec import Foreign, encode, pieces
+from grader.sandbox.codec import Foreign, encode, may_be_ask, pieces
 
 VALUES = [
     np.arange(6.0).reshape(2, 3),
@@ -44,3 +44,12 @@ def test_the_memo_s_digest_is_the_sha256_of_the_call_as_sent_to_be_hashed():
     args = (np.arange(12.0).reshape(3, 4)[:, ::2], [1, 2.0])
     message = encode((["softmax.softmax"], "heads", "attention_head", args))
     assert _digest(frozenset({"softmax.softmax"}), "heads", "attention_head", args) == (hashlib.sha256(message).digest(), len(message))
+
+
+def test_an_ask_is_told_from_a_reply_at_a_glance():
+    x = np.ones((2, 3))
+    asks = [{"ask": "batches.next", "args": ()}, {"ask": "softmax.softmax", "args": (x,)}]
+    replies = [{"value": x, "args": (x,), "seconds": 0.1, "warnings": ()}, {"error": "raised", "message": '"ask"'}, {"value": {"ask": 1}}]
+    assert all(may_be_ask(encode(ask)) for ask in asks)
+    assert not any(may_be_ask(encode(reply)) for reply in replies)
+    assert not may_be_ask(b"") and not may_be_ask(b"\x00" * 3)

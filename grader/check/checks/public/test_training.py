@@ -5,6 +5,8 @@ softmax (and the scores and mask) that the exercise builds on, called in the stu
 the student's own in the student's kit, the reference in the full kit.
 """
 
+import functools
+
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
@@ -38,11 +40,21 @@ ENTRIES = 512  # a point of up to this many entries is moved one entry at a time
 
 
 def directions(point: np.ndarray) -> np.ndarray:
-    """(k, *shape): each entry alone for a small point, else one fixed random direction of length 1."""
-    if point.size <= ENTRIES:
-        return np.eye(point.size).reshape((point.size,) + point.shape)
-    way = np.random.default_rng([7, *point.shape]).standard_normal((1,) + point.shape)
-    return way / np.sqrt(np.sum(way**2))
+    """(k, *shape): each entry alone for a small point, else one fixed random direction of length 1 (read-only)."""
+    return _directions(point.shape)
+
+
+@functools.lru_cache(maxsize=8)
+def _directions(shape: tuple) -> np.ndarray:
+    """directions' array for a point of this shape, kept for the example's other points and steps (each asks three times)."""
+    size = int(np.prod(shape))
+    if size <= ENTRIES:
+        ways = np.eye(size).reshape((size,) + shape)
+    else:
+        way = np.random.default_rng([7, *shape]).standard_normal((1,) + shape)
+        ways = way / np.sqrt(np.sum(way**2))
+    ways.flags.writeable = False
+    return ways
 
 
 def moved(points: list[np.ndarray]) -> list[np.ndarray]:
