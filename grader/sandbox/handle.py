@@ -97,13 +97,13 @@ class WorkerHandle:
             raise self._broken[module]
         if module not in self._imported:
             self._import(module, limit)
-        feeds = [arg for arg in args if type(arg) is Batches]
+        feeds = [arg for arg in args if type(arg) is Batches and not arg.sent]
         self._pairs = feeds[0].pairs if feeds else []  # kept here: the worker asks for each pair (grader.sandbox.toymodel.TAKEN)
-        sent = tuple(Batches([]) if type(arg) is Batches else arg for arg in args)
-        reply = self._exchange({"op": "call", "module": module, "function": function, "args": sent}, limit, function)
+        request = tuple(Batches([]) if type(arg) is Batches and not arg.sent else arg for arg in args)
+        reply = self._exchange({"op": "call", "module": module, "function": function, "args": request}, limit, function)
         if "error" in reply:
             raise StudentError(reply["error"], reply["message"], reply["output"])
-        after = tuple(Batches(self._pairs, self._taken) if type(arg) is Batches else arg for arg in reply["args"])  # the grader's count
+        after = tuple(_counted(back, args[i] if i < len(args) else None, self._pairs, self._taken) for i, back in enumerate(reply["args"]))
         return Outcome(reply["value"], after, reply["seconds"], reply["output"], reply["warnings"])
 
     def _spare_started(self) -> Worker | None:
@@ -227,6 +227,14 @@ class WorkerHandle:
             return HELPER.answer(self.reference[name], frame, start=start)
         except HelperFailed as failure:
             raise StudentError("grader", f"The grader's reference could not answer {name} ({failure}). {GRADER_FAULT}") from None
+
+
+def _counted(back, given, pairs: list, taken: int):
+    """An argument as the worker gave it back, a Batches with its pairs and count: the grader's count, or the worker's
+    for pairs sent along with the call."""
+    if type(given) is Batches and given.sent:
+        return Batches(given.pairs, back.taken if type(back) is Batches else 0, sent=True)
+    return Batches(pairs, taken) if type(back) is Batches else back
 
 
 def _checked(reply, op):

@@ -270,3 +270,11 @@ def test_the_training_job_cannot_read_the_reference(ungated, reference_copy, cap
     assert comparison.compare(submission=reference_copy, **QUICK) == 0
     out = capsys.readouterr().out
     assert "the reference is out of reach" in out and "read the reference" not in out
+
+
+def test_the_training_job_keeps_its_heap_padded(ungated, reference_copy, capsys):
+    """glibc handing the heap's top back after every step and faulting it in again took a third of the training."""
+    probe = "    print('heap pad:', __import__('os').environ.get('MALLOC_TOP_PAD_'))\n"
+    edit(reference_copy, "training", "    losses = []\n", "    losses = []\n" + probe)
+    assert comparison.compare(submission=reference_copy, **QUICK) == 0
+    assert f"heap pad: {64 << 20}" in capsys.readouterr().out

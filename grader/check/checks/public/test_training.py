@@ -236,12 +236,16 @@ def test_train_steps_by_its_definition(submission, run):
     At the comparison's 1,000 steps train runs with the student's own sgd_step when it gives p - lr·g on
     the toy model's weights (the reference's, asked of the grader on every step, adds 0.4 s), and with
     the reference's otherwise, so the check always runs to its end and a wrong sgd_step counts once. The
-    batches are handed out and counted by the grader (grader.sandbox.toymodel.TAKEN); the losses and
-    weights are compared with the grader's own run.
+    losses and weights are compared with the grader's own run. On the drawn runs the batches are handed
+    out and counted by the grader (grader.sandbox.toymodel.TAKEN), where the student's code cannot change
+    the count. At the comparison's length they go along with the call and the worker counts them: a
+    round trip per step cost 0.3-0.6 s, and a count changed there could hide nothing the drawn runs do not
+    catch first, since these losses and weights show every batch that was used and in which order.
     """
     params, pairs, steps, lr, by_value = run
     served = LATER if by_value or sgd_step_fails(submission, params, pairs, lr) else ()
-    outcome = submission.call("training", "train", ToyModel(params), Batches(pairs), steps, lr, reference=served)
+    batches = Batches(pairs, sent=not by_value)
+    outcome = submission.call("training", "train", ToyModel(params), batches, steps, lr, reference=served)
     expected, weights = by_definition(params, pairs, steps, lr)
     taken = outcome.args[1].taken
     inputs = {"steps": steps, "lr": lr, "batches": Pairs(pairs, taken, listed=by_value)}
