@@ -40,7 +40,6 @@ PARTS = {  # where a run's time goes, by the function that spends it (cumulative
     "the checks, imported and run": ("collector.py", "collect"),
     "  waiting for the sandbox (probe, worker starts)": ("workers.py", "get"),
     "  the student's calls (round trips, answers remembered)": ("workers.py", "call"),
-    "  the reference's answers to the worker's asks": ("handle.py", "_answer"),
     "  the checks on the kept examples": ("replay.py", "run"),
     "the report": ("report.py", "render"),
 }
@@ -74,21 +73,39 @@ def check(args: list[str]) -> list[str]:
 
 
 def breakdown(args: list[str]) -> dict[str, float]:
-    """Seconds spent in each part of one in-process run, by cProfile (threads' own work is not in its figures)."""
+    """Seconds spent in each part of one in-process run, by cProfile (threads' own work is not in its figures), and the
+    reference helper's answers timed on whichever thread asked."""
     from grader.check.report import render
     from grader.check.runner import run_checks
     from grader.paths import SOLUTIONS_DIR
 
-    profile = cProfile.Profile()
+    from grader.sandbox.helper import HELPER
+
+    profile, helper = cProfile.Profile(), []
+    asked = HELPER._asked
+
+    def timed_ask(*args):  # on whichever thread asks: most asks are answered on the worker's reader thread
+        began = time.perf_counter()
+        try:
+            return asked(*args)
+        finally:
+            helper.append(time.perf_counter() - began)
+
+    HELPER._asked = timed_ask
     start = time.perf_counter()
     profile.enable()
-    render(run_checks(SOLUTIONS_DIR, args or None), SOLUTIONS_DIR, solutions=True)
-    profile.disable()
+    try:
+        render(run_checks(SOLUTIONS_DIR, args or None), SOLUTIONS_DIR, solutions=True)
+    finally:
+        profile.disable()
+        HELPER._asked = asked
     total = time.perf_counter() - start
     stats = pstats.Stats(profile).stats
     found = {"the whole run, in process": total}
     for part, (file, *functions) in PARTS.items():
         found[part] = sum(v[3] for (path, _, name), v in stats.items() if path.endswith(file) and name in functions)
+        if part.strip().startswith("the student's calls"):
+            found["    of which the reference helper's answers to asks"] = sum(helper)
     return found
 
 
