@@ -78,7 +78,6 @@ def breakdown(args: list[str]) -> dict[str, float]:
     from grader.check.report import render
     from grader.check.runner import run_checks
     from grader.paths import SOLUTIONS_DIR
-
     from grader.sandbox.helper import HELPER
 
     profile, helper = cProfile.Profile(), []
