@@ -72,6 +72,8 @@ def grader_files() -> list[Path]:
         relative = path.relative_to(GRADER_DIR)
         if path.is_dir() or "__pycache__" in relative.parts or path.suffix in (".pyc", ".npz"):
             continue
+        if any(part.startswith(".") for part in relative.parts):  # a tool's leftovers (.hypothesis/ of a test run)
+            continue
         if relative.parts[0] == "course" and relative.as_posix().removeprefix("course/") not in COURSE_KEPT:
             continue
         name = relative.as_posix()

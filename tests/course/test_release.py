@@ -127,6 +127,17 @@ def test_the_release_leaves_the_reference_and_the_hidden_checks_behind(kit):
     assert 'name = "attention-by-hand-student"' in (kit / "pyproject.toml").read_text(encoding="utf-8")
 
 
+def test_a_tools_leftovers_in_the_grader_are_not_released(monkeypatch, tmp_path):
+    from grader.course import release
+
+    grader = tmp_path / "grader"
+    for name in ("cli.py", "check/checks/.hypothesis/examples/abc", "check/.DS_Store", "sandbox/worker.py"):
+        (grader / name).parent.mkdir(parents=True, exist_ok=True)
+        (grader / name).write_text("x")
+    monkeypatch.setattr(release, "GRADER_DIR", grader)
+    assert sorted(p.as_posix() for p in release.grader_files()) == ["cli.py", "sandbox/worker.py"]
+
+
 def test_the_students_readme_sets_up_first_and_counts_the_public_checks(kit):
     readme = (kit / "README.md").read_text(encoding="utf-8")
     first_block = readme.split("```bash\n", 1)[1].split("```", 1)[0].strip()
