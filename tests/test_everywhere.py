@@ -13,6 +13,7 @@ import pytest
 from grader.paths import KIT_ROOT, SOLUTIONS_DIR
 
 HANG = "def softmax(x):\n    while True:\n        pass\n"
+HANG_ON_IMPORT = "while True:  # a module whose import never ends\n    pass\n"
 
 
 def grader(*args, **kwargs):
@@ -26,12 +27,58 @@ def test_the_reference_passes_with_every_warning_an_error_and_dev_mode(tmp_path)
     assert "100.0 / 100.0" in run.stdout and not list(tmp_path.iterdir())  # nothing left where it ran
 
 
+BESIDE = "grader.check.beside"  # the second grader process's module, on its command line
+
+
+def _line(process) -> str:
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:
+        return ""
+
+
+def _hot(processes) -> bool:
+    """Whether any of these processes, or any below them, is a worker that has spent over a second of CPU: one in the hang."""
+    for process in processes:
+        try:
+            for one in (process, *process.children(recursive=True)):
+                if "boot.py" in _line(one) and one.cpu_times().user > 1.0:
+                    return True
+        except psutil.Error:
+            pass
+    return False
+
+
+def _checking_its_own(main) -> bool:
+    """The grader is in its own share of the exercises: a worker of its own, not the process beside's, is in the hang."""
+    return _hot([child for child in main.children() if BESIDE not in _line(child)])
+
+
+def _waiting_for_the_one_beside(main) -> bool:
+    """The grader has ended its own share and waits for the process beside, whose worker is in the hang."""
+    children = main.children()
+    beside = [child for child in children if BESIDE in _line(child)]
+    own = [child for child in children if child not in beside and "helper import serve" not in _line(child)]
+    if not beside or own or not _hot(beside):
+        return False
+    spent = sum(main.cpu_times()[:2])
+    time.sleep(0.5)
+    return sum(main.cpu_times()[:2]) == spent  # and it has nothing left to do but wait
+
+
 @pytest.mark.slow
 @pytest.mark.posix("sends SIGINT, as Ctrl-C does in a terminal")
-def test_ctrl_c_stops_a_check_saves_nothing_and_leaves_nothing_running(tmp_path):
+@pytest.mark.parametrize(
+    ("module", "hang", "when"),
+    [("training", HANG_ON_IMPORT, _checking_its_own), ("softmax", HANG, _waiting_for_the_one_beside)],
+    ids=["during-its-own-checks", "while-waiting-for-the-process-beside"],
+)
+def test_ctrl_c_stops_a_check_saves_nothing_and_leaves_nothing_running(tmp_path, module, hang, when):
+    if when is _waiting_for_the_one_beside and (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: no process beside")
     folder = tmp_path / "work"
     shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
-    (folder / "softmax.py").write_text(HANG, encoding="utf-8")
+    (folder / f"{module}.py").write_text(hang, encoding="utf-8")  # training is checked here, softmax beside (a hang per call)
     check = subprocess.Popen(
         [sys.executable, "-m", "grader", "check", "--submission", str(folder)],
         stdout=subprocess.PIPE,
@@ -39,14 +86,18 @@ def test_ctrl_c_stops_a_check_saves_nothing_and_leaves_nothing_running(tmp_path)
         text=True,
         cwd=tmp_path,
     )
-    time.sleep(4)  # into the hanging softmax
-    below = psutil.Process(check.pid).children(recursive=True)  # its workers, and bubblewrap around them
-    assert below, "the check should have started its workers by now"
+    main, deadline = psutil.Process(check.pid), time.monotonic() + 120
+    while not when(main):
+        assert time.monotonic() < deadline and check.poll() is None, "the check never got to the moment this test needs"
+        time.sleep(0.05)
+    below = main.children(recursive=True)  # its workers, bubblewrap around them, the process beside
     check.send_signal(signal.SIGINT)
     out, err = check.communicate(timeout=60)
     assert check.returncode == 130 and "Stopped (Ctrl-C)" in err, out[-500:] + err[-500:]
     assert "Traceback" not in out + err and not (folder / ".grader").exists()
     gone, alive = psutil.wait_procs(below, timeout=5)
+    for process in alive:  # not to leave them to the tests that follow
+        process.kill()
     assert alive == []
 
 

@@ -51,7 +51,7 @@ def start(folder: Path, root: Path, names: list[str], stubs, options: dict) -> l
 
 def verdicts(child: launcher.Child, root: Path, names: list[str], budget: float) -> dict[str, ExerciseResult]:
     """What the process beside found; for each exercise it could not give, an error of the grader's."""
-    ended = child.wait(budget + SPARE_SECONDS)
+    ended = child.wait(budget + SPARE_SECONDS)  # the caller ends it, whatever happens here (Ctrl-C included)
     try:
         found = json.loads((root / "beside.json").read_text(encoding="utf-8"))  # written last, whole (a rename)
         return {name: _exercise(found[name]) for name in names}
@@ -59,8 +59,6 @@ def verdicts(child: launcher.Child, root: Path, names: list[str], budget: float)
         said = child.output().strip().splitlines()
         why = (said[-1] if said else "it wrote no verdicts") if ended else f"it did not end within {budget + SPARE_SECONDS:g} s"
         return {name: _fault(name, why[:300]) for name in names}
-    finally:
-        child.close()
 
 
 def _exercise(data: dict) -> ExerciseResult:

@@ -65,11 +65,10 @@ def run_checks(
         other = beside.start(snapshot.folder, snapshot.root, there, stubs, options) if there else None
         try:
             ran = _checked(snapshot.folder, snapshot.root, here, stubs, spares, options)
-        except BaseException:
+            ran |= beside.verdicts(other, snapshot.root, there, budget) if other is not None else {}
+        finally:
             if other is not None:
-                other.close()  # Ctrl-C, or a fault: the process beside ends with the run
-            raise
-        ran |= beside.verdicts(other, snapshot.root, there, budget) if other is not None else {}
+                other.close()  # its verdicts read, or Ctrl-C while it runs: it ends with all it started
         files = {name: {f"{m}.py": snapshot.hashes[f"{m}.py"] for m in depends_on(snapshot.files, name)} for name in names}
     tier = isolation.choose().name  # the workers of this run were confined the same way (chosen once per process)
     results = [kept.get(name) or ran[name] for name in names]
