@@ -4,6 +4,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -11,6 +12,7 @@ from grader.check import collector
 from grader.check.runner import run_checks
 from grader.exercises import NAMES
 from grader.paths import CHECKS_DIR, SOLUTIONS_DIR
+from grader.sandbox.handle import WorkerHandle
 
 
 def pytest_on_the_checks(*args: str) -> list[str]:
@@ -43,3 +45,18 @@ def test_a_wrong_softmax_fails_the_checks_it_fails_under_pytest(tmp_path):
     (result,) = run_checks(folder, ["softmax"]).exercises
     here = sorted(check.id.removeprefix("softmax.") for check in result.checks if check.status != "passed")
     assert here == under_pytest and 0 < len(here) < len(result.checks)
+
+
+def test_every_worker_of_a_run_starts_ahead_of_the_checks_never_in_the_middle_of_one(monkeypatch):
+    started = []
+    start = WorkerHandle._start
+
+    def recorded(handle):
+        started.append((sorted(handle.reference), threading.current_thread().name))
+        return start(handle)
+
+    monkeypatch.setattr(WorkerHandle, "_start", recorded)
+    report = run_checks(SOLUTIONS_DIR, ["training"])  # in the full kit, some checks of training have the reference serve two of its own
+    assert report.passed
+    assert len({tuple(reference) for reference, _ in started}) == 2  # a worker for each set of functions the reference serves
+    assert {thread for _, thread in started} == {"worker-start"}, started  # none started while a check waited

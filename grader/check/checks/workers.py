@@ -10,7 +10,7 @@ import time
 import numpy as np
 
 from grader import kit
-from grader.check.checks.harness import BUDGET, reference_for, reference_functions
+from grader.check.checks.harness import BUDGET, reference_for, served_sets
 from grader.sandbox import isolation
 from grader.sandbox.codec import pieces
 from grader.sandbox.errors import StudentError
@@ -54,17 +54,22 @@ class Workers:
         """
         with_reference = not kit.is_student_kit()
         for name in (name for name in exercises if name not in self.unwritten):
-            reference = reference_functions(name) if with_reference else frozenset()
-            if reference:
-                HELPER.start_soon()  # the reference's answers to the worker's asks: loaded while the checks are imported
-            if reference not in self.started:
-                if not self.spares:
-                    self.spares.extend(_spare())
-                handle = self.started[reference] = self._handle(reference)
-                ready = self.ready[reference] = threading.Event()
-                thread = threading.Thread(target=_start, args=(handle, ready, self.closing), daemon=True, name="worker-start")
-                thread.start()
-                self.threads.append(thread)
+            for reference in served_sets(name) if with_reference else [frozenset()]:
+                self._start_early(reference)
+
+    def _start_early(self, reference: frozenset) -> None:
+        """Start the worker with these functions served by the reference, unless one is started already."""
+        if reference:
+            HELPER.start_soon()  # the reference's answers to the worker's asks: loaded while the checks are imported
+        if reference in self.started:
+            return
+        if not self.spares:
+            self.spares.extend(_spare())
+        handle = self.started[reference] = self._handle(reference)
+        ready = self.ready[reference] = threading.Event()
+        thread = threading.Thread(target=_start, args=(handle, ready, self.closing), daemon=True, name="worker-start")
+        thread.start()
+        self.threads.append(thread)
 
     def get(self, reference: frozenset) -> WorkerHandle:
         """The worker with these functions served by the reference, started on first use."""
