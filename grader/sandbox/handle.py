@@ -188,8 +188,7 @@ class WorkerHandle:
 
     def _answer(self, frame: bytes, replies: list):
         """A frame the worker's reader left to the exchange: an ask answered here (bytes to send), or the final reply kept (None)."""
-        message = decode(frame, outline=True)
-        if type(message) is not dict or "ask" not in message:
+        if (message := _ask_in(frame)) is None:
             replies.append(decode(frame))
             return None
         return self._ask_answered(message, frame, start=True)
@@ -202,12 +201,10 @@ class WorkerHandle:
         if not may_be_ask(frame):  # a reply, left undecoded: decoding it on this thread too cost the call 0.1 ms
             return None
         try:
-            message = decode(frame, outline=True)
+            message = _ask_in(frame)
         except ValueError:
             return None
-        if type(message) is not dict or "ask" not in message:
-            return None
-        return self._ask_answered(message, frame, start=False)
+        return None if message is None else self._ask_answered(message, frame, start=False)
 
     def _ask_answered(self, message: dict, frame: bytes, start: bool) -> bytes | None:
         """The answer to a stand-in's question: the next batch, or the reference helper's; None when start is False and no helper runs."""
@@ -227,6 +224,12 @@ class WorkerHandle:
             return HELPER.answer(self.reference[name], frame, start=start)
         except HelperFailed as failure:
             raise StudentError("grader", f"The grader's reference could not answer {name} ({failure}). {GRADER_FAULT}") from None
+
+
+def _ask_in(frame: bytes) -> dict | None:
+    """The stand-in's question a frame holds, its arrays left unread; None for any other frame (a reply)."""
+    message = decode(frame, outline=True)
+    return message if type(message) is dict and "ask" in message else None
 
 
 def _counted(back, given, pairs: list, taken: int):
