@@ -149,17 +149,6 @@ def reference_functions(exercise: str) -> frozenset[str]:
     return frozenset(f"{used}.{function}" for used in BY_NAME[exercise].uses for function in BY_NAME[used].functions)
 
 
-# Functions of an exercise's own that some of its checks have the reference serve, in the full kit (a check of
-# attention_head_backward builds on softmax_backward): those checks run in a worker of their own, started early too.
-ALSO_SERVED = {"training": frozenset({"training.softmax_backward", "training.sgd_step"})}
-
-
-def served_sets(exercise: str) -> list[frozenset[str]]:
-    """The sets of functions the reference serves in this exercise's checks, in the full kit: one worker each."""
-    base = reference_functions(exercise)
-    return [base] + ([base | ALSO_SERVED[exercise]] if exercise in ALSO_SERVED else [])
-
-
 def reference_for(names: frozenset[str]) -> dict:
     """The reference function of each qualified name, run by the grader when a stand-in asks."""
     found = {}

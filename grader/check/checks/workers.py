@@ -10,7 +10,7 @@ import time
 import numpy as np
 
 from grader import kit
-from grader.check.checks.harness import BUDGET, reference_for, served_sets
+from grader.check.checks.harness import BUDGET, reference_for, reference_functions
 from grader.sandbox import isolation
 from grader.sandbox.codec import pieces
 from grader.sandbox.errors import StudentError
@@ -21,6 +21,16 @@ from grader.sandbox.messages import not_written
 PATIENCE = 3.0  # times its limit a call at the comparison's sizes may take: Python loops there are slow, not hung
 REMEMBERED = ("raised", "bad_output")  # failures a call gives again on the same arguments (the others stop its function)
 MEMO_BYTES = 64 << 20  # the arguments and answers kept, at most
+
+# Functions of an exercise's own that some of its checks have the reference serve, in the full kit (a check of
+# attention_head_backward builds on softmax_backward): those checks run in a worker of their own, started early too.
+ALSO_SERVED = {"training": frozenset({"training.softmax_backward", "training.sgd_step"})}
+
+
+def served_sets(exercise: str) -> list[frozenset[str]]:
+    """The sets of functions the reference serves in this exercise's checks, in the full kit: one worker each."""
+    base = reference_functions(exercise)
+    return [base] + ([base | ALSO_SERVED[exercise]] if exercise in ALSO_SERVED else [])
 
 
 class Workers:

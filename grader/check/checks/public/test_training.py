@@ -14,12 +14,13 @@ from hypothesis import strategies as st
 from grader import kit
 from grader.check.checks import scale
 from grader.check.checks.examples import examples, expect_example
-from grader.check.checks.harness import ALSO_SERVED, GRADIENT, CheckFailed, Halt, expect_array, expect_close, expect_unchanged, fail
+from grader.check.checks.harness import GRADIENT, CheckFailed, Halt, expect_array, expect_close, expect_unchanged, fail
 from grader.check.checks.profiles import FEW
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import fill, head_inputs, softmax_inputs
 from grader.check.checks.trained import Pairs, by_definition, order_note, order_used
 from grader.check.checks.where import which_wrong
+from grader.check.checks.workers import ALSO_SERVED
 from grader.sandbox.codec import Batches, ToyModel
 from grader.sandbox.toymodel import LinearModel
 
