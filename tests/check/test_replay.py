@@ -123,3 +123,13 @@ def test_replayed_and_drawn_verdicts_agree(tmp_path, cache, monkeypatch, mutant)
     replayed = run_checks(wrong, [exercise])
     monkeypatch.setenv(replay.CACHE_VAR, "off")
     assert said(replayed) == said(run_checks(wrong, [exercise]))
+
+
+def test_an_empty_or_unreadable_record_is_no_record(cache):
+    where = cache / replay.fingerprint()
+    where.mkdir(parents=True)
+    for name, data in {"empty": encode([]), "torn": encode([((), {})])[:-3], "not_a_list": encode({"d": 1})}.items():
+        (where / f"{name}.examples").write_bytes(data)
+        assert replay.examples(name) is None, name
+    (where / "kept.examples").write_bytes(encode([((), {"d": 1})]))
+    assert replay.examples("kept") == [((), {"d": 1})]

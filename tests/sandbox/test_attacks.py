@@ -34,6 +34,8 @@ from attackers import (
 )
 from busy import allowed
 
+from grader.check.checks import replay
+
 pytestmark = [pytest.mark.linux("the attacks use /proc, fork and POSIX signals, and only Linux confines them"), pytest.mark.slow]
 
 
@@ -45,6 +47,7 @@ def test_no_attack_gains_a_point_or_touches_anything_else(tmp_path):
     cases += planted(root) + refused(root)
     good, partial = honest(root)
     folders = [good, *cases, partial]
+    records = kept_examples(tmp_path)
     honest_files, before, started = digest([good, partial]), kit_and_site(), time.time()
     csv_file = tmp_path / "grades.csv"
     command = [sys.executable, "-m", "grader", "batch", *map(str, folders), "--jobs", "2", "--csv", str(csv_file)]
@@ -67,9 +70,18 @@ def test_no_attack_gains_a_point_or_touches_anything_else(tmp_path):
     assert rows["honest_partial"]["total"] == alone(partial, tmp_path)
     assert digest([good, partial]) == honest_files
     assert kit_and_site() == before
+    assert digest([replay.folder()]) == records  # the grader's records of Hypothesis' examples, as it wrote them
     assert listener.received == []
     assert survivors(started) == []
     assert not list(Path("/tmp").glob("abh-attack*")) and not list(Path("/var/tmp").glob("abh-attack*"))
+
+
+def kept_examples(tmp_path: Path) -> dict[str, str]:
+    """The digests of the grader's records of Hypothesis' examples, every check's written first (the attacks target them)."""
+    subprocess.run([sys.executable, "-m", "grader", "check", "--solutions"], capture_output=True, timeout=300, cwd=tmp_path)
+    records = digest([replay.folder()])
+    assert len(records) >= 20 and all(path.endswith(".examples") for path in records), sorted(records)[:5]
+    return records
 
 
 def alone(folder: Path, tmp_path: Path) -> str:

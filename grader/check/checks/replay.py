@@ -61,14 +61,18 @@ def key(test) -> str:
 
 
 def examples(name: str) -> list | None:
-    """The (args, kwargs) Hypothesis called a check with, in order; None when none are kept."""
+    """The (args, kwargs) Hypothesis called a check with, in order; None when none are kept.
+
+    An empty record is none: a check that passed under Hypothesis ran on one example at least, and
+    replaying none would pass any code.
+    """
     if (base := folder()) is None:
         return None
     try:
         kept = decode((base / fingerprint() / f"{name}.examples").read_bytes())
     except (OSError, ValueError):
         return None
-    return kept if type(kept) is list else None
+    return kept if type(kept) is list and kept else None
 
 
 def keep(name: str, seen: list) -> None:
