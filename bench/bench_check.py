@@ -16,6 +16,7 @@ on all alike; the load average is printed before and after.
 """
 
 import cProfile
+import json
 import os
 import pstats
 import shutil
@@ -29,6 +30,7 @@ from pathlib import Path
 import machine
 from kits import student_kit
 
+from grader.check.beside import COST
 from grader.check.checks.replay import CACHE_VAR
 from grader.exercises import NAMES
 from grader.paths import SOLUTIONS_DIR
@@ -108,6 +110,27 @@ def breakdown(args: list[str]) -> dict[str, float]:
     return found
 
 
+COSTS = """
+import json, sys
+from pathlib import Path
+from grader.check.runner import run_checks
+report = run_checks(Path(sys.argv[1]), parallel=False)
+print(json.dumps({result.name: sum(check.seconds for check in result.checks) for result in report.exercises}))
+"""  # each exercise's checks in one fresh grader process, as `grader check --jobs 1` runs them
+
+
+def exercise_costs(folder: Path, cwd: Path | None, runs: int) -> dict[str, float]:
+    """The median seconds of each exercise's checks in a fresh grader process: what grader.check.beside.COST should say."""
+    found: dict[str, list[float]] = {}
+    for _ in range(runs):
+        run = subprocess.run([sys.executable, "-c", COSTS, str(folder)], capture_output=True, text=True, env=keeping_bytecode(), cwd=cwd)
+        if run.returncode != 0:
+            raise SystemExit(f"timing each exercise's checks failed:\n{run.stderr[-2000:]}")
+        for name, seconds in json.loads(run.stdout).items():
+            found.setdefault(name, []).append(seconds)
+    return {name: statistics.median(times) for name, times in found.items()}
+
+
 def main(runs: int) -> None:
     """Print the floor, the medians and their ratios to it, and a breakdown of one exercise and of all five."""
     from grader.sandbox import isolation
@@ -134,6 +157,7 @@ def main(runs: int) -> None:
                 env = {CACHE_VAR: nothing_kept} if label.endswith("drawn") else {}
                 where = kit if label.startswith("status") else solved if label.startswith("student") else None
                 walls[label].append(timed(argv, env, where))
+    costs = {"full": exercise_costs(SOLUTIONS_DIR, None, runs), "student": exercise_costs(Path("exercises"), solved, runs)}
     shutil.rmtree(kit.parent)
     shutil.rmtree(solved.parent)
     floor = statistics.median(walls["floor"])
@@ -145,6 +169,9 @@ def main(runs: int) -> None:
             ratio = median / floor
             line += f"  {ratio:4.1f}x the floor: {'within' if ratio <= target else 'OVER'} the {target:g}x target"
         print(line, flush=True)
+    print("each exercise's checks in one grader process (median s), and what grader.check.beside.COST says, for its split:")
+    for which, found in costs.items():
+        print(f"  {which:<8}" + "  ".join(f"{name} {found[name]:.2f} ({COST[which][name]:.2f})" for name in NAMES))
     for args in (["softmax"], []):
         print(f"where the time of `grader check --solutions {' '.join(args) or '(all five)'}` goes (in process, after imports):")
         for part, seconds in breakdown(args).items():
