@@ -47,7 +47,7 @@ def split(names: list[str]) -> tuple[list[str], list[str]]:
 def start(folder: Path, root: Path, names: list[str], stubs, options: dict) -> launcher.Child:
     """The process beside, checking these exercises of the snapshot in folder; its verdicts go to root/beside.json."""
     spec = {"folder": str(folder), "root": str(root), "names": names, "stubs": sorted(stubs), "tier": isolation.choose().tier, **options}
-    return launcher.Child(launcher.module("grader.check.beside", json.dumps(spec), root=KIT_ROOT), output="discard")
+    return launcher.Child(launcher.module("grader.check.beside", json.dumps(spec), root=KIT_ROOT), output="discard", scratch=True)
 
 
 def verdicts(child: launcher.Child, root: Path, names: list[str], budget: float) -> dict[str, ExerciseResult]:

@@ -211,7 +211,7 @@ def run_check(folder: Path, result: Path, timeout: float, running: Running | Non
     command = launcher.module(
         "grader", "check", "--submission", str(folder), "--json", str(result), "--jobs", "1", root=KIT_ROOT
     )  # batch's own jobs
-    child = launcher.Child(command, env=env, cwd=result.parent)
+    child = launcher.Child(command, env=env, cwd=result.parent, scratch=True)
     try:
         if running:
             running.add(child)

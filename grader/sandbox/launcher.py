@@ -8,6 +8,7 @@ it) or, for the student's own `grader try`, is attached to the terminal as a scr
 
 import os
 import secrets
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -77,12 +78,21 @@ class Child:
     output: "merge" keeps stdout and stderr in one file, "events" pipes stdout (lines for the parent)
     and keeps stderr, "discard" keeps stderr only, "terminal" leaves all three to the terminal.
     feed: stdin is a pipe, for one line (send), instead of nothing.
+    scratch: its temporary files go into a folder of its own, removed when it ends: a grader process
+    killed mid-run (a watch's check cut short by a save, or done once its verdict is saved) leaves no
+    snapshot and no worker's room behind. Only for a child that runs on this machine's own folders.
     """
 
-    def __init__(self, argv: list[str], *, env: dict | None = None, cwd=None, output: str = "merge", feed: bool = False, **popen):
+    def __init__(
+        self, argv: list[str], *, env: dict | None = None, cwd=None, output: str = "merge", feed: bool = False, scratch: bool = False, **popen
+    ):
         self.token, self.started = secrets.token_hex(8), time.time()
         env = dict(os.environ if env is None else env)
         env.update({TOKEN_VAR: self.token, RUN_VAR: self.token})  # the run is passed on to the workers it starts
+        self.scratch = Path(tempfile.mkdtemp(prefix="grader-child-")) if scratch else None
+        if self.scratch is not None:
+            os.chmod(self.scratch, 0o711)  # as the folders made in it: a worker's user passes through to its room
+            env.update(dict.fromkeys(("TMPDIR", "TEMP", "TMP"), str(self.scratch)))
         self.kept = None if output == "terminal" else tempfile.TemporaryFile()
         pipes: dict[str, Any] = {
             "merge": {"stdin": subprocess.DEVNULL, "stdout": self.kept, "stderr": subprocess.STDOUT},
@@ -143,6 +153,8 @@ class Child:
                     pipe.close()
                 except OSError:
                     pass
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
     def close(self) -> None:
         """End it and drop its kept output."""

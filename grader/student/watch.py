@@ -282,7 +282,7 @@ class Job:
     def __init__(self, folder: Path, names: list[str] | None):
         self.failure = ""
         command = recheck_command(folder, names or [READY])
-        self.child = launcher.Child(command, env={**os.environ, **ONE_THREAD}, output="events", feed=names is None)
+        self.child = launcher.Child(command, env={**os.environ, **ONE_THREAD}, output="events", feed=names is None, scratch=True)
         self.saved = threading.Event()  # the verdict is saved: the job's stopping of its workers need not be waited for
         threading.Thread(target=self._listen, daemon=True, name="watch-job").start()
 

@@ -4,11 +4,14 @@ import io
 import os
 import queue
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from busy import allowed
@@ -24,8 +27,8 @@ WAIT = 90.0  # seconds for one verdict on a busy machine
 class Session:
     """`grader watch` running in its own process, its output read line by line."""
 
-    def __init__(self, *args):
-        env = dict(os.environ, NO_COLOR="1")
+    def __init__(self, *args, env: dict | None = None):
+        env = dict(os.environ, NO_COLOR="1", **(env or {}))
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "grader", "watch", *args],
             cwd=KIT_ROOT,
@@ -281,6 +284,40 @@ def test_a_passing_exercise_shows_the_note_of_an_earlier_one_failing():
     note = "training uses your softmax, which fails its public checks; here training runs with your own softmax, and passes: fix softmax first."
     result = ExerciseResult("training", "passed", 30.0, 30.0, [CheckResult("training.one", "passed")], note=note)
     assert watch.verdict("training", result).splitlines()[1] == f"  {note}"
+
+
+def ready_workers(scratch: Path) -> None:
+    """Wait until the job kept ready has started its workers (their rooms are in the temporary folder)."""
+    deadline = time.monotonic() + allowed(30)
+    while len(list(scratch.glob("**/grader-worker-*"))) < 2:
+        assert time.monotonic() < deadline, "the job kept ready never started its workers"
+        time.sleep(0.1)
+
+
+@pytest.mark.slow
+@pytest.mark.posix("stops grader watch with SIGINT, as Ctrl-C does")
+def test_the_checks_a_watch_ends_leave_no_folder_behind(submission):
+    """Each save's check runs in a job the watch ends once the verdict is saved, while the job still stops its workers;
+    the job kept ready is ended with the watch. Their snapshots and their workers' rooms go with them (4 to 9 folders
+    were left in the temporary folder by these three saves before)."""
+    scratch = Path(tempfile.mkdtemp(prefix="abh-watch-tmp-"))  # in the system's, which a worker's user may pass through
+    os.chmod(scratch, 0o711)
+    stub, solved = (submission / "scores.py").read_text(), (SOLUTIONS_DIR / "scores.py").read_text()
+    session = Session("scores", "--submission", str(submission), env={"TMPDIR": str(scratch)})
+    try:
+        session.wait_for(r"scores: not started")
+        for text, verdict in ((solved, r"scores passes all"), (stub + "# saved again\n", r"scores: not started"), (solved, r"scores passes all")):
+            ready_workers(scratch)
+            save(submission / "scores.py", text)
+            session.wait_for(verdict)
+        ready_workers(scratch)
+        session.stop()
+        left = sorted(path.name for path in scratch.iterdir())
+    finally:
+        session.kill()
+        shutil.rmtree(scratch, ignore_errors=True)
+    assert session.proc.returncode == 0
+    assert left == []
 
 
 def test_the_recheck_runs_this_kits_code_not_the_one_installed(tmp_path):
