@@ -117,7 +117,8 @@ def floor(runs: int = 5) -> float:
 
 def main():
     saves = int(sys.argv[1]) if len(sys.argv) > 1 else 6
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # started in the background, a shell may have it ignored: the watches would inherit that
+    # started in the background, a shell may have Ctrl-C ignored, and the watches would inherit that
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     if saves < 2:
         raise SystemExit("SAVES is at least 2: the saves alternate between the exercise written and its stub.")
     print(f"load average before: {machine.load()} on {os.cpu_count()} cores")

@@ -84,7 +84,15 @@ class Child:
     """
 
     def __init__(
-        self, argv: list[str], *, env: dict | None = None, cwd=None, output: str = "merge", feed: bool = False, scratch: bool = False, **popen
+        self,
+        argv: list[str],
+        *,
+        env: dict | None = None,
+        cwd=None,
+        output: str = "merge",
+        feed: bool = False,
+        scratch: bool = False,
+        **popen,
     ):
         self.token, self.started = secrets.token_hex(8), time.time()
         env = dict(os.environ if env is None else env)

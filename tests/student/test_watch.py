@@ -306,7 +306,11 @@ def test_the_checks_a_watch_ends_leave_no_folder_behind(submission):
     session = Session("scores", "--submission", str(submission), env={"TMPDIR": str(scratch)})
     try:
         session.wait_for(r"scores: not started")
-        for text, verdict in ((solved, r"scores passes all"), (stub + "# saved again\n", r"scores: not started"), (solved, r"scores passes all")):
+        for text, verdict in (
+            (solved, r"scores passes all"),
+            (stub + "# saved again\n", r"scores: not started"),
+            (solved, r"scores passes all"),
+        ):
             ready_workers(scratch)
             save(submission / "scores.py", text)
             session.wait_for(verdict)
