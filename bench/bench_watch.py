@@ -32,6 +32,7 @@ from grader.paths import SOLUTIONS_DIR
 
 CHECKING = re.compile(r": checking \(started")  # the target's line while its check runs
 VERDICT = re.compile(r"after your save")  # the header of the first screen with a verdict after a save
+SCREEN = re.compile(r"^grader watch · ")  # the header of every screen
 
 
 def lines_of(proc):
@@ -86,6 +87,7 @@ def time_exercise(kit, folder, name, saves):
     )
     lines = lines_of(proc)
     try:
+        next_line(lines, SCREEN)  # its first screen: quiet before it is only the watch starting
         settle(lines)
         checking, verdict = [], []
         for index in range(saves):

@@ -127,8 +127,8 @@ class Watcher:
             job.stop()
             if target or self.ready is None:
                 self.ready = Job(self.folder, None)  # for the next save, ready while the student edits
-        if name not in unchanged(self.folder):
-            self.tried.add((name, before))  # it saved nothing: do not run it again on the same files
+        if files_fingerprint(self.folder)[name] == before and name not in unchanged(self.folder):
+            self.tried.add((name, before))  # it saved nothing: do not run it again on the same files (saved since, it may have)
         if job.failure:
             self.faults[name] = job.failure
         else:
@@ -174,7 +174,8 @@ class Watcher:
         report = Report.from_json({"exercises": [known[n] for n in NAMES if n in known]})
         add_root_causes(report.exercises)
         fresh = unchanged(self.folder)
-        result = next((e for e in report.exercises if e.name == target and target in fresh), None)
+        checking = self.checking == target  # its check has begun: "checking" first, even when the job already saved
+        result = None if checking else next((e for e in report.exercises if e.name == target and target in fresh), None)
         if result is not None and result.status == "passed":
             advice = next_step(report, self.folder, watching=True)
         else:
@@ -184,7 +185,7 @@ class Watcher:
                 f"gives a hint, and {shown_command('try', fix, *where)}, in another terminal, runs your functions "
                 "where print() and breakpoint() work."
             )
-        since = self.started if self.checking == target else None
+        since = self.started if checking else None
         screen = f"{progress(report, fresh, self.checking)}\n{legend()}\n\n{verdict(target, result, since, where)}\n\n{advice}"
         for name, fault in self.faults.items():
             screen += "\n" + paint(f"The grader could not check {name}: {fault}", fg="red")

@@ -200,6 +200,60 @@ def test_a_check_of_another_exercise_leaves_the_ready_job_for_the_next_save(subm
     assert ready.told == ["scores"] and watcher.ready is not ready and watcher.ready.told is None
 
 
+class DoneJob:
+    """A job that has saved its verdict as soon as it is told what to check; go() may do what else happens meanwhile."""
+
+    failure = ""
+    meanwhile = staticmethod(lambda: None)
+
+    def __init__(self, folder, names):
+        self.told = names
+
+    def go(self, names):
+        self.told = names
+        self.meanwhile()
+        return self
+
+    def running(self):
+        return self.told is None
+
+    def stop(self):
+        pass
+
+
+def test_the_first_screen_of_a_check_says_checking_even_when_the_verdict_is_saved_before_it_is_drawn(submission, monkeypatch):
+    """A quick check on a busy machine: its verdict is saved before the screen is drawn. The screen still says "checking" first
+    (a save is always followed by that screen, then the verdict), and the verdict follows once the check is over."""
+    passed = ExerciseResult("scores", "passed", 1.0, 1.0, [CheckResult("scores.one", "passed")])
+    monkeypatch.setattr(watch, "Job", DoneJob)
+    monkeypatch.setattr(watch, "last_known", lambda folder: {"scores": passed.to_json()})
+    monkeypatch.setattr(watch, "unchanged", lambda folder: {"scores"})  # the verdict is on the files as they are
+    screens = []
+    monkeypatch.setattr(watch.Watcher, "show", lambda self: screens.append(self.compose()))
+    watcher = watch.Watcher(submission, "scores")
+    watcher.check("scores")
+    assert "scores: checking (started" in screens[0] and "passes" not in screens[0].splitlines()[3]
+    watcher.show()
+    assert "scores passes all 1" in screens[-1]
+
+
+def test_a_save_just_after_a_check_saved_its_verdict_does_not_mark_that_check_as_saving_nothing(submission, monkeypatch):
+    """Files saved again the moment a check's verdict is saved: the verdict is on the files before, so a save that brings
+    them back finds the verdict kept, and one that does not gets them checked; they are never taken for a check that saved nothing."""
+
+    class SavedThenEdited(DoneJob):
+        meanwhile = staticmethod(lambda: save(submission / "training.py", "# saved again\n"))
+
+    monkeypatch.setattr(watch, "Job", SavedThenEdited)
+    monkeypatch.setattr(watch, "unchanged", lambda folder: set())  # no verdict matches the files now on disk
+    monkeypatch.setattr(watch.Watcher, "show", lambda self: None)
+    watcher = watch.Watcher(submission, "training")
+    before = watch.files_fingerprint(submission)["training"]
+    watcher.check("training")
+    assert ("training", before) not in watcher.tried
+    assert "training" in watcher.to_check()
+
+
 def test_a_fault_in_the_grader_is_reported_and_watching_goes_on(submission, monkeypatch, capsys):
     broken_check = "import sys; print('RuntimeError: the checks could not be loaded', file=sys.stderr); sys.exit(1)"
     monkeypatch.setattr(watch, "recheck_command", run_python(broken_check))
