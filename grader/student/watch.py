@@ -174,8 +174,8 @@ class Watcher:
         report = Report.from_json({"exercises": [known[n] for n in NAMES if n in known]})
         add_root_causes(report.exercises)
         fresh = unchanged(self.folder)
-        checking = self.checking == target  # its check has begun: "checking" first, even when the job already saved
-        result = None if checking else next((e for e in report.exercises if e.name == target and target in fresh), None)
+        since = self.started if self.checking == target else None  # its check has begun: "checking", even if the job saved
+        result = None if since is not None else next((e for e in report.exercises if e.name == target and target in fresh), None)
         if result is not None and result.status == "passed":
             advice = next_step(report, self.folder, watching=True)
         else:
@@ -185,7 +185,6 @@ class Watcher:
                 f"gives a hint, and {shown_command('try', fix, *where)}, in another terminal, runs your functions "
                 "where print() and breakpoint() work."
             )
-        since = self.started if checking else None
         screen = f"{progress(report, fresh, self.checking)}\n{legend()}\n\n{verdict(target, result, since, where)}\n\n{advice}"
         for name, fault in self.faults.items():
             screen += "\n" + paint(f"The grader could not check {name}: {fault}", fg="red")
