@@ -6,12 +6,15 @@ it. A child either has a session of its own (Ctrl-C in the terminal never reache
 it) or, for the student's own `grader try`, is attached to the terminal as a script they run would be.
 """
 
+import contextlib
 import os
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -72,6 +75,28 @@ def piped(argv: list[str], *, env: dict, cwd=None, stderr: bool = True, **popen)
     )
 
 
+@contextlib.contextmanager
+def ctrl_c_held(undo=None):
+    """Ctrl-C pressed meanwhile takes effect once the block is done, after `undo()` if given (what the block made,
+    which its caller will never get): a child is never left half started or half ended, running on or its temporary
+    folder on disk. Only the main thread receives signals; elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pressed: list = []
+    previous = signal.signal(signal.SIGINT, lambda *args: pressed.append(args))
+    try:
+        yield
+        if pressed and undo is not None:
+            undo()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if pressed and callable(previous):
+            previous(*pressed[0])
+        elif pressed and previous == signal.SIG_DFL:
+            signal.raise_signal(signal.SIGINT)
+
+
 class Child:
     """One child process, started in a session of its own (or attached to the terminal) and ended with all it started.
 
@@ -94,6 +119,10 @@ class Child:
         scratch: bool = False,
         **popen,
     ):
+        with ctrl_c_held(undo=self.end):
+            self._start(argv, env, cwd, output, feed, scratch, popen)
+
+    def _start(self, argv, env, cwd, output, feed, scratch, popen) -> None:
         self.token, self.started = secrets.token_hex(8), time.time()
         env = dict(os.environ if env is None else env)
         env.update({TOKEN_VAR: self.token, RUN_VAR: self.token})  # the run is passed on to the workers it starts
@@ -111,7 +140,12 @@ class Child:
         if feed:
             pipes["stdin"] = subprocess.PIPE
         session = {} if output == "terminal" else new_session()
-        self.process = subprocess.Popen(argv, env=env, cwd=cwd, **pipes, **session, **popen)
+        try:
+            self.process = subprocess.Popen(argv, env=env, cwd=cwd, **pipes, **session, **popen)
+        except BaseException:
+            if self.scratch is not None:
+                shutil.rmtree(self.scratch, ignore_errors=True)
+            raise
         self.pid, self.ended = self.process.pid, False
 
     def wait(self, seconds: float | None = None) -> bool:
@@ -151,6 +185,10 @@ class Child:
         """Kill its whole tree, then every process still carrying its token (once), and close its pipe."""
         if self.ended:
             return
+        with ctrl_c_held():
+            self._end()
+
+    def _end(self) -> None:
         self.ended = True
         end_tree(self.process)
         kill_marked(f"{TOKEN_VAR}={self.token}", self.started)

@@ -1,8 +1,7 @@
 """`grader watch`: recheck an exercise every time one of the five files is saved."""
 
-import os
+import signal
 import sys
-import threading
 import time
 from datetime import datetime
 from pathlib import Path
@@ -13,10 +12,8 @@ from grader import kit
 from grader.check.cache import files_fingerprint, last_known, unchanged
 from grader.check.report import submission_args
 from grader.exercises import BY_NAME, NAMES
-from grader.paths import KIT_ROOT, MODULES
-from grader.sandbox import launcher
-from grader.sandbox.tree import ONE_THREAD
-from grader.student.recheck import READY, SAVED
+from grader.paths import MODULES
+from grader.student.jobs import Job
 from grader.student.status import first_problem, next_step, points, resolve, shown
 from grader.style import colour_on, mark, paint, shown_command
 
@@ -38,11 +35,13 @@ def watch(exercise: str | None = None, submission: Path | None = None) -> int:
     if folder is None:
         return 2
     watcher = Watcher(folder, exercise)
+    previous = signal.signal(signal.SIGINT, watcher.ctrl_c)
     try:
         watcher.run()
     except KeyboardInterrupt:
         click.echo(f"\nStopped watching. Your progress is saved: {shown_command('status', *submission_args(folder, False))} shows it.")
     finally:
+        signal.signal(signal.SIGINT, previous)
         watcher.close()
     return 0
 
@@ -72,6 +71,18 @@ class Watcher:
         self.target, self.saved = exercise or self.first_unpassed(), None
         self.checking, self.started = None, 0.0  # the exercise being checked, since when (time.monotonic())
         self.ready: Job | None = None  # a check process made ready ahead of the next save
+        self.stopping = False  # Ctrl-C was pressed: the watch ends at its next pause
+
+    def ctrl_c(self, *_) -> None:
+        """SIGINT's handler: stop at the next pause, never halfway through starting or ending a check's process
+        (which would leave the process or its temporary folder behind)."""
+        self.stopping = True
+
+    def pause(self, seconds: float) -> None:
+        """Sleep; then end the watch (KeyboardInterrupt) if Ctrl-C was pressed."""
+        time.sleep(seconds)
+        if self.stopping:
+            raise KeyboardInterrupt
 
     def run(self) -> None:
         """Check, show, wait for a save; forever."""
@@ -115,7 +126,7 @@ class Watcher:
         try:
             self.show()  # while the process starts: the old verdict is no longer shown as current
             while job.running():
-                time.sleep(POLL / 2)
+                self.pause(POLL / 2)
                 if snapshot(self.folder) != self.files:
                     return self.wait_for_save()  # saved again: the next check replaces this one
                 seconds = int(time.monotonic() - self.started)
@@ -151,13 +162,13 @@ class Watcher:
         while True:
             now = snapshot(self.folder)
             if now != self.files:
-                time.sleep(POLL / 2)  # an editor may write a file in two steps
+                self.pause(POLL / 2)  # an editor may write a file in two steps
                 now = snapshot(self.folder)
                 changed = [m for m in MODULES if now[m] != self.files[m]]
                 self.files = now
                 if changed:
                     return changed
-            time.sleep(POLL)
+            self.pause(POLL)
 
     def first_unpassed(self) -> str:
         """The first exercise in lesson order whose last verdict is not a pass."""
@@ -266,55 +277,3 @@ def verdict(name: str, result, since: float | None = None, where: tuple[str, ...
         others = ", ".join(c.id for c in failing[1:])
         lines.append(f"  Also failing: {others} ({shown_command('check', name, *where)} shows each).")
     return "\n".join(lines)
-
-
-def recheck_command(folder: Path, names: list[str]) -> list[str]:
-    """The command that checks these exercises and saves their verdict, with this kit's code (the one installed may be another)."""
-    return launcher.module("grader.student.recheck", str(folder), *names, root=KIT_ROOT)
-
-
-class Job:
-    """One run of the checks in a fresh Python process, which saves the verdict (no fork: it works on every OS).
-
-    names None: a job made ready ahead of a save (grader imported, workers started), told what to check by go().
-    """
-
-    def __init__(self, folder: Path, names: list[str] | None):
-        self.failure = ""
-        command = recheck_command(folder, names or [READY])
-        self.child = launcher.Child(command, env={**os.environ, **ONE_THREAD}, output="events", feed=names is None, scratch=True)
-        self.saved = threading.Event()  # the verdict is saved: the job's stopping of its workers need not be waited for
-        threading.Thread(target=self._listen, daemon=True, name="watch-job").start()
-
-    def _listen(self) -> None:
-        """Thread: the job's word that the verdict is saved (grader.student.recheck.SAVED)."""
-        lines = self.child.process.stdout
-        if lines is None:
-            return
-        try:
-            for line in lines:
-                if line.strip() == SAVED.encode():
-                    self.saved.set()
-        except (OSError, ValueError):  # closed by stop()
-            pass
-
-    def go(self, names: list[str]) -> "Job":
-        """Check these exercises now."""
-        self.child.send(" ".join(names))
-        return self
-
-    def running(self) -> bool:
-        """True until the verdict is saved or the run has ended; then its failure, if any, is in .failure."""
-        if self.saved.is_set():
-            return False
-        code = self.child.returncode
-        if code is None:
-            return True
-        if code != 0 and not self.failure:
-            said = self.child.output().strip()
-            self.failure = said.splitlines()[-1] if said else f"its process ended with status {code}"
-        return False
-
-    def stop(self) -> None:
-        """End the run if it is still going, with the workers it started."""
-        self.child.close()

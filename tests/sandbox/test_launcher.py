@@ -1,7 +1,11 @@
 """The sandbox's launcher: one door for a child Python, ended with all it started; the isolation probe's worker, kept for the run."""
 
+import os
+import signal
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -107,3 +111,39 @@ def test_ending_a_process_its_parent_does_not_reap_waits_for_its_end_not_its_rea
         started = time.monotonic()
         end_processes([child], seconds=5.0)
         assert child.status() == psutil.STATUS_ZOMBIE and time.monotonic() - started < 4.0
+
+
+def press_ctrl_c() -> None:
+    """Ctrl-C, as the terminal sends it, and the moment in which Python runs the signal's handler."""
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.1)
+
+
+@pytest.mark.posix("sends itself SIGINT, as Ctrl-C does")
+def test_ctrl_c_while_a_child_is_ended_takes_effect_once_it_is_ended_whole(monkeypatch):
+    """A watch stopped while it ended a check's process once left that process's temporary folder behind."""
+    real = launcher.end_tree
+    monkeypatch.setattr(launcher, "end_tree", lambda process: (press_ctrl_c(), real(process)))
+    child = launcher.Child(launcher.python("-c", "import time; time.sleep(60)"), scratch=True)
+    with pytest.raises(KeyboardInterrupt):
+        child.end()
+    assert child.returncode is not None and not child.scratch.exists()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+@pytest.mark.posix("sends itself SIGINT, as Ctrl-C does")
+def test_ctrl_c_while_a_child_starts_ends_it_before_it_takes_effect(monkeypatch):
+    """The caller never gets a child whose start Ctrl-C cut: so it is ended, folder and all, before KeyboardInterrupt."""
+    started = []
+
+    def popen(*args, **options):
+        press_ctrl_c()
+        started.append((real(*args, **options), Path(options["env"]["TMPDIR"])))
+        return started[-1][0]
+
+    real = subprocess.Popen
+    monkeypatch.setattr(launcher.subprocess, "Popen", popen)
+    with pytest.raises(KeyboardInterrupt):
+        launcher.Child(launcher.python("-c", "import time; time.sleep(60)"), scratch=True)
+    ((process, scratch),) = started
+    assert process.poll() is not None and not scratch.exists()

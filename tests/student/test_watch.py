@@ -18,7 +18,7 @@ from busy import allowed
 
 from grader.check.results import STATUSES, CheckResult, ExerciseResult
 from grader.paths import KIT_ROOT, SOLUTIONS_DIR
-from grader.student import watch
+from grader.student import jobs, watch
 from grader.style import mark
 
 WAIT = 90.0  # seconds for one verdict on a busy machine
@@ -161,7 +161,7 @@ def test_a_save_during_a_check_cuts_it_short(submission, monkeypatch):
     slow_check = (
         "import sys, time, pathlib; (pathlib.Path(sys.argv[1]) / 'masking.py').write_text('# saved while the check ran\\n'); time.sleep(60)"
     )
-    monkeypatch.setattr(watch, "recheck_command", run_python(slow_check))
+    monkeypatch.setattr(jobs, "recheck_command", run_python(slow_check))
     watcher = watch.Watcher(submission, None)
     started = time.monotonic()
     try:
@@ -256,7 +256,7 @@ def test_a_save_just_after_a_check_saved_its_verdict_does_not_mark_that_check_as
 
 def test_a_fault_in_the_grader_is_reported_and_watching_goes_on(submission, monkeypatch, capsys):
     broken_check = "import sys; print('RuntimeError: the checks could not be loaded', file=sys.stderr); sys.exit(1)"
-    monkeypatch.setattr(watch, "recheck_command", run_python(broken_check))
+    monkeypatch.setattr(jobs, "recheck_command", run_python(broken_check))
     watcher = watch.Watcher(submission, None)
     assert watcher.check("scores") == []
     assert watcher.to_check() == ["masking", "softmax", "heads", "training"]  # not scores again
@@ -270,7 +270,7 @@ def test_a_fault_in_the_grader_is_reported_and_watching_goes_on(submission, monk
 
 @pytest.mark.slow
 def test_on_a_terminal_the_clock_counts_the_seconds_of_a_check(submission, monkeypatch, capsys):
-    monkeypatch.setattr(watch, "recheck_command", run_python("import time; time.sleep(2.6)"))
+    monkeypatch.setattr(jobs, "recheck_command", run_python("import time; time.sleep(2.6)"))
     monkeypatch.setattr(watch, "colour_on", lambda: True)  # redraw in place, as on a terminal
     watcher = watch.Watcher(submission, "scores")
     assert watcher.check("scores") == []
@@ -340,6 +340,40 @@ def test_a_passing_exercise_shows_the_note_of_an_earlier_one_failing():
     assert watch.verdict("training", result).splitlines()[1] == f"  {note}"
 
 
+@pytest.mark.posix("sends itself SIGINT, as Ctrl-C does")
+def test_ctrl_c_while_a_check_is_ended_stops_the_watch_once_it_is_ended(submission, monkeypatch):
+    """Ctrl-C takes effect at the watch's next pause, never halfway through ending (or starting) a check's process:
+    under load, a job's temporary folder was once left so."""
+    made: list = []
+
+    class Job:
+        failure = ""
+
+        def __init__(self, folder, names):
+            self.told, self.stopped = names, False
+            made.append(self)
+
+        def go(self, names):
+            self.told = names
+            return self
+
+        def running(self):
+            return self.told is None
+
+        def stop(self):
+            if self is made[0]:  # the job that checked scores, ended once its verdict is saved: Ctrl-C halfway through
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.1)
+            self.stopped = True
+
+    monkeypatch.setattr(watch, "Job", Job)
+    monkeypatch.setattr(watch.Watcher, "show", lambda self: None)
+    shutil.copy(SOLUTIONS_DIR / "scores.py", submission / "scores.py")
+    assert watch.watch("scores", submission) == 0
+    assert len(made) >= 2 and all(job.stopped for job in made)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 def ready_workers(scratch: Path) -> None:
     """Wait until the job kept ready has started its workers (their rooms are in the temporary folder)."""
     deadline = time.monotonic() + allowed(30)
@@ -371,24 +405,25 @@ def test_the_checks_a_watch_ends_leave_no_folder_behind(submission):
         ready_workers(scratch)
         session.stop()
         left = sorted(path.name for path in scratch.iterdir())
+        inside = sorted(str(path.relative_to(scratch)) for path in scratch.glob("**/*"))[:40]
     finally:
         session.kill()
         shutil.rmtree(scratch, ignore_errors=True)
     assert session.proc.returncode == 0
-    assert left == []
+    assert left == [], inside
 
 
 def test_the_recheck_runs_this_kits_code_not_the_one_installed(tmp_path):
     """A kit run from its folder (the student's, released) while another is installed: the recheck imports this one."""
-    command = watch.recheck_command(tmp_path, ["scores"])
+    command = jobs.recheck_command(tmp_path, ["scores"])
     assert command[command.index("grader.student.recheck") - 1] == str(KIT_ROOT)  # first on its sys.path (launcher.KIT_MODULE)
 
 
 def test_a_job_is_done_once_its_verdict_is_saved_not_once_it_has_stopped_its_workers(monkeypatch, tmp_path):
     """The job prints SAVED after saving the verdict, then stops its workers: the watch shows the verdict meanwhile."""
-    lingering = f"print({watch.SAVED!r}, flush=True); import time; time.sleep(60)"  # a job whose workers take long to stop
-    monkeypatch.setattr(watch, "recheck_command", lambda folder, names: [sys.executable, "-c", lingering])
-    job = watch.Job(tmp_path, ["scores"])
+    lingering = f"print({jobs.SAVED!r}, flush=True); import time; time.sleep(60)"  # a job whose workers take long to stop
+    monkeypatch.setattr(jobs, "recheck_command", lambda folder, names: [sys.executable, "-c", lingering])
+    job = jobs.Job(tmp_path, ["scores"])
     try:
         deadline = time.monotonic() + allowed(20)
         while job.running() and time.monotonic() < deadline:
