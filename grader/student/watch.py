@@ -35,13 +35,16 @@ def watch(exercise: str | None = None, submission: Path | None = None) -> int:
     if folder is None:
         return 2
     watcher = Watcher(folder, exercise)
-    previous = signal.signal(signal.SIGINT, watcher.ctrl_c)
+    ours = signal.getsignal(signal.SIGINT) is signal.default_int_handler  # not when ignored, as in a shell's background job
+    if ours:
+        signal.signal(signal.SIGINT, watcher.ctrl_c)
     try:
         watcher.run()
     except KeyboardInterrupt:
         click.echo(f"\nStopped watching. Your progress is saved: {shown_command('status', *submission_args(folder, False))} shows it.")
     finally:
-        signal.signal(signal.SIGINT, previous)
+        if ours:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         watcher.close()
     return 0
 
