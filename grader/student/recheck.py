@@ -41,9 +41,10 @@ def main(folder: str, *names: str) -> int:
 def ready() -> list:
     """Start what every check needs before the files are known: the confinement and SPARES workers."""
     from grader.check import collector  # noqa: F401  (Hypothesis and numpy, imported now)
-    from grader.check.checks import examples, strategies, trained, where  # noqa: F401  (what the check files import)
+    from grader.check.checks import examples, scale, strategies, trained, where  # noqa: F401  (what the check files import)
     from grader.sandbox import isolation
 
+    scale.warm()
     try:
         return [isolation.spare() for _ in range(SPARES)]
     except (isolation.IsolationError, OSError):
