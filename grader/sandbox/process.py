@@ -101,7 +101,18 @@ class Worker:
 
     def __init__(self, confinement, folder):
         self.confinement = confinement
-        self.launch = confinement.prepare(Room(folder, confinement.owner()))
+        room = Room(folder, confinement.owner())
+        try:
+            self._start(confinement.prepare(room))
+        except BaseException:  # it did not start (the user tier's cannot reach this Python, say): nothing is left of it
+            if (process := getattr(self, "process", None)) is not None:
+                process.kill()
+                process.wait()
+            room.remove()
+            raise
+
+    def _start(self, launch) -> None:
+        self.launch = launch
         self.started = time.time()
         self.frames: queue.Queue = queue.Queue()
         self.output = Output()
@@ -264,10 +275,12 @@ class Worker:
 
     def _send(self, data: bytes) -> bool:
         """Write one frame to the worker; False once it is gone (its death is noticed by the reader)."""
+        if (pipe := self.process.stdin) is None:
+            return False
         with self.sending:
             try:
-                self.process.stdin.write(struct.pack("<Q", len(data)) + data)
-                self.process.stdin.flush()
+                pipe.write(struct.pack("<Q", len(data)) + data)
+                pipe.flush()
             except (OSError, ValueError):
                 return False
         return True

@@ -3,6 +3,7 @@
 import csv
 import hashlib
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -10,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 from busy import allowed
 from click.testing import CliRunner
@@ -23,6 +25,7 @@ from grader.course.rows import COLUMNS, row
 from grader.course.stubs import write_stubs
 from grader.exercises import NAMES
 from grader.paths import KIT_ROOT, SOLUTIONS_DIR
+from grader.sandbox.tree import end_processes
 
 HOSTILE = Path(__file__).resolve().parents[1] / "hostile"
 
@@ -112,12 +115,17 @@ def test_a_killed_batch_leaves_a_whole_csv_and_the_rerun_completes(tmp_path, pri
     folders = [make(tmp_path, f"s{i}", base=pristine) for i in range(4)]
     csv_file = tmp_path / "grades.csv"
     command = [sys.executable, "-m", "grader", "batch", *map(str, folders), "--jobs", "1", "--csv", str(csv_file)]
-    process = subprocess.Popen(command, cwd=KIT_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    scratch = tmp_path / "tmp"  # what a killed batch cannot remove stays here, not in the machine's /tmp
+    scratch.mkdir(mode=0o711)
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    process = subprocess.Popen(command, cwd=KIT_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 120
     while not csv_file.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
+    started = psutil.Process(process.pid).children(recursive=True)
     process.send_signal(signal.SIGKILL)
     process.wait()
+    end_processes(started)  # the check it was running: no one else is left to end it
     partial = rows_of(csv_file)
     assert 1 <= len(partial) < 4 and all(r["status"] == "graded" and r["total"] == "0.0" for r in partial)
     assert not list(tmp_path.glob(".grades.csv.*"))

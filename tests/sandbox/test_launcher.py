@@ -4,6 +4,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -75,6 +76,18 @@ def test_a_kept_worker_of_another_tier_is_stopped_not_used(monkeypatch):
         assert worker is not other and other.process.poll() is not None
     finally:
         worker.stop()
+
+
+def test_a_probe_whose_worker_cannot_start_leaves_no_room_behind(monkeypatch, tmp_path):
+    """The user tier's probe, where its user cannot reach this Python, once left a worker's room in /tmp on every run."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    def refused(*args, **options):
+        raise PermissionError(13, "Permission denied", args[0][0])
+
+    monkeypatch.setattr(launcher, "piped", refused)
+    assert "Permission denied" in spares.probe(isolation.Portable())
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux") or not isolation.linux.find_bwrap(), reason="bubblewrap on Linux")

@@ -258,11 +258,14 @@ def test_a_fault_in_the_grader_is_reported_and_watching_goes_on(submission, monk
     broken_check = "import sys; print('RuntimeError: the checks could not be loaded', file=sys.stderr); sys.exit(1)"
     monkeypatch.setattr(jobs, "recheck_command", run_python(broken_check))
     watcher = watch.Watcher(submission, None)
-    assert watcher.check("scores") == []
-    assert watcher.to_check() == ["masking", "softmax", "heads", "training"]  # not scores again
-    assert "scores: checking" in capsys.readouterr().out
-    watcher.show()
-    out = capsys.readouterr().out
+    try:
+        assert watcher.check("scores") == []
+        assert watcher.to_check() == ["masking", "softmax", "heads", "training"]  # not scores again
+        assert "scores: checking" in capsys.readouterr().out
+        watcher.show()
+        out = capsys.readouterr().out
+    finally:
+        watcher.close()  # the job made ready for the next save, and its temporary folder
     assert "The grader could not check scores: RuntimeError: the checks could not be loaded" in out
     assert "watching goes on" in out
     assert "? scores: no verdict yet." in out and "scores: checking" not in out
@@ -273,7 +276,10 @@ def test_on_a_terminal_the_clock_counts_the_seconds_of_a_check(submission, monke
     monkeypatch.setattr(jobs, "recheck_command", run_python("import time; time.sleep(2.6)"))
     monkeypatch.setattr(watch, "colour_on", lambda: True)  # redraw in place, as on a terminal
     watcher = watch.Watcher(submission, "scores")
-    assert watcher.check("scores") == []
+    try:
+        assert watcher.check("scores") == []
+    finally:
+        watcher.close()
     out = capsys.readouterr().out
     assert f"{mark('checking')} scores  ? masking" in out
     seconds = [int(s) for s in re.findall(r"scores: checking \(started (\d+) s ago\)", out)]
@@ -377,9 +383,18 @@ def test_ctrl_c_while_a_check_is_ended_stops_the_watch_once_it_is_ended(submissi
 def ready_workers(scratch: Path) -> None:
     """Wait until the job kept ready has started its workers (their rooms are in the temporary folder)."""
     deadline = time.monotonic() + allowed(30)
-    while len(list(scratch.glob("**/grader-worker-*"))) < 2:
+    while len(rooms(scratch)) < 2:
         assert time.monotonic() < deadline, "the job kept ready never started its workers"
         time.sleep(0.1)
+
+
+def rooms(scratch: Path) -> list:
+    """The workers' rooms in the temporary folder now (a folder removed while it is read is read again)."""
+    while True:
+        try:
+            return list(scratch.glob("**/grader-worker-*"))
+        except FileNotFoundError:
+            continue
 
 
 @pytest.mark.slow
