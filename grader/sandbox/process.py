@@ -111,7 +111,7 @@ class Worker:
             room.remove()
             raise
 
-    def _start(self, launch) -> None:
+    def _start(self, launch):
         self.launch = launch
         self.started = time.time()
         self.frames: queue.Queue = queue.Queue()
@@ -275,12 +275,10 @@ class Worker:
 
     def _send(self, data: bytes) -> bool:
         """Write one frame to the worker; False once it is gone (its death is noticed by the reader)."""
-        if (pipe := self.process.stdin) is None:
-            return False
         with self.sending:
             try:
-                pipe.write(struct.pack("<Q", len(data)) + data)
-                pipe.flush()
+                self.process.stdin.write(struct.pack("<Q", len(data)) + data)
+                self.process.stdin.flush()
             except (OSError, ValueError):
                 return False
         return True
