@@ -332,14 +332,16 @@ def test_importing_the_solutions_is_refused_at_run_time(tmp_path):
     assert caught.value.kind == "refused"
 
 
-def test_small_calls_cost_well_under_a_millisecond_each():
+def test_small_calls_cost_the_grader_a_few_milliseconds_of_cpu_at_most():
+    """A guard against waiting by polling, not a speed target (bench/ measures those): a call costs the grader's
+    own process about 0.3-1.1 ms of CPU on the 2-core VM, depending on how fast the machine runs that hour."""
     x = np.ones((4, 3))
     with WorkerHandle(SOLUTIONS_DIR) as student:
         student.call("scores", "attention_scores", x, x)
         start = time.process_time()
         for _ in range(300):
             student.call("scores", "attention_scores", x, x)
-        assert (time.process_time() - start) / 300 < 0.001  # the parent's own CPU time per call
+        assert (time.process_time() - start) / 300 < 0.004  # the parent's own CPU time per call
 
 
 def test_find_submission_says_what_is_missing(tmp_path):
