@@ -64,12 +64,26 @@ def _grader_files() -> list[Path]:
     return sorted(files)
 
 
+_hashed: dict[tuple, str] = {}  # the version, the files' paths, sizes and modification times -> their hash, in this process
+
+
 def _grader_hash() -> str:
-    """A hash of the grader's version and its own files."""
+    """A hash of the grader's version and its own files; read again only when one of them changed (a `grader watch`
+    asks several times a save: 90 files read each time)."""
+    files = _grader_files()
+    try:
+        stats = (grader.__version__, *((str(path), (st := path.stat()).st_size, st.st_mtime_ns) for path in files))
+    except OSError:
+        stats = None
+    if stats in _hashed:
+        return _hashed[stats]
     h = hashlib.sha256(grader.__version__.encode())
-    for path in _grader_files():
+    for path in files:
         h.update(b"\0" + path.relative_to(GRADER_DIR.parent).as_posix().encode() + b"\0")
         h.update(path.read_bytes())
+    if stats is not None:
+        _hashed.clear()
+        _hashed[stats] = h.hexdigest()
     return h.hexdigest()
 
 

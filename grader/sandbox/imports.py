@@ -7,6 +7,7 @@ standard library's own imports, lazy ones included, are theirs and never judged.
 """
 
 import builtins
+import functools
 import importlib
 import sys
 
@@ -56,11 +57,13 @@ def refused(error) -> Refused | None:
     return None
 
 
-def siblings(source: bytes) -> set[str] | None:
+@functools.lru_cache(maxsize=64)
+def siblings(source: bytes) -> frozenset[str] | None:
     """The sibling modules a module's source imports (`from .x import y`, `from . import (x as z)`); None if it does not parse.
 
     The one reading of a module's imports, by its syntax tree: guard.py's, the verdict cache's and
-    the report's. Lazy import: the worker, which loads this module, never needs it.
+    the report's. Lazy import: the worker, which loads this module, never needs it. Kept per source:
+    `grader watch` asks it of the same five files several times a save (11 parses, 15 ms).
     """
     import ast
 
@@ -68,7 +71,7 @@ def siblings(source: bytes) -> set[str] | None:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # RecursionError: an expression too deep to parse
         return None
-    return {name for node in ast.walk(tree) for name in sibling_names(node)}
+    return frozenset(name for node in ast.walk(tree) for name in sibling_names(node))
 
 
 def sibling_names(node) -> list[str]:

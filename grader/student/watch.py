@@ -2,6 +2,7 @@
 
 import signal
 import sys
+import threading
 import time
 from datetime import datetime
 from pathlib import Path
@@ -17,7 +18,8 @@ from grader.student.jobs import Job
 from grader.student.status import first_problem, next_step, points, resolve, shown
 from grader.style import colour_on, mark, paint, shown_command
 
-POLL = 0.1  # seconds between looks at the files
+POLL = 0.05  # seconds between looks at the files (five stat calls each)
+SETTLE = 0.03  # seconds a changed file is left before it is read: an editor may write a file in two steps
 SHOWN_FAILURES = 3
 LEGEND = {
     "passed": "passes",
@@ -81,9 +83,12 @@ class Watcher:
         (which would leave the process or its temporary folder behind)."""
         self.stopping = True
 
-    def pause(self, seconds: float) -> None:
-        """Sleep; then end the watch (KeyboardInterrupt) if Ctrl-C was pressed."""
-        time.sleep(seconds)
+    def pause(self, seconds: float, until: threading.Event | None = None) -> None:
+        """Sleep (or until the event is set, if sooner); then end the watch (KeyboardInterrupt) if Ctrl-C was pressed."""
+        if until is None:
+            time.sleep(seconds)
+        else:
+            until.wait(seconds)
         if self.stopping:
             raise KeyboardInterrupt
 
@@ -129,7 +134,7 @@ class Watcher:
         try:
             self.show()  # while the process starts: the old verdict is no longer shown as current
             while job.running():
-                self.pause(POLL / 2)
+                self.pause(POLL / 2, until=job.saved)  # the verdict is shown as soon as the job says it is saved
                 if snapshot(self.folder) != self.files:
                     return self.wait_for_save()  # saved again: the next check replaces this one
                 seconds = int(time.monotonic() - self.started)
@@ -165,7 +170,7 @@ class Watcher:
         while True:
             now = snapshot(self.folder)
             if now != self.files:
-                self.pause(POLL / 2)  # an editor may write a file in two steps
+                self.pause(SETTLE)
                 now = snapshot(self.folder)
                 changed = [m for m in MODULES if now[m] != self.files[m]]
                 self.files = now

@@ -1,6 +1,7 @@
 """The state folder: verdicts reused while the files stay the same, and only then."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -111,6 +112,23 @@ def test_a_new_grader_version_forgets_old_verdicts(submission, monkeypatch):
     state.save_report(submission, Report([verdict("scores")], seed=0))
     monkeypatch.setattr(grader, "__version__", "99.0")
     assert state.cached_report(submission, ["scores"]) is None
+
+
+def test_the_grader_hash_is_read_again_once_a_grader_file_changes(tmp_path, monkeypatch):
+    """The hash is kept between calls (a watch asks it often), and a file edited since, or added, gives a new one."""
+    own = tmp_path / "grader"
+    own.mkdir()
+    (own / "a.py").write_text("A = 1\n")
+    monkeypatch.setattr(state, "GRADER_DIR", own)
+    monkeypatch.setattr(state, "_grader_files", lambda: sorted(own.glob("*.py")))
+    first, reads, read_bytes = state._grader_hash(), [], Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda path: reads.append(path) or read_bytes(path))
+    assert state._grader_hash() == first
+    assert reads == []  # nothing changed: nothing read
+    (own / "a.py").write_text("A = 22\n")
+    edited = state._grader_hash()
+    (own / "b.py").write_text("")
+    assert len({first, edited, state._grader_hash()}) == 3
 
 
 def test_a_damaged_state_file_is_ignored(submission):
