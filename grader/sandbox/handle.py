@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from grader.paths import MODULES
 from grader.sandbox import asks, isolation
 from grader.sandbox.codec import MAX_WARNINGS, WARNING_CHARS, Batches, array_bytes, decode, encode, may_be_ask
@@ -103,7 +105,8 @@ class WorkerHandle:
         reply = self._exchange({"op": "call", "module": module, "function": function, "args": request}, limit, function)
         if "error" in reply:
             raise StudentError(reply["error"], reply["message"], reply["output"])
-        after = tuple(_counted(back, args[i] if i < len(args) else None, self._pairs, self._taken) for i, back in enumerate(reply["args"]))
+        returned = tuple(_as_sent(args, i) if i in reply["same"] else back for i, back in enumerate(reply["args"]))
+        after = tuple(_counted(back, args[i] if i < len(args) else None, self._pairs, self._taken) for i, back in enumerate(returned))
         return Outcome(reply["value"], after, reply["seconds"], reply["output"], reply["warnings"])
 
     def _spare_started(self) -> Worker | None:
@@ -232,6 +235,11 @@ def _ask_in(frame: bytes) -> dict | None:
     return message if type(message) is dict and "ask" in message else None
 
 
+def _as_sent(args: tuple, i: int):
+    """A copy of the array sent as argument i, which the worker says the call left as it came (None if it was no array)."""
+    return args[i].copy() if i < len(args) and type(args[i]) is np.ndarray else None
+
+
 def _counted(back, given, pairs: list, taken: int):
     """An argument as the worker gave it back, a Batches with its pairs and count: the grader's count, or the worker's
     for pairs sent along with the call."""
@@ -250,6 +258,9 @@ def _checked(reply, op):
     elif "value" not in reply or op == "call" and not (type(reply.get("args")) is tuple and type(reply.get("seconds")) is float):
         raise ValueError("a reply without value, args and seconds")
     elif op == "call":
+        same, back = reply.get("same"), reply["args"]
+        if type(same) is not list or not all(type(i) is int and 0 <= i < len(back) and back[i] is None for i in same):
+            raise ValueError("a reply whose unchanged arguments are not positions of arguments sent back as None")
         caught = reply.get("warnings")
         if type(caught) is not tuple or not all(type(line) is str for line in caught):
             raise ValueError("a reply whose warnings are not a tuple of str")

@@ -277,9 +277,11 @@ class Worker:
         """Write one frame to the worker; False once it is gone (its death is noticed by the reader)."""
         with self.sending:
             try:
-                self.process.stdin.write(struct.pack("<Q", len(data)) + data)
-                self.process.stdin.flush()
-            except (OSError, ValueError):
+                for piece in (struct.pack("<Q", len(data)), data):  # not joined: that would copy a large request once more
+                    view = memoryview(piece)
+                    while view:  # the pipe is unbuffered: a write may take only part
+                        view = view[self.process.stdin.write(view) :]
+            except (OSError, ValueError, TypeError):
                 return False
         return True
 
@@ -306,7 +308,7 @@ def widen(pipe) -> None:
             pass
 
 
-def _read_exactly(pipe, size) -> bytes | None:
+def _read_exactly(pipe, size) -> bytearray | None:
     """Exactly size bytes from a pipe, or None at end of file."""
     data = bytearray()
     try:
@@ -317,4 +319,4 @@ def _read_exactly(pipe, size) -> bytes | None:
             data += chunk
     except (OSError, ValueError):
         return None
-    return bytes(data)
+    return data  # not copied into bytes: a frame is only read

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from grader.sandbox.channel import Channel
-from grader.sandbox.codec import MAX_FRAME, MAX_WARNINGS, WARNING_CHARS, Foreign, array_bytes, describe, encode
+from grader.sandbox.codec import MAX_FRAME, MAX_WARNINGS, WARNING_CHARS, Foreign, array_bytes, as_sent, describe, encode, sent_back
 from grader.sandbox.imports import install, refused
 from grader.sandbox.limits import end_leftovers, limit_resources, watch_parent
 from grader.sandbox.messages import call_failure, call_refusal, import_failure, not_written, text
@@ -75,6 +75,7 @@ def handle(session, message):
     if not callable(target):
         return {"error": "import", "message": f"your {module}.py has no function {function}: keep the name and signature from the stub."}
     args = message["args"]
+    copies = as_sent(args)  # the large arrays as they came, so that those the call leaves alone need not go back
     start = time.perf_counter()
     try:
         with RecordWarnings() as caught:
@@ -85,7 +86,9 @@ def handle(session, message):
         if said := call_refusal(function, error, session.folder):
             return {"error": "refused", "message": said}
         return {"error": "raised", "message": call_failure(function, error, session.folder)}
-    return {"value": value, "args": args, "seconds": time.perf_counter() - start, "warnings": summary(caught)}
+    seconds = time.perf_counter() - start
+    back, same = sent_back(args, copies)
+    return {"value": value, "args": back, "same": same, "seconds": seconds, "warnings": summary(caught)}
 
 
 class RecordWarnings(warnings.catch_warnings):

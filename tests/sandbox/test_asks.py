@@ -180,3 +180,21 @@ def test_the_grading_stays_under_its_ceiling_while_an_attacker_asks(tmp_path, co
             f.name: {e["name"]: e["points"] for e in json.loads((tmp_path / f"{f.name}.json").read_text())["exercises"]} for f in folders
         }
     assert points == {"costly_asks": {"heads": 0.0, "training": 0.0}, "costly_sgd_ask": {"heads": 0.0, "training": 0.0}, good.name: FULL}
+
+
+def test_the_helper_sends_back_none_for_a_large_argument_the_reference_left_alone_and_the_stand_in_keeps_its_own(tmp_path):
+    """The stand-in's array needs no copy back; its value comes whole, and a head built on it is the reference's."""
+    from grader.sandbox.helper import _run
+    from solutions.softmax import softmax
+
+    x = np.random.default_rng(3).normal(size=(64, 141))
+    answer = _run({"module": "solutions.softmax", "function": "softmax"}, encode({"ask": "softmax.softmax", "args": (x,)}))
+    assert answer["args"] == (None,) and np.array_equal(answer["value"], softmax(x))
+    small = _run({"module": "solutions.softmax", "function": "softmax"}, encode({"ask": "softmax.softmax", "args": (x[:2],)}))
+    assert np.array_equal(small["args"][0], x[:2])
+    from solutions.heads import attention_head
+
+    inputs = scale.head()
+    with WorkerHandle(submission(tmp_path), reference=reference_for(frozenset({"softmax.softmax"}))) as student:
+        out = student.call("heads", "attention_head", *inputs).value
+    np.testing.assert_allclose(out[0], attention_head(*inputs)[0])

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from grader.check.checks.workers import _digest
-from grader.sandbox.codec import Foreign, encode, may_be_ask, pieces
+from grader.sandbox.codec import Foreign, as_sent, encode, may_be_ask, pieces, sent_back
 
 VALUES = [
     np.arange(6.0).reshape(2, 3),
@@ -53,3 +53,17 @@ def test_an_ask_is_told_from_a_reply_at_a_glance():
     assert all(may_be_ask(encode(ask)) for ask in asks)
     assert not any(may_be_ask(encode(reply)) for reply in replies)
     assert not may_be_ask(b"") and not may_be_ask(b"\x00" * 3)
+
+
+def test_only_large_arrays_left_byte_for_byte_as_they_came_go_back_as_none():
+    """A large array whose bytes are unchanged (NaN included) is None; one changed in a NaN's payload, reshaped or small is sent."""
+    big = np.full((100, 100), np.nan)
+    payload = big.copy()
+    payload.view(np.uint64)[0, 0] ^= 1  # still NaN, another NaN
+    args = (big, payload.copy(), big.copy(), np.ones(3), {"w": big})
+    copies = as_sent(args)
+    assert sorted(copies) == [0, 1, 2]
+    args[1].view(np.uint64)[0, 0] ^= 1  # back to the first NaN's bytes: a change all the same
+    args[2].shape = (10_000,)
+    back, same = sent_back(args, copies)
+    assert same == [0] and back[0] is None and back[1] is args[1] and back[2] is args[2] and back[3] is args[3] and back[4] is args[4]

@@ -12,7 +12,7 @@ from grader.paths import SOLUTIONS_DIR
 from grader.sandbox import isolation
 from grader.sandbox.codec import MAX_WARNINGS, WARNING_CHARS, Batches, Foreign, ToyModel, decode, encode
 from grader.sandbox.errors import StudentError
-from grader.sandbox.handle import WorkerHandle
+from grader.sandbox.handle import WorkerHandle, _as_sent, _checked
 from grader.sandbox.process import Worker
 from grader.sandbox.submission import SubmissionError, find_submission
 from grader.sandbox.toymodel import BatchFeed, LinearModel
@@ -276,6 +276,35 @@ def test_an_in_place_update_shows_in_the_args(tmp_path):
         outcome = student.call("training", "sgd_step", {"w": np.ones(2)}, {"w": np.ones(2)}, 0.5)
     assert outcome.value is None
     np.testing.assert_array_equal(outcome.args[0]["w"], [0.5, 0.5])
+
+
+WRITES_ONE = """
+    import numpy as np
+    def softmax(x):
+        value = np.exp(x - x.max(axis=-1, keepdims=True))
+        if x.shape[-1] > 200:
+            x[0, -1] = 7.0
+        return value / value.sum(axis=-1, keepdims=True)
+    """
+
+
+def test_a_large_argument_left_alone_comes_back_as_sent_and_one_changed_by_a_single_entry_as_changed(tmp_path):
+    """Large arrays a call leaves alone are not sent back (the grader copies its own), but a change of one entry shows."""
+    x = np.full((300, 300), np.nan)  # NaN: unchanged means the same bytes, not equal values
+    x[:, :150] = 1.0
+    with WorkerHandle(submission(tmp_path, softmax=WRITES_ONE)) as student:
+        alone = student.call("softmax", "softmax", x[:, :100].copy())  # 100 columns: 234 KiB, over the size sent as None
+        changed = student.call("softmax", "softmax", x)
+    assert alone.args[0] is not x and alone.args[0].shape == (300, 100) and np.array_equal(alone.args[0], x[:, :100])
+    assert changed.args[0][0, -1] == 7.0 and np.isnan(changed.args[0][1, -1]) and np.isnan(x[0, -1])
+
+
+@pytest.mark.parametrize("same", [[1], [0, 0.5], "0", [True], [-1]])
+def test_a_reply_that_claims_an_argument_unchanged_wrongly_is_refused(same):
+    """Only positions of arguments sent back as None may be said to be unchanged."""
+    with pytest.raises(ValueError, match="unchanged"):
+        _checked({"value": 1, "args": (None,), "same": same, "seconds": 0.1, "warnings": ()}, "call")
+    assert _as_sent((np.ones(3), {"w": 1}), 1) is None and _as_sent((np.ones(3),), 4) is None
 
 
 @pytest.mark.slow
