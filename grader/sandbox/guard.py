@@ -1,6 +1,7 @@
 """Refusing submissions that import the reference solutions."""
 
 import ast
+import hashlib
 from pathlib import Path
 
 from grader.paths import MODULES
@@ -12,15 +13,38 @@ TOO_DEEP = (
 )
 
 
+KEPT = 8  # folders' verdicts kept: a run's workers share one folder, and parsing it took 18 ms each
+
+
 def refusals(folder: Path) -> dict[str, str]:
     """For each module the grader does not grade, why: it imports the reference solutions (directly or
     through a sibling), or it is too deep for Python's parser (that module only; its importers get the reference's).
     """
-    direct, siblings, deep = {}, {}, {}
+    files = {}
     for path in sorted(folder.glob("*.py")):
         try:
-            tree = ast.parse(path.read_bytes(), filename=path.name)
-        except (SyntaxError, ValueError, OSError):
+            files[path.name] = path.read_bytes()
+        except OSError:
+            continue  # the worker reports it when the module is imported
+    key = hashlib.sha256(repr(sorted((name, hashlib.sha256(data).digest()) for name, data in files.items())).encode()).digest()
+    if key not in _found:
+        while len(_found) >= KEPT:
+            _found.pop(next(iter(_found)))
+        _found[key] = _refusals(files)
+    return dict(_found[key])
+
+
+_found: dict[bytes, dict[str, str]] = {}  # the digest of a folder's files -> its refusals
+
+
+def _refusals(files: dict[str, bytes]) -> dict[str, str]:
+    """refusals, from the files' names and contents."""
+    direct, siblings, deep = {}, {}, {}
+    for name, data in files.items():
+        path = Path(name)
+        try:
+            tree = ast.parse(data, filename=path.name)
+        except (SyntaxError, ValueError):
             continue  # the worker reports it when the module is imported
         except (RecursionError, MemoryError):
             deep[path.stem] = TOO_DEEP.format(name=path.name)

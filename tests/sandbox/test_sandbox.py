@@ -12,6 +12,7 @@ from grader.paths import SOLUTIONS_DIR
 from grader.sandbox import isolation
 from grader.sandbox.codec import MAX_WARNINGS, WARNING_CHARS, Batches, Foreign, ToyModel, decode, encode
 from grader.sandbox.errors import StudentError
+from grader.sandbox.guard import refusals
 from grader.sandbox.handle import WorkerHandle, _as_sent, _checked
 from grader.sandbox.process import Worker
 from grader.sandbox.submission import SubmissionError, find_submission
@@ -345,6 +346,16 @@ def test_importing_the_solutions_is_refused_statically(tmp_path):
                 student.call(module, "softmax" if module == "softmax" else "attention_head", np.zeros(2))
             assert caught.value.kind == "refused" and "softmax.py imports the reference solutions (line 1)" in caught.value.message
         assert student.call("scores", "attention_scores", np.ones((1, 2)), np.ones((1, 2))).value.shape == (1, 1)
+
+
+def test_the_folders_refusals_are_found_again_once_a_file_changes(tmp_path):
+    """Workers of one folder share its parse, kept by the files' contents: an edit is read afresh, both ways."""
+    folder = submission(tmp_path)
+    assert refusals(folder) == {}
+    (folder / "masking.py").write_text("import solutions.masking\n")
+    assert "masking.py imports the reference solutions (line 1)" in refusals(folder)["masking"]
+    (folder / "masking.py").write_text((SOLUTIONS_DIR / "masking.py").read_text())
+    assert refusals(folder) == {}
 
 
 def test_importing_the_solutions_is_refused_at_run_time(tmp_path):

@@ -6,6 +6,7 @@ import dataclasses
 import hashlib
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -146,10 +147,10 @@ class Workers:
         self.closing.set()
         for thread in self.threads:
             thread.join()
-        for worker in self.started.values():
-            worker.close()
-        for spare in self.spares:
-            spare.stop()
+        stops = [worker.close for worker in self.started.values()] + [spare.stop for spare in self.spares]
+        with ThreadPoolExecutor(max_workers=max(len(stops), 1), thread_name_prefix="worker-stop") as pool:
+            for done in [pool.submit(stop) for stop in stops]:  # at once: each waits for its processes to end (20-30 ms)
+                done.result()
         self.started.clear()
         self.spares.clear()
         HELPER.forget()
