@@ -25,6 +25,7 @@ import psutil
 from grader.sandbox import launcher
 from grader.sandbox.codec import encode
 from grader.sandbox.errors import HelperFailed
+from grader.sandbox.frames import read_exactly, write_frame
 
 MEMORY_BYTES = 2 << 30  # the helper's address space: numpy's own and a few answers at the asks' budget
 ASK_SECONDS = 10.0  # one answer's deadline, at most
@@ -108,8 +109,7 @@ class Helper:
 
     def _send(self, data: bytes):
         assert self.process is not None and self.process.stdin is not None
-        self.process.stdin.write(struct.pack("<Q", len(data)) + data)
-        self.process.stdin.flush()
+        write_frame(self.process.stdin, data)
 
     def _receive(self, seconds: float) -> bytes:
         """The helper's next frame within seconds, watching its memory where the OS set no limit."""
@@ -138,23 +138,9 @@ class Helper:
 
 def _read_frames(pipe, frames: queue.Queue):
     """Thread: the helper's frames, then None at its end."""
-    while (head := _read_exactly(pipe, 8)) is not None and (body := _read_exactly(pipe, struct.unpack("<Q", head)[0])) is not None:
+    while (head := read_exactly(pipe, 8)) is not None and (body := read_exactly(pipe, struct.unpack("<Q", head)[0])) is not None:
         frames.put(body)
     frames.put(None)
-
-
-def _read_exactly(pipe, size) -> bytes | None:
-    """Exactly size bytes, or None at end of file."""
-    data = bytearray()
-    try:
-        while len(data) < size:
-            chunk = pipe.read(min(size - len(data), 1 << 20))
-            if not chunk:
-                return None
-            data += chunk
-    except (OSError, ValueError):
-        return None
-    return bytes(data)
 
 
 def _memory(pid: int) -> int:
@@ -178,14 +164,14 @@ def serve():
     limited = _limit_memory()
     requests, replies = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr
-    _write(replies, json.dumps({"limited": limited}).encode())
-    while (head := _read_exactly(requests, 8)) is not None:
-        request = _read_exactly(requests, struct.unpack("<Q", head)[0])
-        size = _read_exactly(requests, 8)
-        frame = size and _read_exactly(requests, struct.unpack("<Q", size)[0])
+    write_frame(replies, json.dumps({"limited": limited}).encode())
+    while (head := read_exactly(requests, 8)) is not None:
+        request = read_exactly(requests, struct.unpack("<Q", head)[0])
+        size = read_exactly(requests, 8)
+        frame = size and read_exactly(requests, struct.unpack("<Q", size)[0])
         if request is None or frame is None:
             return
-        _write(replies, encode(_run(json.loads(request), frame)))
+        write_frame(replies, encode(_run(json.loads(request), frame)))
 
 
 def _run(request: dict, frame: bytes) -> dict:
@@ -224,8 +210,3 @@ def _limit_memory() -> bool:
     except (ImportError, ValueError, OSError):
         return False
     return True
-
-
-def _write(pipe, data: bytes):
-    pipe.write(struct.pack("<Q", len(data)) + data)
-    pipe.flush()

@@ -15,6 +15,7 @@ ATTENTION_BY_HAND_ISOLATION=namespaces|user|none chooses one; it is an error if 
 Grades (batch, nbgrader autograde) are made only in a tier of APART unless the instructor allows it.
 """
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -170,11 +171,12 @@ def alive(process: subprocess.Popen):
 
 
 def site_dirs() -> list[str]:
-    """The folders holding numpy and the other installed packages (never the kit's own folder)."""
-    import numpy
+    """The folders holding numpy and the other installed packages (never the kit's own folder).
 
+    numpy is found, not imported: the isolation probe starts its worker while the grader imports numpy.
+    """
     found = [p for p in sys.path if p and Path(p).name in ("site-packages", "dist-packages") and Path(p).is_dir()]
-    found.append(str(Path(numpy.__file__).resolve().parent.parent))
+    found.append(str(Path(str(importlib.util.find_spec("numpy").origin)).resolve().parent.parent))
     return list(dict.fromkeys(str(Path(p).resolve()) for p in found))
 
 

@@ -17,7 +17,20 @@ from grader.sandbox.errors import NotRegular
 
 SANDBOX_DIR = Path(__file__).resolve().parent
 # The worker's code: no reference, no check; boot.py imports worker, which imports the rest.
-WORKER_MODULES = ("__init__", "boot", "channel", "codec", "imports", "landlock", "limits", "messages", "session", "toymodel", "worker")
+WORKER_MODULES = (
+    "__init__",
+    "boot",
+    "channel",
+    "codec",
+    "frames",
+    "imports",
+    "landlock",
+    "limits",
+    "messages",
+    "session",
+    "toymodel",
+    "worker",
+)
 PACKAGE_INIT = '"""The worker\'s copy of the kit: only grader.sandbox\'s worker modules."""\n'
 
 

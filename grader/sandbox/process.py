@@ -20,10 +20,9 @@ except ImportError:  # Windows
     fcntl = None
 
 from grader.sandbox import launcher
-from grader.sandbox.channel import END_OF_CALL
 from grader.sandbox.clock import Clock, Sample, _tree
-from grader.sandbox.codec import decode, encode
 from grader.sandbox.errors import StudentError, _Failed
+from grader.sandbox.frames import END_OF_CALL, read_exactly, write_frame
 from grader.sandbox.limits import MEMORY_BYTES
 from grader.sandbox.portable import simulating_other_os
 from grader.sandbox.private import Room
@@ -154,6 +153,8 @@ class Worker:
 
     def _greeted(self, message: dict, word: str) -> dict:
         """The worker's reply to a message of the grader's own, which says word: True; else the worker is stopped."""
+        from grader.sandbox.codec import decode, encode  # numpy: loaded here, so the probe's worker starts before it
+
         replies = []
         try:
             self.exchange(encode(message), STARTUP_SECONDS, STARTUP_CAP, lambda frame: replies.append(decode(frame)))
@@ -239,12 +240,12 @@ class Worker:
     def _read_frames(self):
         """Thread: split the reply pipe into frames, refusing one over the cap before reading it."""
         pipe = self.process.stdout
-        while (head := _read_exactly(pipe, 8)) is not None:
+        while (head := read_exactly(pipe, 8)) is not None:
             (size,) = struct.unpack("<Q", head)
             if size > self.cap:
                 self.frames.put(TooBig(size))
                 return
-            body = _read_exactly(pipe, size)
+            body = read_exactly(pipe, size)
             if body is None:
                 break
             quick = self.quick
@@ -277,10 +278,7 @@ class Worker:
         """Write one frame to the worker; False once it is gone (its death is noticed by the reader)."""
         with self.sending:
             try:
-                for piece in (struct.pack("<Q", len(data)), data):  # not joined: that would copy a large request once more
-                    view = memoryview(piece)
-                    while view:  # the pipe is unbuffered: a write may take only part
-                        view = view[self.process.stdin.write(view) :]
+                write_frame(self.process.stdin, data)
             except (OSError, ValueError, TypeError):
                 return False
         return True
@@ -306,17 +304,3 @@ def widen(pipe) -> None:
             fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
         except OSError:  # over the system's limit: the pipe keeps its size
             pass
-
-
-def _read_exactly(pipe, size) -> bytearray | None:
-    """Exactly size bytes from a pipe, or None at end of file."""
-    data = bytearray()
-    try:
-        while len(data) < size:
-            chunk = pipe.read(min(size - len(data), 1 << 20))
-            if not chunk:
-                return None
-            data += chunk
-    except (OSError, ValueError):
-        return None
-    return data  # not copied into bytes: a frame is only read
