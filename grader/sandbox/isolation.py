@@ -176,7 +176,9 @@ def site_dirs() -> list[str]:
     numpy is found, not imported: the isolation probe starts its worker while the grader imports numpy.
     """
     found = [p for p in sys.path if p and Path(p).name in ("site-packages", "dist-packages") and Path(p).is_dir()]
-    found.append(str(Path(str(importlib.util.find_spec("numpy").origin)).resolve().parent.parent))
+    numpy = importlib.util.find_spec("numpy")
+    if numpy is not None and numpy.origin:
+        found.append(str(Path(numpy.origin).resolve().parent.parent))
     return list(dict.fromkeys(str(Path(p).resolve()) for p in found))
 
 
