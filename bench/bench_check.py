@@ -27,6 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import cpu
 import machine
 from kits import student_kit
 
@@ -110,6 +111,19 @@ def breakdown(args: list[str]) -> dict[str, float]:
     return found
 
 
+def cpu_split(runs: int) -> None:
+    """Print the CPU seconds of all five's processes by kind (medians), with one grader process and with two."""
+    print("the CPU time of `grader check --solutions` (all five), by process (medians; wall and CPU in s):")
+    for jobs in ("1", "2"):
+        found = [cpu.by_kind(check(["--jobs", jobs]), keeping_bytecode()) for _ in range(runs)]
+        kinds = sorted({name for _, split in found for name in split})
+        parts = {name: statistics.median(split.get(name, (0, 0.0))[1] for _, split in found) for name in kinds}
+        counts = {name: max(split.get(name, (0, 0.0))[0] for _, split in found) for name in kinds}
+        total = statistics.median(sum(seconds for _, seconds in split.values()) for _, split in found)
+        shown = ", ".join(f"{name} ({counts[name]}) {seconds:.2f}" for name, seconds in parts.items())
+        print(f"  --jobs {jobs}: wall {statistics.median(w for w, _ in found):.2f}, CPU {total:.2f}: {shown}")
+
+
 COSTS = """
 import json, sys
 from pathlib import Path
@@ -172,6 +186,7 @@ def main(runs: int) -> None:
     print("each exercise's checks in one grader process (median s), and what grader.check.beside.COST says, for its split:")
     for which, found in costs.items():
         print(f"  {which:<8}" + "  ".join(f"{name} {found[name]:.2f} ({COST[which][name]:.2f})" for name in NAMES))
+    cpu_split(runs)
     for args in (["softmax"], []):
         print(f"where the time of `grader check --solutions {' '.join(args) or '(all five)'}` goes (in process, after imports):")
         for part, seconds in breakdown(args).items():
