@@ -47,7 +47,7 @@ def by_kind(argv: list[str], env: dict | None = None) -> tuple[float, dict[str, 
     wall = time.perf_counter() - began
     found: dict[str, tuple[int, float]] = {}
     for known, seconds in seen.values():
-        if known is not None:
+        if known is not None and seconds > 0:  # not a fork seen before it ran bubblewrap
             count, total = found.get(known, (0, 0.0))
             found[known] = (count + 1, total + seconds)
     return wall, found
