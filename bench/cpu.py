@@ -31,6 +31,7 @@ def by_kind(argv: list[str], env: dict | None = None) -> tuple[float, dict[str, 
     began = time.perf_counter()
     run = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     root, seen = psutil.Process(run.pid), {}  # pid -> (kind, CPU seconds)
+    forked = " ".join(argv)  # the command line of a fork of the grader not yet running its own program
     while run.poll() is None:
         try:
             processes = [root, *root.children(recursive=True)]
@@ -38,7 +39,8 @@ def by_kind(argv: list[str], env: dict | None = None) -> tuple[float, dict[str, 
             break
         for process in processes:
             try:
-                known = kind(process.name(), " ".join(process.cmdline()), process is root)  # read again: a fork execs later
+                command = " ".join(process.cmdline())  # read again each time: a fork runs its own program later
+                known = kind(process.name(), command, process is root) if process is root or command != forked else None
                 spent = process.cpu_times()
             except psutil.Error:
                 continue
@@ -47,7 +49,7 @@ def by_kind(argv: list[str], env: dict | None = None) -> tuple[float, dict[str, 
     wall = time.perf_counter() - began
     found: dict[str, tuple[int, float]] = {}
     for known, seconds in seen.values():
-        if known is not None and seconds > 0:  # not a fork seen before it ran bubblewrap
+        if known is not None:
             count, total = found.get(known, (0, 0.0))
             found[known] = (count + 1, total + seconds)
     return wall, found
