@@ -40,7 +40,10 @@ def by_kind(argv: list[str], env: dict | None = None) -> tuple[float, dict[str, 
         for process in processes:
             try:
                 command = " ".join(process.cmdline())  # read again each time: a fork runs its own program later
-                known = kind(process.name(), command, process is root) if process is root or command != forked else None
+                if not command and process.pid in seen:  # an ending process shows none: it stays what it was
+                    known = seen[process.pid][0]
+                else:
+                    known = kind(process.name(), command, process is root) if process is root or command != forked else None
                 spent = process.cpu_times()
             except psutil.Error:
                 continue
