@@ -17,11 +17,15 @@ KINDS = {  # a word of each process's command line, and what it is
 }
 
 
-def kind(name: str, command: str, root: bool) -> str | None:
-    """What a process of the run is, by its name and command line; None for one that runs no Python (bubblewrap)."""
-    if root:
+def kind(process: psutil.Process, root: psutil.Process, forked: str, before: str | None) -> str | None:
+    """What a process of the run is, by its name and command line; None for one that runs no Python (bubblewrap), or
+    a fork of the grader not yet running its own program (forked: the grader's command line). before: what it was."""
+    if process is root:
         return "the grader"
-    if not name.startswith("python"):
+    command = " ".join(process.cmdline())  # read every time: a fork runs its own program later
+    if not command:  # an ending process shows none: it stays what it was
+        return before
+    if command == forked or not process.name().startswith("python"):
         return None
     return next((found for word, found in KINDS.items() if word in command), "other Python processes")
 
@@ -30,8 +34,8 @@ def by_kind(argv: list[str], env: dict | None = None) -> tuple[float, dict[str, 
     """Run argv; its wall seconds, and for each kind of process how many there were and their CPU seconds in all."""
     began = time.perf_counter()
     run = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    root, seen = psutil.Process(run.pid), {}  # pid -> (kind, CPU seconds)
-    forked = " ".join(argv)  # the command line of a fork of the grader not yet running its own program
+    root, seen = psutil.Process(run.pid), dict[int, tuple[str | None, float]]()  # pid -> (kind, CPU seconds)
+    forked = " ".join(argv)
     while run.poll() is None:
         try:
             processes = [root, *root.children(recursive=True)]
@@ -39,11 +43,7 @@ def by_kind(argv: list[str], env: dict | None = None) -> tuple[float, dict[str, 
             break
         for process in processes:
             try:
-                command = " ".join(process.cmdline())  # read again each time: a fork runs its own program later
-                if not command and process.pid in seen:  # an ending process shows none: it stays what it was
-                    known = seen[process.pid][0]
-                else:
-                    known = kind(process.name(), command, process is root) if process is root or command != forked else None
+                known = kind(process, root, forked, seen.get(process.pid, (None, 0.0))[0])
                 spent = process.cpu_times()
             except psutil.Error:
                 continue
