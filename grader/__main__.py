@@ -1,5 +1,5 @@
 """`python -m grader`: the same program as the `grader` command."""
 
-from grader.cli import main
+from grader.cli import run
 
-main()
+run()

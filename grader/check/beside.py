@@ -16,6 +16,7 @@ from pathlib import Path
 from grader import kit
 from grader.check.results import CheckResult, ExerciseResult
 from grader.exercises import BY_NAME
+from grader.finish import finish
 from grader.paths import KIT_ROOT
 from grader.sandbox import isolation, launcher
 from grader.sandbox.process import GRADER_FAULT
@@ -92,4 +93,4 @@ def main(spec: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    finish(main(sys.argv[1]))
