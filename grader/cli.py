@@ -23,7 +23,6 @@ except ModuleNotFoundError:
 
 from grader import kit
 from grader.exercises import NAMES
-from grader.finish import finish
 
 STUDENT_KIT = kit.is_student_kit()  # the instructor's commands and --solutions are hidden there
 EXERCISE = click.Choice(NAMES)
@@ -319,12 +318,3 @@ def release(out_dir, force):
     from grader.course.release import release as run
 
     sys.exit(run(out_dir, force=force))
-
-
-def run() -> None:
-    """The `grader` command, as its console script and `python -m grader` start it: main, then a quick exit (grader.finish)."""
-    try:
-        main()
-    except SystemExit as done:
-        finish(done.code)
-    finish(0)
