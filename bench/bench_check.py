@@ -12,7 +12,10 @@ into a temporary folder, whose checks are the public ones. Python keeps its byte
 `grader check` as a student runs it: in the student's kit, its public checks, each exercise
 built on the student's own earlier ones, with the reference's five files copied in as the student's.
 The runs alternate between the cases, so load on the machine falls
-on all alike; the load average is printed before and after.
+on all alike; the load average is printed before and after. "The least a run can take" is the CPU time of
+all of a run's processes divided by the machine's cores: no overlap and no saved round trip can take a run
+below it, only less work. psutil misses what a process spends after its last reading (bench/cpu.py), so
+that bound, if anything, is low.
 """
 
 import cProfile
@@ -124,6 +127,23 @@ def cpu_split(runs: int) -> None:
         print(f"  --jobs {jobs}: wall {statistics.median(w for w, _ in found):.2f}, CPU {total:.2f}: {shown}")
 
 
+def cpu_bound(runs: int, floor: float) -> None:
+    """Print, for each exercise and all five, the CPU seconds of all of a run's processes (one grader process, medians)
+    and the least wall time that CPU allows on this machine's cores, against the floor: no scheduling, overlap or
+    fewer round trips can take a run below it; only less work can."""
+    cores = os.cpu_count() or 1
+    print(f"the least a run can take: the CPU time of all its processes (--jobs 1, medians) spread over all {cores} cores:")
+    for label, args in [(name, [name]) for name in NAMES] + [("all five", [])]:
+        found = [
+            sum(seconds for _, seconds in cpu.by_kind(check([*args, "--jobs", "1"]), keeping_bytecode())[1].values()) for _ in range(runs)
+        ]
+        least = statistics.median(found) / cores
+        target = TARGETS["all five" if label == "all five" else "one exercise"]
+        print(
+            f"  {label:<9} CPU {statistics.median(found):.2f} s, so at least {least:.2f} s: {least / floor:.1f}x the floor (target {target:g}x)"
+        )
+
+
 COSTS = """
 import json, sys
 from pathlib import Path
@@ -187,6 +207,7 @@ def main(runs: int) -> None:
     for which, found in costs.items():
         print(f"  {which:<8}" + "  ".join(f"{name} {found[name]:.2f} ({COST[which][name]:.2f})" for name in NAMES))
     cpu_split(runs)
+    cpu_bound(runs, floor)
     for args in (["softmax"], []):
         print(f"where the time of `grader check --solutions {' '.join(args) or '(all five)'}` goes (in process, after imports):")
         for part, seconds in breakdown(args).items():
