@@ -5,11 +5,8 @@ conftest.py, an extra module) and nothing of the kit beyond the worker's modules
 """
 
 import errno
-import functools
 import hashlib
-import importlib.util
 import os
-import py_compile
 import shutil
 import stat
 import tempfile
@@ -37,7 +34,6 @@ WORKER_MODULES = (
 PACKAGE_INIT = '"""The worker\'s copy of the kit: only grader.sandbox\'s worker modules."""\n'
 
 
-CHECKED_HASH = py_compile.PycInvalidationMode.CHECKED_HASH
 READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 LINK = "{} is a symbolic link: the grader grades regular files only, so replace the link with the file itself"
 
@@ -102,30 +98,9 @@ def copy_worker_code(target: Path) -> Path:
     (target / "grader" / "__init__.py").write_text(PACKAGE_INIT, encoding="utf-8")
     for name in WORKER_MODULES:
         shutil.copyfile(SANDBOX_DIR / f"{name}.py", package / f"{name}.py")
-    cache = package / "__pycache__"
-    cache.mkdir(mode=0o755)
-    for name, data in worker_bytecode().items():
-        (cache / name).write_bytes(data)
-    for path in [target / "grader" / "__init__.py", *package.iterdir(), *cache.iterdir()]:
+    for path in [target / "grader" / "__init__.py", *package.iterdir()]:
         os.chmod(path, 0o644)
     return target
-
-
-@functools.cache
-def worker_bytecode() -> dict[str, bytes]:
-    """The worker modules' compiled bytecode by file name, compiled once per grader process.
-
-    The worker runs with -B and its copy of the code is new each time, so it would compile them all
-    again (8 ms of a worker's start). Each file is checked against its source's hash where it is
-    loaded (CHECKED_HASH), so a copy that does not match its source is never used.
-    """
-    compiled = {}
-    with tempfile.TemporaryDirectory(prefix="grader-bytecode-") as scratch:
-        for name in WORKER_MODULES:
-            target = Path(importlib.util.cache_from_source(str(Path(scratch) / f"{name}.py")))
-            py_compile.compile(str(SANDBOX_DIR / f"{name}.py"), cfile=str(target), doraise=True, invalidation_mode=CHECKED_HASH)
-            compiled[target.name] = target.read_bytes()
-    return compiled
 
 
 class Snapshot:
