@@ -39,7 +39,7 @@ def test_an_output_pipe_closed_before_the_end_costs_no_traceback():
     assert run.stderr == "atexit ran\n"
 
 
-def test_the_grader_command_ends_through_it():
+def test_the_grader_command_keeps_its_usage_error_and_status():
     run = subprocess.run([sys.executable, "-m", "grader", "no-such-command"], capture_output=True, text=True, timeout=60)
     assert run.returncode == 2
     assert "No such command 'no-such-command'" in run.stderr
