@@ -3,7 +3,7 @@
 It holds the five stubs, the grader with its public checks only, the corpus, a README for students
 and a pyproject.toml. solutions/, the hidden checks (grader/check/checks/hidden/), the known
 mistakes (grader/check/diagnosis.py) and the instructor's commands stay behind; of grader/course/
-only cells.py goes, which the notebook's try cells run on the student's side. The worked examples'
+only nbgrader/cells.py goes (with errors.py), which the notebook's cells run on the student's side. The worked examples'
 inputs and expected outputs are computed here from the reference and stored in examples.npz, so
 the student's kit checks the same values as the full kit without the code that made them. No file
 of the kit may hold a statement of the reference, whatever the file is named or its names are.
@@ -25,11 +25,15 @@ from grader.paths import DATA_DIR, GRADER_DIR, KIT_ROOT, MODULES, SOLUTIONS_DIR
 
 HERE = Path(__file__).resolve().parent
 LEFT_OUT = ("check/checks/hidden", "check/diagnosis.py")  # under grader/: built from the reference
-COURSE_KEPT = {"__init__.py", "cells.py", "errors.py"}  # grader/course/: only what the notebook's cells run at the student's side
+# grader/course/: only what the notebook's cells run at the student's side
+COURSE_KEPT = {"__init__.py", "errors.py", "nbgrader/__init__.py", "nbgrader/cells.py"}
 OWNED = ("README.md", "pyproject.toml", ".gitignore", "exercises", "grader")  # what the release writes, and --force replaces
 FORBIDDEN = ("solutions", "grader.check.diagnosis", "grader.check.checks.hidden")  # no module of the release imports these
 KIT_LINES = {'KIND = "full"': 'KIND = "student"', 'DISTRIBUTION = "attention-by-hand"': 'DISTRIBUTION = "attention-by-hand-student"'}
-COURSE_INIT = '"""In the student\'s kit, only what the notebook\'s cells run for the student (cells.py); imports check, sandbox."""\n'
+COURSE_INIT = (
+    '"""In the student\'s kit, only what the notebook\'s cells run for the student (nbgrader/cells.py); imports check, sandbox."""\n'
+)
+NBGRADER_INIT = '"""In the student\'s kit, only cells.py: what the notebook\'s cells run for the student; imports course, sandbox."""\n'
 FIRST_COMMAND = "python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/grader"
 
 
@@ -99,6 +103,7 @@ def write_kit(out: Path) -> dict:
         shutil.copyfile(GRADER_DIR / relative, package / relative)
     (package / "kit.py").write_text(student_kit_module(), encoding="utf-8")
     (package / "course" / "__init__.py").write_text(COURSE_INIT, encoding="utf-8")
+    (package / "course" / "nbgrader" / "__init__.py").write_text(NBGRADER_INIT, encoding="utf-8")
     shutil.copytree(DATA_DIR, package / "data", ignore=shutil.ignore_patterns("__pycache__"))
     stored = examples.write(package / "check" / "checks" / examples.STORED.name, examples.from_reference)
     write_stubs(out / "exercises")  # made from the reference: the release is pristine whatever exercises/ holds

@@ -118,8 +118,9 @@ def test_the_release_leaves_the_reference_and_the_hidden_checks_behind(kit):
     assert "grader/check/diagnosis.py" not in files and "grader/check/checks/examples.npz" in files
     assert {f for f in files if f.startswith("grader/course/")} == {
         "grader/course/__init__.py",
-        "grader/course/cells.py",
         "grader/course/errors.py",
+        "grader/course/nbgrader/__init__.py",
+        "grader/course/nbgrader/cells.py",
     }
     assert {f"exercises/{m}.py" for m in MODULES} <= files and {"README.md", "pyproject.toml", "grader/data/train.txt"} <= files
     assert all((kit / "exercises" / f"{m}.py").read_text(encoding="utf-8") == stub_source(m) for m in MODULES)
