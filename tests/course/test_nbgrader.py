@@ -413,9 +413,9 @@ def confined(course) -> bool:
 
 
 def guide_commands() -> list[list[str]]:
-    """The nbgrader and `grader nbgrader` commands of the README's nbgrader section, as words."""
-    readme = (KIT_ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.partition("### Collecting grades with nbgrader")[2].partition("\n### ")[0]
+    """The nbgrader and `grader nbgrader` commands of the instructor guide's nbgrader section, as words."""
+    guide = (KIT_ROOT / "docs" / "instructors.md").read_text(encoding="utf-8")
+    section = guide.partition("## Collecting grades with nbgrader")[2].partition("\n## ")[0]
     commands = []
     for block in section.split("```bash\n")[1:]:
         for line in block.partition("```")[0].replace("\\\n", " ").splitlines():
