@@ -113,7 +113,9 @@ def nbgrader_missing() -> str | None:
     """Why nbgrader cannot be timed here, or None."""
     if not NBGRADER_PYTHON.exists():
         return f"{NBGRADER_PYTHON} does not exist"
-    probe = subprocess.run([str(NBGRADER_PYTHON), "-c", "import nbgrader, grader.course.assignment"], capture_output=True, text=True)
+    probe = subprocess.run(
+        [str(NBGRADER_PYTHON), "-c", "import nbgrader, grader.course.nbgrader.assignment"], capture_output=True, text=True
+    )
     if probe.returncode != 0:
         return f"nbgrader or the kit cannot be imported there: {probe.stderr.strip().splitlines()[-1:]}"
     return None

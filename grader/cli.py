@@ -230,7 +230,7 @@ def nbgrader(course_dir, assignment, force, course_id, exchange, all_or_nothing)
     Example: grader nbgrader ~/course --assignment attention-by-hand --course-id ml101
     """
     instructor_only("nbgrader")
-    from grader.course.assignment import export
+    from grader.course.nbgrader.assignment import export
 
     sys.exit(export(course_dir, assignment, force, course_id=course_id, exchange=exchange, all_or_nothing=all_or_nothing))
 

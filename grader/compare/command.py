@@ -96,8 +96,8 @@ def train_both(folder: Path, spec: dict, names: dict = compare_view.LABELS) -> t
 
 
 def training_words(steps: dict) -> str:
-    """What the training does and, for the full run, how long it took when measured (13-17 s idle on a 2-core machine, 36-46 s busy)."""
-    took = "; this takes about 15 s on an idle machine, up to a minute on a busy one" if steps == STEPS else ""
+    """What the training does and, for the full run, how long it takes (bench/RESULTS.md: 6.5-7.5 s idle on 2 cores, 18-24 s at load 5)."""
+    took = "; this takes about 7 s on an idle machine, 20 s or more on a busy one" if steps == STEPS else ""
     return f"Training the models: {steps['mlp']} steps of the MLP, then {steps['attention']} with attention{took}..."
 
 

@@ -1,1 +1,1 @@
-"""The instructor's side: nbgrader assignment, notebook, cells, batch, Gradescope, the student's kit; imports check, sandbox, basics."""
+"""The instructor's side: batch, reports, Gradescope, the student's kit, nbgrader/ (the nbgrader wing); imports check, sandbox, basics."""

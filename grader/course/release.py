@@ -1,12 +1,13 @@
 """`grader release OUT_DIR`: the student's kit for a course, a folder that pip installs, with no reference in it.
 
 It holds the five stubs, the grader with its public checks only, the corpus, a README for students
-and a pyproject.toml. solutions/, the hidden checks (grader/check/checks/hidden/), the known
-mistakes (grader/check/diagnosis.py) and the instructor's commands stay behind; of grader/course/
-only cells.py goes, which the notebook's try cells run on the student's side. The worked examples'
-inputs and expected outputs are computed here from the reference and stored in examples.npz, so
-the student's kit checks the same values as the full kit without the code that made them. No file
-of the kit may hold a statement of the reference, whatever the file is named or its names are.
+(its set-up line, then docs/students.md) and a pyproject.toml. solutions/, the hidden checks
+(grader/check/checks/hidden/), the known mistakes (grader/check/diagnosis.py) and the instructor's
+commands stay behind; of grader/course/ only nbgrader/cells.py goes (with errors.py), which the
+notebook's cells run on the student's side. The worked examples' inputs and expected outputs are
+computed here from the reference and stored in examples.npz, so the student's kit checks the same
+values as the full kit without the code that made them. No file of the kit may hold a statement of
+the reference, whatever the file is named or its names are.
 """
 
 import ast
@@ -25,12 +26,17 @@ from grader.paths import DATA_DIR, GRADER_DIR, KIT_ROOT, MODULES, SOLUTIONS_DIR
 
 HERE = Path(__file__).resolve().parent
 LEFT_OUT = ("check/checks/hidden", "check/diagnosis.py")  # under grader/: built from the reference
-COURSE_KEPT = {"__init__.py", "cells.py", "errors.py"}  # grader/course/: only what the notebook's cells run at the student's side
+# grader/course/: only what the notebook's cells run at the student's side
+COURSE_KEPT = {"__init__.py", "errors.py", "nbgrader/__init__.py", "nbgrader/cells.py"}
 OWNED = ("README.md", "pyproject.toml", ".gitignore", "exercises", "grader")  # what the release writes, and --force replaces
 FORBIDDEN = ("solutions", "grader.check.diagnosis", "grader.check.checks.hidden")  # no module of the release imports these
 KIT_LINES = {'KIND = "full"': 'KIND = "student"', 'DISTRIBUTION = "attention-by-hand"': 'DISTRIBUTION = "attention-by-hand-student"'}
-COURSE_INIT = '"""In the student\'s kit, only what the notebook\'s cells run for the student (cells.py); imports check, sandbox."""\n'
+COURSE_INIT = (
+    '"""In the student\'s kit, only what the notebook\'s cells run for the student (nbgrader/cells.py); imports check, sandbox."""\n'
+)
+NBGRADER_INIT = '"""In the student\'s kit, only cells.py: what the notebook\'s cells run for the student; imports course, sandbox."""\n'
 FIRST_COMMAND = "python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/grader"
+GUIDE = KIT_ROOT / "docs" / "students.md"  # the one source of the student guide: the release's README holds it below its set-up line
 
 
 def release(out_dir: Path, force: bool = False) -> int:
@@ -85,6 +91,7 @@ def grader_files() -> list[Path]:
 
 def write_kit(out: Path) -> dict:
     """Write every file of the student's kit; how many of each kind."""
+    readme = fill(HERE / "release_README.md")  # before anything is written: it raises when the guide is missing
     out.mkdir(parents=True, exist_ok=True)
     for name in OWNED:
         target = out / name
@@ -99,10 +106,11 @@ def write_kit(out: Path) -> dict:
         shutil.copyfile(GRADER_DIR / relative, package / relative)
     (package / "kit.py").write_text(student_kit_module(), encoding="utf-8")
     (package / "course" / "__init__.py").write_text(COURSE_INIT, encoding="utf-8")
+    (package / "course" / "nbgrader" / "__init__.py").write_text(NBGRADER_INIT, encoding="utf-8")
     shutil.copytree(DATA_DIR, package / "data", ignore=shutil.ignore_patterns("__pycache__"))
     stored = examples.write(package / "check" / "checks" / examples.STORED.name, examples.from_reference)
     write_stubs(out / "exercises")  # made from the reference: the release is pristine whatever exercises/ holds
-    (out / "README.md").write_text(fill(HERE / "release_README.md"), encoding="utf-8")
+    (out / "README.md").write_text(readme, encoding="utf-8")
     (out / "pyproject.toml").write_text(fill(HERE / "release_pyproject.toml"), encoding="utf-8")
     (out / ".gitignore").write_text(".venv/\n__pycache__/\n*.egg-info/\nbuild/\n.grader/\n.hypothesis/\n", encoding="utf-8")
     return {"grader": len(files), "examples": stored, "corpus": len(list((package / "data").iterdir()))}
@@ -119,14 +127,14 @@ def student_kit_module() -> str:
 
 
 def fill(template: Path) -> str:
-    """A template of the release with the kit's version and dependencies in place."""
+    """A template of the release with the kit's version, dependencies, set-up line and student guide in place."""
     project = tomllib.loads((KIT_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     dependencies = "".join(f"    {json.dumps(dependency)},\n" for dependency in project["dependencies"])
     values = {
         "version": grader.__version__,
         "dependencies": dependencies,
         "first_command": FIRST_COMMAND,
-        "public_checks": str(public_checks()),
+        "guide": student_guide(),
     }
     text = template.read_text(encoding="utf-8")
     for name, value in values.items():
@@ -134,11 +142,18 @@ def fill(template: Path) -> str:
     return text
 
 
-def public_checks() -> int:
-    """How many public checks there are: the test functions of grader/check/checks/public/."""
-    files = (GRADER_DIR / "check" / "checks" / "public").glob("test_*.py")
-    trees = [ast.parse(path.read_text(encoding="utf-8")) for path in files]
-    return sum(isinstance(node, ast.FunctionDef) and node.name.startswith("test_") for tree in trees for node in tree.body)
+def student_guide() -> str:
+    """docs/students.md without its title line: the release's README has a title of its own."""
+    try:
+        text = GUIDE.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ReleaseError(
+            f"cannot read the student guide {GUIDE} ({error.strerror}): release from a full copy of the kit's repository."
+        ) from None
+    title, _, guide = text.partition("\n")
+    if not title.startswith("# "):
+        raise ReleaseError(f"{GUIDE} should start with its title (a line `# ...`); it starts with {title!r}.")
+    return guide.strip()
 
 
 def imported(path: Path, root: Path) -> set[str]:

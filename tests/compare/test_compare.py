@@ -176,7 +176,7 @@ def test_the_reference_models_are_not_called_yours(tmp_path, capsys):
 
 def test_without_a_terminal_the_training_says_what_it_does_and_how_long_it_takes():
     assert comparison.training_words(comparison.STEPS) == (
-        "Training the models: 1000 steps of the MLP, then 400 with attention; this takes about 15 s on an idle machine, up to a minute on a busy one..."
+        "Training the models: 1000 steps of the MLP, then 400 with attention; this takes about 7 s on an idle machine, 20 s or more on a busy one..."
     )
     assert "takes" not in comparison.training_words(QUICK["steps"])
 

@@ -11,7 +11,8 @@ from click.testing import CliRunner
 
 from grader.check.results import ALL_OR_NOTHING, SCORING_VAR, CheckResult, partial_points
 from grader.cli import main
-from grader.course import assignment, gradescope
+from grader.course import gradescope
+from grader.course.nbgrader import assignment
 from grader.paths import MODULES, SOLUTIONS_DIR
 
 NAIVE_SOFTMAX = '''
@@ -90,7 +91,7 @@ def naive_submission(folder: Path) -> Path:
 @pytest.mark.slow
 @pytest.mark.linux("grader batch grades on Linux")
 def test_every_route_honours_all_or_nothing(tmp_path, monkeypatch):
-    from grader.course.autograde import grade, scoring
+    from grader.course.nbgrader.autograde import grade, scoring
 
     monkeypatch.delenv(SCORING_VAR, raising=False)
     folder = naive_submission(tmp_path / "naive")

@@ -30,9 +30,9 @@ from busy import allowed
 from survivors import sleepers
 from venvs import BIN, fresh_venv, pip_install
 
-from grader.course import cells as nbgrader_cell
-from grader.course.assignment import export
-from grader.course.kernel import bwrap_problem
+from grader.course.nbgrader import cells as nbgrader_cell
+from grader.course.nbgrader.assignment import export
+from grader.course.nbgrader.kernel import bwrap_problem
 from grader.course.stubs import stub_source
 from grader.exercises import BY_NAME, NAMES
 from grader.paths import KIT_ROOT, MODULES, SOLUTIONS_DIR
@@ -195,7 +195,7 @@ def tamper(folder: Path) -> None:
     for cell in notebook["cells"]:
         if cell["metadata"].get("nbgrader", {}).get("grade"):
             cell["source"] = "1000.0"
-    notebook["cells"].insert(0, code_cell("import grader.course.cells\ngrader.course.cells.check = lambda *args: None"))
+    notebook["cells"].insert(0, code_cell("import grader.course.nbgrader.cells\ngrader.course.nbgrader.cells.check = lambda *args: None"))
     path.write_text(json.dumps(notebook), encoding="utf-8")
 
 
@@ -413,9 +413,9 @@ def confined(course) -> bool:
 
 
 def guide_commands() -> list[list[str]]:
-    """The nbgrader and `grader nbgrader` commands of the README's nbgrader section, as words."""
-    readme = (KIT_ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.partition("### Collecting grades with nbgrader")[2].partition("\n### ")[0]
+    """The nbgrader and `grader nbgrader` commands of the instructor guide's nbgrader section, as words."""
+    guide = (KIT_ROOT / "docs" / "instructors.md").read_text(encoding="utf-8")
+    section = guide.partition("## Collecting grades with nbgrader")[2].partition("\n## ")[0]
     commands = []
     for block in section.split("```bash\n")[1:]:
         for line in block.partition("```")[0].replace("\\\n", " ").splitlines():
@@ -588,7 +588,7 @@ def nbgrader_settings(course: Path):
     from nbgrader.converters import Autograde
     from traitlets.config.loader import PyFileConfigLoader
 
-    from grader.course.execute import RunNotebook
+    from grader.course.nbgrader.execute import RunNotebook
 
     config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
     return config, Autograde(config=config), RunNotebook(config=config)
@@ -603,8 +603,8 @@ def test_export_writes_the_source_assignment_the_settings_and_the_students_side(
     config, autograde, run = nbgrader_settings(course)
     assert autograde.exclude_overwriting == {ASSIGNMENT: [f"exercises/{m}.py" for m in MODULES]}
     steps = autograde.autograde_preprocessors
-    assert steps.index("grader.course.autograde.GradeModules") < steps.index("grader.course.execute.RunNotebook")
-    assert steps.index("grader.course.autograde.WriteGrades") < steps.index("nbgrader.preprocessors.SaveAutoGrades")
+    assert steps.index("grader.course.nbgrader.autograde.GradeModules") < steps.index("grader.course.nbgrader.execute.RunNotebook")
+    assert steps.index("grader.course.nbgrader.autograde.WriteGrades") < steps.index("nbgrader.preprocessors.SaveAutoGrades")
     assert config.CourseDirectory.course_id == "course" and config.Exchange.root == str(course.resolve() / "exchange")
     assert (course / "exchange").is_dir() and run.timeout == 60 and run.shutdown_kernel == "immediate"
     students = (course / "for-students" / "nbgrader_config.py").read_text()
@@ -618,7 +618,7 @@ def test_export_leaves_a_course_config_alone_and_says_what_to_add(tmp_path, caps
     assert export(course, assignment="week4") == 0
     assert (course / "nbgrader_config.py").read_text() == "c = get_config()\nc.CourseDirectory.course_id = 'nlp'\n"
     said = capsys.readouterr().out
-    assert "'week4': ['exercises/scores.py'" in said and "grader.course.autograde.GradeModules" in said
+    assert "'week4': ['exercises/scores.py'" in said and "grader.course.nbgrader.autograde.GradeModules" in said
     assert "Exchange.root" not in said  # the course has its own id: nbgrader's default exchange, or its own
     assert "course_id = 'nlp'" in (course / "for-students" / "nbgrader_config.py").read_text()
     assert (course / "source" / "week4" / "week4.ipynb").is_file()

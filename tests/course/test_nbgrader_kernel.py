@@ -12,11 +12,11 @@ from busy import allowed
 from survivors import sleepers
 from traitlets.config import Config
 
-from grader.course import execute
-from grader.course.autograde import Unreadable, grade, outputs, read_modules
-from grader.course.collect import file_id
-from grader.course.execute import RunNotebook, tidy
-from grader.course.kernel import KERNEL_MEMORY, bwrap_problem
+from grader.course.nbgrader import execute
+from grader.course.nbgrader.autograde import Unreadable, grade, outputs, read_modules
+from grader.course.nbgrader.collect import file_id
+from grader.course.nbgrader.execute import RunNotebook, tidy
+from grader.course.nbgrader.kernel import KERNEL_MEMORY, bwrap_problem
 from grader.course.stubs import write_stubs
 from grader.paths import EXERCISES_DIR, MODULES
 
@@ -99,7 +99,7 @@ def test_a_cell_that_allocates_gigabytes_fails_there_and_the_run_goes_on(tmp_pat
 
 ORPHAN = """
 import subprocess, time, psutil
-from grader.course import execute
+from grader.course.nbgrader import execute
 execute.become_subreaper()
 execute.command_line = lambda: True
 subprocess.run(["sh", "-c", "sleep 0.2 & exit 0"])  # the sleep, orphaned, is adopted and ends

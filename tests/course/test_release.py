@@ -22,7 +22,7 @@ from venvs import BIN, fresh_venv, pip_install
 
 from grader.check.checks import examples
 from grader.cli import main
-from grader.course.release import ReleaseError, holds_reference, reference_statements, verify
+from grader.course.release import GUIDE, ReleaseError, holds_reference, reference_statements, verify
 from grader.course.stubs import stub_source, write_stubs
 from grader.paths import KIT_ROOT, MODULES, SOLUTIONS_DIR
 
@@ -118,8 +118,9 @@ def test_the_release_leaves_the_reference_and_the_hidden_checks_behind(kit):
     assert "grader/check/diagnosis.py" not in files and "grader/check/checks/examples.npz" in files
     assert {f for f in files if f.startswith("grader/course/")} == {
         "grader/course/__init__.py",
-        "grader/course/cells.py",
         "grader/course/errors.py",
+        "grader/course/nbgrader/__init__.py",
+        "grader/course/nbgrader/cells.py",
     }
     assert {f"exercises/{m}.py" for m in MODULES} <= files and {"README.md", "pyproject.toml", "grader/data/train.txt"} <= files
     assert all((kit / "exercises" / f"{m}.py").read_text(encoding="utf-8") == stub_source(m) for m in MODULES)
@@ -145,8 +146,25 @@ def test_the_students_readme_sets_up_first_and_counts_the_public_checks(kit):
     passed, ran = PUBLIC_LINE.search(squeezed(readme)).groups()
     assert passed == ran and int(ran) == sum(examples_count for examples_count in public_check_counts().values())
     assert "hidden checks" in readme and "solutions" not in readme
-    told = PUBLIC_LINE.search(squeezed((KIT_ROOT / "README.md").read_text(encoding="utf-8"))).groups()  # the instructors' section
-    assert told == (ran, ran)
+
+
+def test_the_students_readme_is_the_student_guide_under_its_set_up_line(kit):
+    """docs/students.md is the one source: the release's README holds all of it but its title, after the set-up line."""
+    readme = (kit / "README.md").read_text(encoding="utf-8")
+    title, _, guide = GUIDE.read_text(encoding="utf-8").partition("\n")
+    assert title.startswith("# ") and len(guide.strip().splitlines()) > 50
+    assert guide.strip() in readme and readme.index(guide.strip()) > readme.index("```bash\npython3 -m venv .venv")
+    told = PUBLIC_LINE.search(squeezed(guide)).groups()  # the guide's count is the public checks' own
+    assert told == (str(sum(public_check_counts().values())),) * 2
+
+
+def test_without_the_student_guide_the_release_says_so(monkeypatch, tmp_path):
+    from grader.course import release
+
+    monkeypatch.setattr(release, "GUIDE", tmp_path / "docs" / "students.md")
+    result = CliRunner().invoke(main, ["release", str(tmp_path / "kit")])
+    assert result.exit_code == 2 and "Cannot release: cannot read the student guide" in result.output
+    assert "students.md" in result.output and "Traceback" not in result.output and not (tmp_path / "kit").exists()
 
 
 def public_check_counts() -> dict[str, int]:

@@ -6,9 +6,9 @@ import json
 import nbformat
 import pytest
 
-from grader.course import notebook
-from grader.course.autograde import KitNotebookExporter, changed_graded_cells
-from grader.course.collect import file_id, stand_in, what_was_uploaded
+from grader.course.nbgrader import notebook
+from grader.course.nbgrader.autograde import KitNotebookExporter, changed_graded_cells
+from grader.course.nbgrader.collect import file_id, stand_in, what_was_uploaded
 from grader.course.rows import COLUMNS, inert, row, safe, shown
 
 
@@ -70,9 +70,9 @@ def test_an_intact_notebook_is_kept_as_submitted():
 
 
 def test_the_autograde_settings_sanitize_the_students_html():
-    from grader.course.assignment import AUTOGRADE
+    from grader.course.nbgrader.assignment import AUTOGRADE
 
-    assert "grader.course.autograde.SanitizeStudentHTML" in AUTOGRADE and "KitNotebookExporter" in AUTOGRADE
+    assert "grader.course.nbgrader.autograde.SanitizeStudentHTML" in AUTOGRADE and "KitNotebookExporter" in AUTOGRADE
 
 
 @pytest.mark.parametrize("cell", ["=cmd|' -C calc'!A0", "+1+1", "-2+3", "@SUM(A1)", "\tx", "\rx"])
@@ -94,7 +94,7 @@ def test_every_row_is_written_safe(tmp_path):
 
 
 def test_the_students_html_and_scripts_are_escaped_or_dropped():
-    from grader.course.autograde import SanitizeStudentHTML
+    from grader.course.nbgrader.autograde import SanitizeStudentHTML
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [

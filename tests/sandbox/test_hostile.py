@@ -143,7 +143,7 @@ def test_hostile_call_gets_its_verdict(case, tmp_path, workers):
     assert_nothing_survives(folder, workers)
     if case == "child_holds_pipes":
         # confined, none of its children survives; unconfined (macOS, Windows), the one that left its session
-        # and its environment behind escapes the sweep: a known limit of isolation "none", said in the README
+        # and its environment behind escapes the sweep: a known limit of isolation "none", said in docs/instructors.md
         escaped = ("300", "301") if isolation.choose().name != "none" else ("300",)
         assert sleepers(escaped, since=start_time) == []
 

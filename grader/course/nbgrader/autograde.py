@@ -30,8 +30,8 @@ from traitlets import Any, Bool, List, Set, Unicode
 from grader.check.report import render
 from grader.check.results import ALL_OR_NOTHING, SCORING_VAR, Report
 from grader.check.runner import run_checks
-from grader.course import notebook as kit_notebook
 from grader.course.errors import Unreadable
+from grader.course.nbgrader import notebook as kit_notebook
 from grader.exercises import BY_NAME, NAMES
 from grader.paths import MODULES
 from grader.sandbox import linux

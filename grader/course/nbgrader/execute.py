@@ -20,8 +20,8 @@ from nbgrader.preprocessors import Execute
 from nbgrader.utils import is_grade
 from traitlets import Integer
 
-from grader.course.autograde import LITTER, course_directory
-from grader.course.kernel import ConfinedKernelManager
+from grader.course.nbgrader.autograde import LITTER, course_directory
+from grader.course.nbgrader.kernel import ConfinedKernelManager
 from grader.sandbox.tree import end_processes
 
 PR_SET_CHILD_SUBREAPER = 36

@@ -4,7 +4,7 @@ Both run in a fresh interpreter (`python -I`), so neither what earlier cells did
 files in the submission folder named like a library can change the verdict, a student's function
 that hangs or kills its parent process cannot take the kernel with it, and everything the run
 writes reaches the notebook on stdout. These are the student's: at autograde the graded cells are
-not run at all (grader/course/autograde.py writes their output from the files as submitted), and a
+not run at all (autograde.py writes their output from the files as submitted), and a
 try cell only says so: at grading the student's code runs in the confined checks alone.
 """
 
@@ -32,7 +32,7 @@ def check(exercise: str, submission: Path = Path("exercises")) -> None:
     """Run the checks this kit has on one exercise as saved now (the public ones in the student's kit); NotPassed unless it passes."""
     with tempfile.TemporaryDirectory() as tmp:
         result_file = Path(tmp) / "result.json"
-        output, finished, _ = run(launcher.module("grader.course.cells", exercise, str(submission.resolve()), str(result_file)))
+        output, finished, _ = run(launcher.module("grader.course.nbgrader.cells", exercise, str(submission.resolve()), str(result_file)))
         print(output, end="", flush=True)
         if not finished:
             where = f"exercises/{exercise}.py"
@@ -80,7 +80,7 @@ def try_it(module: str, function: str, *args, limit: float = TRY_LIMIT, submissi
         request_file = Path(tmp) / "args"
         request_file.write_bytes(request)
         command = launcher.module(
-            "grader.course.cells", "--try", module, function, str(submission.resolve()), str(request_file), str(limit)
+            "grader.course.nbgrader.cells", "--try", module, function, str(submission.resolve()), str(request_file), str(limit)
         )
         output, finished, status = run(command, limit + TRY_STARTUP)  # what the student's code left running is ended with it
     print(output, end="", flush=True)

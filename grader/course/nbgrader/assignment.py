@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 import click
 
-from grader.course import notebook
+from grader.course.nbgrader import notebook
 from grader.course.stubs import write_stubs
 from grader.paths import MODULES
 
@@ -34,13 +34,13 @@ AUTOGRADE = """\
 # student's code confined, before any cell runs (GradeModules); the notebook then runs for the feedback in
 # a confined kernel, without its graded cells (RunNotebook), whose report and points the kit writes (WriteGrades).
 c.Autograde.autograde_preprocessors = [
-    "grader.course.autograde.GradeModules",
-    "grader.course.execute.RunNotebook",
+    "grader.course.nbgrader.autograde.GradeModules",
+    "grader.course.nbgrader.execute.RunNotebook",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
-    "grader.course.autograde.SanitizeStudentHTML",
-    "grader.course.autograde.WriteGrades",
+    "grader.course.nbgrader.autograde.SanitizeStudentHTML",
+    "grader.course.nbgrader.autograde.WriteGrades",
     "nbgrader.preprocessors.SaveAutoGrades",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
@@ -48,12 +48,12 @@ c.Autograde.autograde_preprocessors = [
 # The student's HTML and JavaScript (markdown cells, HTML and script outputs) are escaped or dropped by
 # SanitizeStudentHTML (nbconvert's, with bleach) above, so neither the feedback nor the formgrader runs them. A notebook that is not
 # valid JSON, or whose graded cells were changed, is replaced by the kit's with a note: its modules are graded.
-c.Autograde.exporter_class = "grader.course.autograde.KitNotebookExporter"
+c.Autograde.exporter_class = "grader.course.nbgrader.autograde.KitNotebookExporter"
 # A cell that runs longer than this, or kills its kernel, ends the notebook's run there (not the grading).
 c.RunNotebook.timeout = {timeout}
 c.RunNotebook.notebook_timeout = {notebook_timeout}
 # zip_collect: a student's files wherever their upload put them (a zip of their folder too), .py files included.
-c.ZipCollectApp.collector_plugin = "grader.course.collect.KitCollector"
+c.ZipCollectApp.collector_plugin = "grader.course.nbgrader.collect.KitCollector"
 c.FileNameCollectorPlugin.valid_ext = [".ipynb", ".py"]
 """
 
@@ -182,7 +182,7 @@ def write_settings(course_dir: Path, assignment: str, chosen: Course = DEFAULT) 
 def missing_lines(text: str, course_dir: Path, assignment: str, chosen: Course = DEFAULT) -> list[str]:
     """The blocks of settings that an existing config lacks, each judged by the line that matters."""
     blocks = course_settings(course_dir, chosen) + [settings(assignment)]
-    needles = ["CourseDirectory.course_id", "grader.course.autograde.KitNotebookExporter", f"{{{assignment!r}:"]
+    needles = ["CourseDirectory.course_id", "grader.course.nbgrader.autograde.KitNotebookExporter", f"{{{assignment!r}:"]
     return [block for block, needle in zip(blocks, needles) if needle not in text]
 
 

@@ -1,0 +1,1 @@
+"""The nbgrader wing: assignment, notebook, cells, autograde, execute, kernel, collect; imports course, check, sandbox, basics."""
