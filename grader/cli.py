@@ -287,20 +287,39 @@ def gradescope(out_zip, force, hidden, all_or_nothing):
 
 
 @main.command(hidden=STUDENT_KIT)
-@click.argument("csv_file", type=click.Path(path_type=Path))
+@click.argument("source", type=click.Path(path_type=Path), metavar="CSV|GRADEBOOK")
 @click.option("--html", "html_file", type=click.Path(path_type=Path), help="Also write the report as one self-contained HTML page.")
 @click.option(
-    "--similarity", "similar_file", type=click.Path(path_type=Path), help="Also list near-copies (copydetect), and write them as HTML."
+    "--similarity",
+    "similar_file",
+    type=click.Path(path_type=Path),
+    help="Also list near-copies, and write each pair's shared lines as HTML.",
 )
-def report(csv_file, html_file, similar_file):
-    """The class at a glance from a `grader batch` CSV: checks failed, known mistakes, points, slowest; near-copies.
+@click.option(
+    "--pairs", "pairs_file", type=click.Path(path_type=Path), help="Also write the near-copies as a CSV, ranked, the two ids first."
+)
+@click.option(
+    "--min-tokens", "least", type=click.IntRange(1), help="The least code a pair must share to be listed, in tokens.  [default: 300]"
+)
+@click.option("--top", type=click.IntRange(1), help="The most pairs listed, closest first.  [default: 50]")
+@click.option(
+    "--anonymise",
+    "key_file",
+    type=click.Path(path_type=Path),
+    metavar="KEY_FILE",
+    help="Name every student by a stable pseudonym made with the key in KEY_FILE (made if missing; keep it apart).",
+)
+@click.option("--assignment", default="attention-by-hand", show_default=True, help="The assignment, in an nbgrader gradebook.")
+def report(source, html_file, similar_file, pairs_file, least, top, key_file, assignment):
+    """The class at a glance, from a `grader batch` CSV or an nbgrader course's gradebook.db: totals, exercises, checks failed,
+    known mistakes and who made them, every student; near-copies.
 
-    Example: grader report grades.csv --html class.html --similarity similarity.html
+    Example: grader report grades.csv --html class.html --similarity similarity.html --pairs pairs.csv
     """
     instructor_only("report")
     from grader.course.class_report import class_report
 
-    sys.exit(class_report(csv_file, html_file, similar_file))
+    sys.exit(class_report(source, html_file, similar_file, pairs_file, least, top, key_file, assignment))
 
 
 @main.command(hidden=STUDENT_KIT)
