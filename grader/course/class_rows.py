@@ -74,7 +74,7 @@ def found(cell: str, base: Path) -> Path | None:
     """The folder a row's cell names, if it is there: as written, or with its escapes undone (a spreadsheet's apostrophe dropped)."""
     texts = [cell, cell[1:]] if cell.startswith("'") else [cell]
     for text in texts:
-        for raw in (os.fsencode(text), unescaped(text)):
+        for raw in (unescaped(text), os.fsencode(text)):  # outlet.name's escapes are one to one: undone first
             path = Path(os.fsdecode(raw))
             for candidate in (path,) if path.is_absolute() else (base / path, path):
                 if candidate.is_dir() and not candidate.is_symlink():

@@ -100,10 +100,11 @@ def fingerprint(code: Code) -> Code:
     lines: list[int] = []
     hashes, starts, ends = [], [], []
     for name, text in code.texts.items():
-        words = normalised(text)
         room = TOKENS - len(ids)
+        words = normalised(text, room + 1)
         if len(words) > room:
-            code.cut.append(f"{name}.py: {len(words):,} tokens of code, the first {room:,} compared (at most {TOKENS:,} a submission)")
+            past = f"past its first {room:,} " if room else ""
+            code.cut.append(f"{name}.py: its tokens of code {past}not compared (at most {TOKENS:,} a submission)")
             words = words[:room]
         if not words:
             continue
@@ -145,11 +146,14 @@ LEXEME = re.compile(
 OPEN, CLOSE = frozenset("([{"), frozenset(")]}")
 
 
-def lexemes(text: str) -> list[tuple[str, str, int, int]]:
+def lexemes(text: str, limit: int | None = None) -> list[tuple[str, str, int, int]]:
     """The text's tokens as (kind, text, line, column): kind comment, string, name, number, op, other, or end for a newline
-    that ends a statement (outside brackets). Any text gives tokens: broken code is read as far as it goes, never refused."""
-    found, line, start, depth = [], 1, 0, 0
-    for match in LEXEME.finditer(text):
+    that ends a statement (outside brackets); at most limit of them, comments aside. Any text gives tokens: broken code is
+    read as far as it goes, never refused."""
+    found, line, start, depth, code = [], 1, 0, 0, 0
+    for seen, match in enumerate(LEXEME.finditer(text)):
+        if limit is not None and (code >= limit or seen >= 4 * limit):  # spaces and comments are bounded too
+            break
         kind, string, at = match.lastgroup, match.group(), match.start()
         if kind == "newline" or kind == "space" and "\n" in string:
             if kind == "newline" and depth == 0:
@@ -161,15 +165,17 @@ def lexemes(text: str) -> list[tuple[str, str, int, int]]:
         if kind == "op":
             depth = depth + 1 if string in OPEN else max(depth - 1, 0) if string in CLOSE else depth
         found.append((kind, string, line, at - start))  # type: ignore[arg-type]
+        code += kind != "comment"
         if kind == "string" and "\n" in string:
             line, start = line + string.count("\n"), at + string.rindex("\n") + 1
     return found
 
 
-def normalised(text: str) -> list[tuple[str, int]]:
-    """The text's tokens of code as (word, line), blind to names, comments, spacing and docstrings (see the module's docstring)."""
+def normalised(text: str, limit: int | None = None) -> list[tuple[str, int]]:
+    """The text's tokens of code as (word, line), blind to names, comments, spacing and docstrings (see the module's docstring),
+    from its first limit tokens."""
     words: list[tuple[str, int]] = []
-    for kind, string, line, _ in lexemes(text):
+    for kind, string, line, _ in lexemes(text, limit):
         if kind == "comment":
             continue
         if kind == "end" or string == ";":

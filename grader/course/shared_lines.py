@@ -87,4 +87,5 @@ def details(pairs: list, stubs: np.ndarray, reference: np.ndarray, idioms: np.nd
     for pair in pairs:
         a, b = (read.setdefault(s.id, fingerprints.read(s.folder)) for s in (pair.first, pair.second))
         left_out = np.union1d(stubs, idioms) if pair.of_reference else np.union1d(np.union1d(stubs, idioms), reference)
-        pair.blocks, pair.lines, pair.modules = blocks(a, b, left_out, anonymous)
+        pair.blocks, pair.lines, modules = blocks(a, b, left_out, anonymous)
+        pair.modules = pair.modules or modules  # a copy of the reference names the reference's modules it holds

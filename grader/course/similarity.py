@@ -8,10 +8,12 @@ idiom, as MOSS and JPlag ignore them). Only submissions that share a fingerprint
 an index from each fingerprint to its holders gives the pairs, so the work grows with the class and
 its idioms, not with its square. Pairs are counted by the fingerprints they share; the closest are
 then measured in tokens of code each holds of the other, and ranked by the smaller of the two: a
-short piece is never "100%" of anything. Against the reference, a submission is listed when most of
-its own code (REFERENCE_SHARE) is the reference's.
+short piece is never "100%" of anything, and code added around a copy does not hide it. Against the
+reference, all fingerprints but the stubs' count, and a submission is listed for the reference's
+modules it holds nearly whole (REFERENCE_MODULE), renamed or not: the tokens of those modules rank it.
 """
 
+import functools
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +26,7 @@ from grader.paths import MODULES, SOLUTIONS_DIR
 
 MIN_TOKENS = 300  # the least a pair must share to be listed: twenty lines of code or so beyond the reference and idioms
 TOP = 50  # pairs listed at most, closest first
-REFERENCE_SHARE = 0.75  # a submission is listed against the reference when it holds this share of the submission's own code
+REFERENCE_MODULE = 0.9  # a module is the reference's when a submission holds this share of the reference's own code in it
 REFERENCE = "solutions/"  # the reference's id in the pairs
 COMMON_SHARE = 0.05  # a fingerprint held by more than this share of the class (and more than COMMON) is an idiom, no evidence
 COMMON = 10
@@ -53,6 +55,7 @@ class Held:
     own: int  # tokens of code that are not the stubs'
     of_reference: int  # of those, tokens the reference holds
     reference_held: int  # tokens of the reference's own code that this one holds
+    reference_modules: dict[str, int]  # the reference's modules this one holds nearly whole (REFERENCE_MODULE) -> their tokens
     digests: dict[str, bytes]
     cut: list[str]
 
@@ -112,8 +115,9 @@ def covered(starts: np.ndarray, ends: np.ndarray, size: int) -> np.ndarray:
     return np.cumsum(steps[:-1]) > 0
 
 
+@functools.cache
 def given() -> Given:
-    """The stubs and the reference, fingerprinted as the submissions are."""
+    """The stubs and the reference, fingerprinted as the submissions are (once a process: neither changes)."""
     stubs = fingerprints.fingerprint(fingerprints.Code(texts={name: stub_source(name) for name in MODULES}))
     stub_hashes = np.unique(stubs.hashes)
     reference = fingerprints.read(SOLUTIONS_DIR)
@@ -132,11 +136,14 @@ def hold(code: fingerprints.Code, known: Given) -> Held:
     reference = known.reference
     in_mine = np.isin(reference.hashes, code.hashes)
     of_theirs = covered(reference.starts[in_mine], reference.ends[in_mine], reference.tokens) & known.mine
+    ends = [*reference.firsts[1:], reference.tokens]
+    per_module = {m: (int(of_theirs[a:b].sum()), int(known.mine[a:b].sum())) for m, a, b in zip(reference.modules, reference.firsts, ends)}
+    whole = {m: held for m, (held, own) in per_module.items() if own and held >= REFERENCE_MODULE * own}
     keep = ~stub & ~in_reference
     hashes, first = np.unique(code.hashes[keep], return_index=True)
     return Held(
         hashes, code.starts[keep][first], code.ends[keep][first], code.tokens, int(mine.sum()), int(theirs.sum()), int(of_theirs.sum()),
-        code.digests, code.cut,
+        whole, code.digests, code.cut,
     )  # fmt: skip
 
 
@@ -202,9 +209,10 @@ def similar(submissions: list[Submission], least: int = MIN_TOKENS, top: int = T
     reference = Submission(REFERENCE, "the published reference", SOLUTIONS_DIR, REFERENCE)
     reference_own = int(known.mine.sum())
     for s, h in zip(present, held):
-        both = min(h.of_reference, h.reference_held)
-        if both >= least and h.of_reference >= REFERENCE_SHARE * h.own:
-            pairs.append(Pair(s, reference, both, (h.of_reference, h.reference_held), (h.own, reference_own)))
+        both = sum(h.reference_modules.values())
+        if both >= least:
+            modules = [f"{m}.py" for m in h.reference_modules]
+            pairs.append(Pair(s, reference, both, (h.of_reference, h.reference_held), (h.own, reference_own), modules=modules))
     listed = sorted(pairs, key=lambda p: (-p.tokens, p.first.id, p.second.id))[:top]
     digests = {s.id: h.digests for s, h in zip(present, held)} | {REFERENCE: known.reference.digests}
     for pair in listed:
