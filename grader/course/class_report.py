@@ -37,8 +37,8 @@ NOT_GRADES = ("fault", "missing")  # rows whose total is no grade: left out of t
 OUTCOMES = {"failed": "some checks fail", "not_started": "not started", "error": "did not run"}  # an exercise's statuses
 DID_NOT_RUN = "Did not run: its module could not be imported, or it hung or crashed, so its checks stopped (not counted as failed below)."
 NO_CHECKS = "nbgrader's gradebook holds points per exercise, not which checks failed: `grader batch` on submitted/*/ASSIGNMENT gives those."
-BINS = [("0", 0, 0), ("<10", 0.01, 9.99)] + [(f"{lo}-{lo + 9.5:g}", lo, lo + 9.99) for lo in range(10, 100, 10)] + [("100", 100, 100)]
-BAR = 40  # characters of the longest bar in the terminal
+BINS = [("0", 0, 0), ("<10", 0.01, 9.99)] + [(f"{lo}-{lo + 9}", lo, lo + 9.99) for lo in range(10, 100, 10)] + [("100", 100, 100)]
+BAR = 30  # characters of the longest bar in the terminal
 
 
 @dataclass
@@ -94,42 +94,44 @@ def summary(report: ClassReport) -> str:
     return f"{len(report.students)} submissions: {said}."
 
 
-def bar(count: float, most: float) -> str:
-    """A bar of block characters, as long as count is of most (BAR at most); # where the terminal has no blocks."""
+def bar(count: float, most: float, longest: int = BAR) -> str:
+    """A bar of block characters, as long as count is of most (longest at most); # where the terminal has no blocks."""
     block = "█"
     try:
         block.encode(sys.stdout.encoding or "ascii")
     except (UnicodeEncodeError, LookupError):
         block = "#"
-    return block * (round(BAR * count / most) if most else 0)
+    return block * (round(longest * count / most) if most else 0)
 
 
-def who(report: ClassReport, numbers: list[int], indent: str, width: int) -> list[str]:
-    """The students, by id, wrapped to the width."""
-    names = ", ".join(outlet.terminal(report.students[n].id) for n in numbers)
-    return textwrap.wrap(names, width, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False)
+def wrapped(text: str, first: str, indent: int, width: int) -> list[str]:
+    """The text after first, wrapped to the width, its other lines indented (a word longer than a line is cut, never runs off)."""
+    return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=" " * indent, break_on_hyphens=False) or [first.rstrip()]
 
 
 def counted_lines(report: ClassReport, found: dict[str, list[int]], width: int) -> list[str]:
-    """A check or mistake per entry: how many, a bar scaled to the most, its words wrapped, then who."""
+    """A check or mistake per entry: how many, a bar scaled to the most, its words, then who; every line within the width."""
     most = max((len(v) for v in found.values()), default=0)
     lines = []
     for what, numbers in found.items():
-        lines.append(f"  {len(numbers):>4}  {bar(len(numbers), most)}")
-        lines += textwrap.wrap(outlet.terminal(what), width, initial_indent="        ", subsequent_indent="        ")
-        lines += who(report, numbers, "          ", width)
+        lines += wrapped(outlet.terminal(what), f"  {len(numbers):>4}  {bar(len(numbers), most, 12):<12}  ", 22, width)
+        lines += wrapped(", ".join(outlet.terminal(report.students[n].id) for n in numbers), " " * 22 + "who: ", 27, width)
     return lines
 
 
-def student_lines(report: ClassReport) -> list[str]:
-    """One line per student: id, status, total, each exercise's points, the mistakes named."""
-    width = max((len(outlet.terminal(s.id)) for s in report.students), default=2)
+def student_lines(report: ClassReport, width: int) -> list[str]:
+    """One line per student (more when their mistakes wrap): id, status, total, each exercise's points, the mistakes named."""
+    wide = max((len(outlet.terminal(s.id)) for s in report.students), default=2)
     heads = "".join(f" {e.name[:8]:>8}" for e in EXERCISES)
-    lines = [f"  {'student':<{width}}  {'status':<10} {'total':>6}{heads}  mistakes"]
+    lines = [f"  {'student':<{wide}}  {'status':<10} {'total':>6}{heads}  mistakes"]
     for s in report.students:
         points = "".join(f" {s.points[e.name]:>8g}" if e.name in s.points else f" {'-':>8}" for e in EXERCISES)
+        first = f"  {outlet.terminal(s.id):<{wide}}  {outlet.terminal(s.status):<10} {s.total:>6g}{points}  "
         mistakes = outlet.terminal("; ".join(s.mistakes))
-        lines.append(f"  {outlet.terminal(s.id):<{width}}  {outlet.terminal(s.status):<10} {s.total:>6g}{points}  {mistakes}".rstrip())
+        if len(first) + 30 <= width or not mistakes:
+            lines += wrapped(mistakes, first, len(first), width)
+        else:  # too narrow a terminal for the mistakes beside the points: below them
+            lines += [first.rstrip(), *wrapped(mistakes, " " * 8, 8, width)]
     return lines
 
 
@@ -153,7 +155,7 @@ def text(report: ClassReport) -> str:
     lines += counted_lines(report, report.by_check, width) or ["  none"]
     lines += ["", "Known mistakes, most often first (students, then who):"]
     lines += counted_lines(report, report.by_mistake, width) or ["  none named"]
-    lines += ["", "Students:", *student_lines(report), "", "Slowest submissions:"]
+    lines += ["", "Students:", *student_lines(report, width), "", "Slowest submissions:"]
     slowest = sorted(report.students, key=lambda s: -s.seconds)[:SLOWEST]
     lines += [f"  {s.seconds:>6.1f} s  {outlet.terminal(s.id)}" for s in slowest if s.seconds]
     return "\n".join(lines)
