@@ -8,7 +8,7 @@ exercise and the most failed check stand out; from each check and mistake, the s
 import html
 
 from grader import outlet
-from grader.course.class_report import DID_NOT_RUN, NO_CHECKS, OUTCOMES, SLOWEST, ClassReport, exercise_rows, summary
+from grader.course.class_counts import DID_NOT_RUN, NO_CHECKS, OUTCOMES, SLOWEST, ClassReport, exercise_rows, summary
 from grader.exercises import EXERCISES
 
 STYLE = """body{font:15px/1.4 system-ui,sans-serif;margin:2em;max-width:72em;color:#222}
