@@ -70,10 +70,16 @@ def side(code: fingerprints.Code, start: int, end: int, anonymous: bool) -> Side
 def blocks(a: fingerprints.Code, b: fingerprints.Code, left_out: np.ndarray, anonymous: bool) -> tuple[list[Block], int, list[str]]:
     """(the largest BLOCKS blocks a and b share, in a's order; how many of a's lines hold shared code; a's modules that do)."""
     in_a, in_b = matches(a, b, left_out)
-    found = []
+    spans: list[list[int]] = []  # [start, end] in a, [start, end] in b, of each run in a's order
     for first, last in runs(a.starts[in_a], b.starts[in_b]):
         start, end = int(a.starts[in_a[first]]), int(a.ends[in_a[last]])
-        found.append((end - start, start, end, int(b.starts[in_b[first]]), int(b.ends[in_b[last]])))
+        b_start, b_end = int(b.starts[in_b[first]]), int(b.ends[in_b[last]])
+        before = spans[-1] if spans else None
+        if before and start <= before[1] and before[2] <= b_start <= before[3] and a.module_of(start) == a.module_of(before[0]):
+            before[1], before[3] = max(before[1], end), max(before[3], b_end)  # overlaps the run before in both: one block
+        else:
+            spans.append([start, end, b_start, b_end])
+    found = [(end - start, start, end, b_start, b_end) for start, end, b_start, b_end in spans]
     every = {(a.module_of(s), n) for _, s, e, _, _ in found for n in a.lines[s:e].tolist()}
     largest = sorted(sorted(found, key=lambda f: -f[0])[:BLOCKS], key=lambda f: f[1])
     shown = [Block(t, side(a, s, e, anonymous), side(b, bs, be, anonymous)) for t, s, e, bs, be in largest]

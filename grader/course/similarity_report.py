@@ -17,7 +17,8 @@ PAIR_COLUMNS = (
     "modules", "identical modules", "student name", "other name",
 )  # fmt: skip
 STYLE = """body{font:15px/1.4 system-ui,sans-serif;margin:2em;max-width:90em;color:#222}table{border-collapse:collapse;margin:.5em 0 1.5em}
-td,th{padding:.25em .8em;text-align:left;vertical-align:top;border-bottom:1px solid #ddd;overflow-wrap:anywhere}td.n,th.n{text-align:right}
+td,th{padding:.25em .8em;text-align:left;vertical-align:top;border-bottom:1px solid #ddd}th,td.n,a{white-space:nowrap}
+td.n,th.n{text-align:right}td.words{max-width:28em;overflow-wrap:anywhere}
 table.side{width:100%;table-layout:fixed}table.side td{width:50%}pre{margin:.2em 0;font-size:13px;white-space:pre-wrap;background:#f6f6f6;
 padding:.4em;overflow-wrap:anywhere}h1{font-size:1.5em}h2{font-size:1.15em;margin-top:1.5em}h3{font-size:1em;margin:1.6em 0 .2em}
 p.note{color:#555;font-size:.9em}b.ref{color:#8e44ad}"""
@@ -79,10 +80,10 @@ def section(number: int, pair: Pair) -> str:
 def page(found: Found, least: int) -> str:
     """The pairs as one self-contained HTML page, without script: the ranked table, then each pair's shared lines side by side."""
     rows = "".join(
-        f"<tr><td class='n'>{n}</td><td>{outlet.html_text(who(p.first))}</td><td>"
+        f"<tr><td class='n'>{n}</td><td class='words'>{outlet.html_text(who(p.first))}</td><td class='words'>"
         + (f"<b class='ref'>{outlet.html_text(who(p.second))}</b>" if p.of_reference else outlet.html_text(who(p.second)))
         + f"</td><td class='n'>{p.tokens}</td><td class='n'>{p.lines}</td><td class='n'>{percent(p)}</td>"
-        f"<td>{outlet.html_text(what(p)) or '-'}</td><td><a href='#pair{n}'>lines</a></td></tr>"
+        f"<td class='words'>{outlet.html_text(what(p)) or '-'}</td><td><a href='#pair{n}'>lines</a></td></tr>"
         for n, p in enumerate(found.pairs, 1)
     )
     head = "<tr><th class='n'>rank</th><th>student</th><th>other</th><th class='n'>shared tokens</th><th class='n'>shared lines</th>"
