@@ -92,7 +92,8 @@ class Found:
     not_found: list[Submission]  # rows whose folder is not there: named, never silently left out
     cut: dict[str, list[str]]  # submission id -> what the bounds left out
     candidates: int  # pairs sharing at least one uncommon fingerprint
-    above: int  # pairs measured that share at least the least listed (copies of the reference included)
+    measured: int  # of those, the pairs sharing the most fingerprints, measured in tokens
+    above: int  # pairs measured that share at least the least listed, and copies of the reference
     common: int  # the idiom threshold used
 
 
@@ -221,4 +222,4 @@ def similar(submissions: list[Submission], least: int = MIN_TOKENS, top: int = T
         pair.identical = [f"{m}.py" for m in MODULES if m in mine and mine[m] == theirs.get(m) and mine[m] not in left_out]
     details(listed, known.stubs, known.hashes, idioms, anonymous)
     cut = {s.id: h.cut for s, h in zip(present, held) if h.cut}
-    return Found(listed, len(present), [s for s in submissions if s.folder is None], cut, len(codes), len(pairs), common)
+    return Found(listed, len(present), [s for s in submissions if s.folder is None], cut, len(codes), len(closest), len(pairs), common)

@@ -43,7 +43,8 @@ def summary(found: Found, least: int) -> list[str]:
     """What was compared and how, what was listed, and what was not compared, in lines of words."""
     lines = [
         f"Similarity of {found.compared} submissions: {len(found.pairs)} listed, closest first, of {found.above} sharing {least} tokens "
-        f"of code or more ({found.candidates} pairs share anything uncommon). Names, comments, spacing and docstrings do not count; "
+        f"of code or more (of the {found.measured} measured, the closest of the {found.candidates} pairs that share anything uncommon, "
+        "and the copies of the reference). Names, comments, spacing and docstrings do not count; "
         f"neither do the stubs, nor, between two students, the published reference (its copies are listed against it) or "
         f"code held by more than {found.common} submissions."
     ]

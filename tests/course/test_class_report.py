@@ -229,6 +229,7 @@ def test_anonymised_reports_name_no_one_and_keep_the_key_apart(tmp_path):
         assert secret not in text, text
         assert str(tmp_path) not in text, text
         assert not re.search(r"\b(ada|bob|cy|dee|ivy)\b|onerror", text), text
+    assert "math.sqrt keeps float32 inputs float32" not in pages[1]  # the shared lines shown without their comments
     pseudonyms = sorted(set(re.findall(r"anon-[0-9a-f]{10}", pages[0])))
     assert len(pseudonyms) == 6
     with written[2].open(encoding="utf-8") as f:
@@ -236,6 +237,8 @@ def test_anonymised_reports_name_no_one_and_keep_the_key_apart(tmp_path):
     again = CliRunner().invoke(main, [*args, "--anonymise", str(key)])
     assert again.exit_code == 0 and key.read_text().strip() == secret
     assert sorted(set(re.findall(r"anon-[0-9a-f]{10}", written[0].read_text(encoding="utf-8")))) == pseudonyms  # the same key, the same
+    named = CliRunner().invoke(main, args)
+    assert named.exit_code == 0 and "math.sqrt keeps float32 inputs float32" in written[1].read_text(encoding="utf-8")
     other = CliRunner().invoke(main, [*args, "--anonymise", str(tmp_path / "other.key")])
     assert other.exit_code == 0 and not set(re.findall(r"anon-[0-9a-f]{10}", written[0].read_text(encoding="utf-8"))) & set(pseudonyms)
 
