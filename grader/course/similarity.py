@@ -5,8 +5,8 @@ comments, spacing and docstrings). What every student was given (the stubs) coun
 Between two submissions, neither the reference's fingerprints count (the repository is public: its
 copies are listed against it, once each) nor those held by more than COMMON_SHARE of the class (an
 idiom, as MOSS and JPlag ignore them). Only submissions that share a fingerprint are ever paired:
-an index from each fingerprint to its holders gives the pairs, so the work grows with the class and
-its idioms, not with its square. Pairs are counted by the fingerprints they share; the closest are
+an index from each fingerprint to its holders gives the pairs, so the work grows with what the class
+shares, not with its square. Pairs are counted by the fingerprints they share; the closest are
 then measured in tokens of code each holds of the other, and ranked by the smaller of the two: a
 short piece is never "100%" of anything, and code added around a copy does not hide it. Against the
 reference, all fingerprints but the stubs' count, and a submission is listed for the reference's
@@ -30,7 +30,7 @@ REFERENCE_MODULE = 0.9  # a module is the reference's when a submission holds th
 REFERENCE = "solutions/"  # the reference's id in the pairs
 COMMON_SHARE = 0.05  # a fingerprint held by more than this share of the class (and more than COMMON) is an idiom, no evidence
 COMMON = 10
-CHUNK = 4_000_000  # pairs of holders counted at once, to bound the memory the counting takes
+CHUNK = 1_000_000  # pairs of holders counted at once, to bound the memory the counting takes
 MEASURED = 4  # the pairs measured in tokens: this many times the pairs to list, by the fingerprints they share
 
 
@@ -148,18 +148,15 @@ def hold(code: fingerprints.Code, known: Given) -> Held:
     )  # fmt: skip
 
 
-def merged(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
-    """(pair codes, counts) of several such lists, each code once, its counts added."""
-    codes = np.concatenate([p[0] for p in parts])
-    unique, where = np.unique(codes, return_inverse=True)
-    return unique, np.bincount(where, weights=np.concatenate([p[1] for p in parts]), minlength=len(unique)).astype(np.int32)
+def counted(held: list[Held], common: int) -> tuple[np.ndarray, np.ndarray]:
+    """(how many uncommon fingerprints each pair shares, in an n * n table by first * n + second, first < second; the idioms' hashes).
 
-
-def counted(held: list[Held], common: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(each pair sharing an uncommon fingerprint, as first * n + second; how many they share; the idioms' hashes)."""
+    The table takes 2 bytes a pair (18 MiB for 3,000 submissions); a count never passes TOKENS, so 16 bits hold it.
+    """
     n = len(held)
+    shared = np.zeros(n * n, np.uint16)
     if not sum(len(h.hashes) for h in held):
-        return np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.uint64)
+        return shared, np.zeros(0, np.uint64)
     students = np.repeat(np.arange(n, dtype=np.int64), [len(h.hashes) for h in held])
     hashes = np.concatenate([h.hashes for h in held])
     order = np.lexsort((students, hashes))
@@ -167,21 +164,14 @@ def counted(held: list[Held], common: int) -> tuple[np.ndarray, np.ndarray, np.n
     bounds = np.flatnonzero(np.concatenate(([True], hashes[1:] != hashes[:-1], [True])))
     sizes = np.diff(bounds)
     idioms = hashes[bounds[:-1][sizes > common]]
-    parts: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros(0, np.int64), np.zeros(0, np.int32))]
-    waiting = 0
     for size in range(2, common + 1):  # every pair of a fingerprint's holders, for each count of holders in turn
         heads = bounds[:-1][sizes == size]
         left, right = np.triu_indices(size, 1)
         step = max(CHUNK // len(left), 1)
         for at in range(0, len(heads), step):
             some = heads[at : at + step, None]
-            codes, counts = np.unique(students[some + left].ravel() * n + students[some + right].ravel(), return_counts=True)
-            parts.append((codes, counts.astype(np.int32)))
-            waiting += len(codes)
-            if waiting > CHUNK:
-                parts, waiting = [merged(parts)], 0
-    codes, counts = merged(parts)
-    return codes, counts, idioms
+            np.add.at(shared, students[some + left].ravel() * n + students[some + right].ravel(), 1)
+    return shared, idioms
 
 
 def measure(a: Held, b: Held, idioms: np.ndarray) -> tuple[int, int]:
@@ -200,8 +190,10 @@ def similar(submissions: list[Submission], least: int = MIN_TOKENS, top: int = T
     present = [s for s in submissions if s.folder is not None]
     held = [hold(fingerprints.read(s.folder), known) for s in present]  # type: ignore[arg-type]
     common = max(COMMON, round(COMMON_SHARE * len(present)))
-    codes, counts, idioms = counted(held, common)
-    closest = codes[np.argsort(-counts, kind="stable")[: MEASURED * top]]
+    shared, idioms = counted(held, common)
+    most = min(MEASURED * top, len(shared))
+    closest = np.argpartition(shared, len(shared) - most)[len(shared) - most :] if most else np.zeros(0, np.int64)
+    closest = closest[shared[closest] > 0]
     pairs = []
     for a, b in zip((closest // max(len(held), 1)).tolist(), (closest % max(len(held), 1)).tolist()):
         first, second = measure(held[a], held[b], idioms)
@@ -222,4 +214,13 @@ def similar(submissions: list[Submission], least: int = MIN_TOKENS, top: int = T
         pair.identical = [f"{m}.py" for m in MODULES if m in mine and mine[m] == theirs.get(m) and mine[m] not in left_out]
     details(listed, known.stubs, known.hashes, idioms, anonymous)
     cut = {s.id: h.cut for s, h in zip(present, held) if h.cut}
-    return Found(listed, len(present), [s for s in submissions if s.folder is None], cut, len(codes), len(closest), len(pairs), common)
+    return Found(
+        listed,
+        len(present),
+        [s for s in submissions if s.folder is None],
+        cut,
+        int(np.count_nonzero(shared)),
+        len(closest),
+        len(pairs),
+        common,
+    )
