@@ -20,7 +20,10 @@ from grader.course.errors import ReportError
 from grader.course.stubs import stub_source
 from grader.exercises import BY_NAME, NAMES
 
-ESCAPE = re.compile(r"\\(\\|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})")
+ESCAPES = (  # how a folder cell writes a name: outlet.name's escapes (one to one), then rows.shown's (bytes not UTF-8 only)
+    re.compile(r"\\(\\|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})"),
+    re.compile(r"\\(x[89a-fA-F][0-9a-fA-F])"),
+)
 NBGRADER_FOLDERS = ("submitted", "autograded")  # where nbgrader keeps a student's files: COURSE/STEP/STUDENT/ASSIGNMENT
 
 
@@ -53,8 +56,8 @@ def number(text) -> float:
         return 0.0
 
 
-def unescaped(cell: str) -> bytes:
-    """The bytes of a name written with escapes (outlet.name's \\\\, \\xNN, \\uNNNN; rows.shown's \\xNN)."""
+def unescaped(cell: str, escape: re.Pattern) -> bytes:
+    """The bytes of a name written with the escapes escape matches: \\\\ a backslash, \\xNN a byte, \\uNNNN a character."""
 
     def one(match: re.Match) -> bytes:
         code = match.group(1)
@@ -64,17 +67,17 @@ def unescaped(cell: str) -> bytes:
         return bytes([value]) if code[0] == "x" else chr(value).encode("utf-8", "surrogatepass")
 
     out, at = b"", 0
-    for match in ESCAPE.finditer(cell):
+    for match in escape.finditer(cell):
         out += cell[at : match.start()].encode("utf-8", "surrogateescape") + one(match)
         at = match.end()
     return out + cell[at:].encode("utf-8", "surrogateescape")
 
 
 def found(cell: str, base: Path) -> Path | None:
-    """The folder a row's cell names, if it is there: as written, or with its escapes undone (a spreadsheet's apostrophe dropped)."""
+    """The folder a row's cell names, if it is there: its escapes undone, or as written (a spreadsheet's apostrophe dropped)."""
     texts = [cell, cell[1:]] if cell.startswith("'") else [cell]
     for text in texts:
-        for raw in (unescaped(text), os.fsencode(text)):  # outlet.name's escapes are one to one: undone first
+        for raw in (*(unescaped(text, escape) for escape in ESCAPES), os.fsencode(text)):
             path = Path(os.fsdecode(raw))
             for candidate in (path,) if path.is_absolute() else (base / path, path):
                 if candidate.is_dir() and not candidate.is_symlink():

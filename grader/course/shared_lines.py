@@ -91,7 +91,10 @@ def details(pairs: list, stubs: np.ndarray, reference: np.ndarray, idioms: np.nd
     """Give each listed pair its blocks of shared lines, its count of shared lines and the modules they are in."""
     read: dict[str, fingerprints.Code] = {}
     for pair in pairs:
-        a, b = (read.setdefault(s.id, fingerprints.read(s.folder)) for s in (pair.first, pair.second))
+        for submission in (pair.first, pair.second):  # each read once, however many pairs it is in
+            if str(submission.folder) not in read:
+                read[str(submission.folder)] = fingerprints.read(submission.folder)
+        a, b = read[str(pair.first.folder)], read[str(pair.second.folder)]
         left_out = np.union1d(stubs, idioms) if pair.of_reference else np.union1d(np.union1d(stubs, idioms), reference)
         pair.blocks, pair.lines, modules = blocks(a, b, left_out, anonymous)
         pair.modules = pair.modules or modules  # a copy of the reference names the reference's modules it holds

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from grader.course import fingerprints
+from grader.course.shared_lines import details
 from grader.course.stubs import stub_source
 from grader.paths import MODULES, SOLUTIONS_DIR
 
@@ -184,8 +185,6 @@ def measure(a: Held, b: Held, idioms: np.ndarray) -> tuple[int, int]:
 
 def similar(submissions: list[Submission], least: int = MIN_TOKENS, top: int = TOP, anonymous: bool = False) -> Found:
     """The pairs sharing at least least tokens (and the copies of the reference), closest first, at most top of them."""
-    from grader.course.shared_lines import details
-
     known = given()
     present = [s for s in submissions if s.folder is not None]
     held = [hold(fingerprints.read(s.folder), known) for s in present]  # type: ignore[arg-type]
@@ -207,9 +206,9 @@ def similar(submissions: list[Submission], least: int = MIN_TOKENS, top: int = T
             modules = [f"{m}.py" for m in h.reference_modules]
             pairs.append(Pair(s, reference, both, (h.of_reference, h.reference_held), (h.own, reference_own), modules=modules))
     listed = sorted(pairs, key=lambda p: (-p.tokens, p.first.id, p.second.id))[:top]
-    digests = {s.id: h.digests for s, h in zip(present, held)} | {REFERENCE: known.reference.digests}
+    digests = {id(s): h.digests for s, h in zip(present, held)} | {id(reference): known.reference.digests}  # ids may repeat
     for pair in listed:
-        mine, theirs = digests[pair.first.id], digests[pair.second.id]
+        mine, theirs = digests[id(pair.first)], digests[id(pair.second)]
         left_out = known.stub_digests | (set() if pair.of_reference else set(known.reference.digests.values()))
         pair.identical = [f"{m}.py" for m in MODULES if m in mine and mine[m] == theirs.get(m) and mine[m] not in left_out]
     details(listed, known.stubs, known.hashes, idioms, anonymous)
