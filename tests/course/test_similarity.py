@@ -258,3 +258,14 @@ def test_hostile_names_and_modules_never_crash_the_report_nor_go_missing(tmp_pat
     parsed = Page()
     parsed.feed(page.read_text(encoding="utf-8"))
     assert not parsed.live
+
+
+def test_folder_cells_relative_to_the_csv_are_found(tmp_path, monkeypatch):
+    """A row may name its folder relative to the batch's folders (the CSV beside them): found from the CSV's folder, wherever
+    the report runs."""
+    write(tmp_path / "class" / "ana", reference())
+    grades = tmp_path / "grades.csv"
+    grades.write_text("student,folder,status,total,failed checks\nana,class/ana,graded,100.0,\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path / "class")
+    said = CliRunner().invoke(main, ["report", str(grades), "--pairs", str(tmp_path / "pairs.csv")])
+    assert said.exit_code == 0 and list(listed(said.output)) == [("ana", REFERENCE)], said.output
