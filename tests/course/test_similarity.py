@@ -150,7 +150,7 @@ def without_docstrings(text: str) -> str:
 
 
 def test_the_reference_with_its_code_on_the_docstrings_lines_is_listed_as_the_reference(tmp_path):
-    """Issue 36's attack: a report that dropped docstring lines dropped the code moved onto them; the tokens are what count."""
+    """The attack on a report that dropped docstring lines: it dropped the code moved onto them. The tokens are what count."""
     attack = {m: moved_onto_docstrings(text.decode("utf-8")) for m, text in reference().items()}
     assert attack["scores"].count("\n") < reference()["scores"].count(b"\n") - 1  # code moved: fewer lines
     for module, text in attack.items():  # the same program as the reference, so the same verdicts: it passes every check
@@ -163,7 +163,7 @@ def test_the_reference_with_its_code_on_the_docstrings_lines_is_listed_as_the_re
 
 
 def test_a_folder_named_in_bytes_that_are_not_utf8_is_compared_and_shown_escaped(tmp_path):
-    """Issue 36's attack: the row's folder cell escapes the name, so the report did not find the folder and left it out, silently."""
+    """The attack: the row's folder cell escapes the name, so a report that looked for the cell as written left it out, silently."""
     named = Path(os.fsdecode(bytes(tmp_path) + b"/Jos\xe9"))
     folders = [write(named, reference()), write(tmp_path / "honest", student(random.Random(1), "right"))]
     gone = tmp_path / "gone"
@@ -176,7 +176,7 @@ def test_a_folder_named_in_bytes_that_are_not_utf8_is_compared_and_shown_escaped
 
 
 def test_a_module_of_megabytes_is_cut_to_the_bounds_and_says_so(tmp_path):
-    """Issue 36's attack: one 3.6 MB module took the report past 1 GiB. Reading stops at the bounds, in a child's memory."""
+    """The attack: one 3.6 MB module took a report that read it whole past 1 GiB. Reading stops at the bounds, in a child's memory."""
     big = reference() | {"training": reference()["training"] + b"\nx = [" + b"1, " * 1_200_000 + b"]\n"}
     folders = [write(tmp_path / "huge", big), write(tmp_path / "ref", reference())]
     grades = batch_csv(tmp_path / "grades.csv", folders)
@@ -198,7 +198,7 @@ def test_a_module_of_megabytes_is_cut_to_the_bounds_and_says_so(tmp_path):
 
 @pytest.mark.slow
 def test_on_a_class_of_300_the_planted_copies_fill_the_top_of_the_pairs(tmp_path):
-    """Issue 39's class: right work in many styles, mistakes, unfinished and broken work, five groups of copies and three
+    """The instructor's class of 300: right work in many styles, mistakes, unfinished and broken work, five groups of copies and three
     copies of the reference (21 planted pairs). At least 19 of them in the top 25, at most 100 listed by default."""
     made = make_class(tmp_path / "class", 300, seed=0)
     grades = batch_csv(tmp_path / "grades.csv", list(made.folders.values()))
