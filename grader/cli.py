@@ -26,17 +26,11 @@ from grader.exercises import NAMES
 
 STUDENT_KIT = kit.is_student_kit()  # the instructor's commands and --solutions are hidden there
 EXERCISE = click.Choice(NAMES)
-SUBMISSION = click.option(
-    "--submission",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="A folder holding the five modules (default: ./exercises).",
-)
+FILE = click.Path(path_type=Path)
+SUBMISSION = click.option("--submission", type=FILE, default=None, help="A folder holding the five modules (default: ./exercises).")
 SOLUTIONS = click.option("--solutions", is_flag=True, hidden=STUDENT_KIT, help="Use the reference solutions instead.")
 JSON_FILE = click.option("--json", "json_file", type=click.Path(path_type=Path), default=None, help="Also write the result as JSON.")
-JUNIT_FILE = click.option(
-    "--junit", "junit_file", type=click.Path(path_type=Path), default=None, help="Also write the verdicts as JUnit XML (pytest's format)."
-)
+JUNIT_FILE = click.option("--junit", "junit_file", type=FILE, default=None, help="Also write the verdicts as JUnit XML (pytest's format).")
 VISIBILITY = click.Choice(["hidden", "after_due_date", "after_published"])  # Gradescope's, for the hidden checks
 
 
@@ -287,20 +281,25 @@ def gradescope(out_zip, force, hidden, all_or_nothing):
 
 
 @main.command(hidden=STUDENT_KIT)
-@click.argument("csv_file", type=click.Path(path_type=Path))
-@click.option("--html", "html_file", type=click.Path(path_type=Path), help="Also write the report as one self-contained HTML page.")
+@click.argument("source", type=FILE, metavar="CSV|GRADEBOOK")
+@click.option("--html", "html_file", type=FILE, help="Also write the report as one self-contained HTML page.")
+@click.option("--similarity", "similar_file", type=FILE, help="Also list near-copies, and write their shared lines as HTML.")
+@click.option("--pairs", "pairs_file", type=FILE, help="Also write the near-copies as a CSV, ranked, the two ids first.")
+@click.option("--min-tokens", "least", type=click.IntRange(1), help="The least code a pair must share to be listed.  [default: 300]")
+@click.option("--top", type=click.IntRange(1), help="The most pairs listed, closest first.  [default: 50]")
 @click.option(
-    "--similarity", "similar_file", type=click.Path(path_type=Path), help="Also list near-copies (copydetect), and write them as HTML."
+    "--anonymise", "key_file", type=FILE, metavar="KEY", help="Name students by pseudonyms made with the key in KEY (made if missing)."
 )
-def report(csv_file, html_file, similar_file):
-    """The class at a glance from a `grader batch` CSV: checks failed, known mistakes, points, slowest; near-copies.
+@click.option("--assignment", default="attention-by-hand", show_default=True, help="The assignment, in an nbgrader gradebook.")
+def report(source, html_file, similar_file, pairs_file, least, top, key_file, assignment):
+    """The class at a glance, from a `grader batch` CSV or nbgrader's gradebook.db; near-copies.
 
-    Example: grader report grades.csv --html class.html --similarity similarity.html
+    Example: grader report grades.csv --html class.html --similarity similarity.html --pairs pairs.csv
     """
     instructor_only("report")
     from grader.course.class_report import class_report
 
-    sys.exit(class_report(csv_file, html_file, similar_file))
+    sys.exit(class_report(source, html_file, similar_file, pairs_file, least, top, key_file, assignment))
 
 
 @main.command(hidden=STUDENT_KIT)

@@ -1,246 +1,225 @@
-"""`grader report CSV --similarity FILE`: near-copies of the published reference and between submissions, for the instructor to judge.
+"""Near-copies among a class's submissions and of the published reference, ranked by how much code they share.
 
-copydetect's winnowing (MOSS's algorithm) fingerprints each of the five modules without its
-docstrings (text, not code: a copy that dropped them is still a copy), the stubs as boilerplate,
-so the code every student was given counts for no one. Each submission gets the share
-of its own code that solutions/ holds (the repository is public); each pair of submissions, the share
-that the other holds of what is not the reference's too, so two copies of the reference are listed
-once each, against it. Modules that are exact copies are named as well. A share is evidence to read,
-never a penalty by itself.
+Each submission's code is fingerprinted (fingerprints.py: K tokens in a row, blind to names,
+comments, spacing and docstrings). What every student was given (the stubs) counts for no one.
+Between two submissions, neither the reference's fingerprints count (the repository is public: its
+copies are listed against it, once each) nor those held by more than COMMON_SHARE of the class (an
+idiom, as MOSS and JPlag ignore them). Only submissions that share a fingerprint are ever paired:
+an index from each fingerprint to its holders gives the pairs, so the work grows with what the class
+shares, not with its square. Pairs are counted by the fingerprints they share; the closest are
+then measured in tokens of code each holds of the other, and ranked by the smaller of the two: a
+short piece is never "100%" of anything, and code added around a copy does not hide it. Against the
+reference, all fingerprints but the stubs' count, and a submission is listed for the reference's
+modules it holds nearly whole (REFERENCE_MODULE), renamed or not: the tokens of those modules rank it.
 """
 
-import ast
 import functools
-import html
-import io
-import itertools
-import tempfile
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import click
 import numpy as np
 
-from grader.course.rows import modules_folder, shown
-from grader.course.stubs import stub_source, write_stubs
+from grader.course import fingerprints
+from grader.course.shared_lines import details
+from grader.course.stubs import stub_source
 from grader.paths import MODULES, SOLUTIONS_DIR
 
-NOISE = 25  # copydetect's k: shorter runs of tokens than this are never a match
-WINDOW = 1  # copydetect's winnowing window; 1 keeps every fingerprint (the submissions are small)
-LEAST = 2 * NOISE  # tokens a pair must share (about two lines of code) for its share to count: less is no evidence
-REFERENCE = "solutions/ (the published reference)"
-SHOWN_LINES = 12  # shared lines shown per module of a pair
-CAUTION = "Read the shared lines before concluding anything: short exercises have few ways to be right."
-STYLE = """body{font:15px/1.4 system-ui,sans-serif;margin:2em;max-width:70em;color:#222}table{border-collapse:collapse;margin:.5em 0 1.5em}
-td,th{padding:.25em .8em;text-align:left;vertical-align:top;border-bottom:1px solid #ddd}td.n,th.n{text-align:right}
-pre{margin:.2em 0 .8em;font-size:13px;white-space:pre-wrap;background:#f6f6f6;padding:.4em}h1{font-size:1.5em}
-h2{font-size:1.15em;margin-top:1.5em}h3{font-size:1em;margin:1.2em 0 .2em}p.note{color:#555;font-size:.9em}a{white-space:nowrap}"""
+MIN_TOKENS = 300  # the least a pair must share to be listed: twenty lines of code or so beyond the reference and idioms
+TOP = 50  # pairs listed at most, closest first
+REFERENCE_MODULE = 0.9  # a module is the reference's when a submission holds this share of the reference's own code in it
+REFERENCE = "solutions/"  # the reference's id in the pairs
+COMMON_SHARE = 0.05  # a fingerprint held by more than this share of the class (and more than COMMON) is an idiom, no evidence
+COMMON = 10
+CHUNK = 1_000_000  # pairs of holders counted at once, to bound the memory the counting takes
+MEASURED = 4  # the pairs measured in tokens: this many times the pairs to list, by the fingerprints they share
+
+
+@dataclass
+class Submission:
+    """A student's submission as the report names it: their id and name, its folder (None when not found) and how it is shown."""
+
+    id: str
+    name: str = ""
+    folder: Path | None = None
+    shown: str = ""
+
+
+@dataclass
+class Held:
+    """What the index keeps of a submission: its own fingerprints' first spans, its size, and what it shares with the reference."""
+
+    hashes: np.ndarray  # sorted unique hashes, the stubs' and the reference's left out
+    starts: np.ndarray
+    ends: np.ndarray
+    tokens: int
+    own: int  # tokens of code that are not the stubs'
+    of_reference: int  # of those, tokens the reference holds
+    reference_held: int  # tokens of the reference's own code that this one holds
+    reference_modules: dict[str, int]  # the reference's modules this one holds nearly whole (REFERENCE_MODULE) -> their tokens
+    digests: dict[str, bytes]
+    cut: list[str]
 
 
 @dataclass
 class Pair:
-    """A submission and another (or the reference), how much of its code the other holds, and the shared lines."""
+    """Two submissions (or one and the reference), the tokens of code each holds of the other, and the shared lines."""
 
-    first: str
-    second: str
-    score: float  # the larger of the two shares of code held by the other, over the five modules
-    tokens: int = 0  # how many tokens of the first's code the second holds
-    exact: list[str] = field(default_factory=list)  # modules identical byte for byte (a stub, or the reference between two, left out)
-    lines: dict[str, list[str]] = field(default_factory=dict)  # module -> shared lines of the first
+    first: Submission
+    second: Submission
+    tokens: int  # the smaller of the two: what both hold
+    held: tuple[int, int]  # tokens of each one's own code that the other holds
+    own: tuple[int, int]  # each one's own tokens
+    identical: list[str] = field(default_factory=list)  # modules the same byte for byte (neither the stub nor the reference)
+    blocks: list = field(default_factory=list)  # the shared lines side by side (shared_lines.py), for the listed pairs
+    lines: int = 0  # lines of the first's code that hold shared tokens
+    modules: list[str] = field(default_factory=list)  # the first's modules that hold shared code
 
+    @property
+    def of_reference(self) -> bool:
+        return self.second.id == REFERENCE
 
-def fingerprints(folder: Path, boilerplate: dict) -> dict:
-    """Each module's copydetect fingerprint (of its code without docstrings) and bytes, for the modules the folder has."""
-    found = {}
-    for name in MODULES:
-        path = folder / f"{name}.py"
-        if path.is_file() and not path.is_symlink():
-            found[name] = (fingerprint(path.read_bytes(), boilerplate[name]), path.read_bytes())
-    return found
-
-
-def fingerprint(source: bytes, boilerplate=None):
-    """copydetect's fingerprint of a module's code, its docstrings left out."""
-    from copydetect import CodeFingerprint
-
-    code = without_docstrings(source.decode("utf-8", errors="replace"))
-    return CodeFingerprint("module.py", NOISE, WINDOW, boilerplate, language="python", fp=io.StringIO(code))
+    def shares(self) -> tuple[float, float]:
+        first, second = (held / own if own else 0.0 for held, own in zip(self.held, self.own))
+        return first, second
 
 
-def without_docstrings(code: str) -> str:
-    """The code with the lines of its module's, classes' and functions' docstrings removed; as it is if it does not parse."""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return code
-    dropped: set[int] = set()
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and body:
-            first = body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-                dropped.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
-    return "".join(line for number, line in enumerate(code.splitlines(keepends=True), 1) if number not in dropped)
+@dataclass
+class Found:
+    """The similarity of a class: the pairs listed, and what the reader must know of the rest."""
+
+    pairs: list[Pair]
+    compared: int  # submissions read
+    not_found: list[Submission]  # rows whose folder is not there: named, never silently left out
+    cut: dict[str, list[str]]  # submission id -> what the bounds left out
+    candidates: int  # pairs sharing at least one uncommon fingerprint
+    measured: int  # of those, the pairs sharing the most fingerprints, measured in tokens
+    above: int  # pairs measured that share at least the least listed, and copies of the reference
+    common: int  # the idiom threshold used
 
 
-def compare(first: str, a: dict, second: str, b: dict, given: dict[str, set[bytes]]) -> Pair:
-    """How much of each one's code (tokens the boilerplate does not cover) the other holds, over the modules both have."""
-    from copydetect import compare_files
+@dataclass
+class Given:
+    """What no pair counts: the stubs' fingerprints and bytes; the reference's, which only its own pairs count."""
 
-    own = [0.0, 0.0]
-    held = [0.0, 0.0]
-    pair = Pair(first, second, 0.0)
-    for name in sorted(set(a) & set(b)):
-        (fa, da), (fb, db) = a[name], b[name]
-        if da == db and da not in given[name]:
-            pair.exact.append(f"{name}.py")
-        overlap, shares, (slices_a, _) = compare_files(fa, fb)
-        for side, (fp, share) in enumerate(((fa, shares[0]), (fb, shares[1]))):
-            own[side] += fp.token_coverage
-            held[side] += share * fp.token_coverage
-        pair.tokens += int(overlap)
-        shared_lines = lines_of(fa.raw_code, slices_a, stub_lines(name)) if overlap else []
-        if shared_lines:
-            pair.lines[f"{name}.py"] = shared_lines
-    pair.score = max(h / o if o else 0.0 for h, o in zip(held, own))
-    return pair
+    stubs: np.ndarray  # sorted hashes
+    reference: fingerprints.Code
+    hashes: np.ndarray  # the reference's sorted hashes, the stubs' left out
+    mine: np.ndarray  # a mask of the reference's own tokens (not the stubs')
+    stub_digests: set[bytes]
+
+
+def covered(starts: np.ndarray, ends: np.ndarray, size: int) -> np.ndarray:
+    """A mask of the size tokens that the spans [start, end) cover."""
+    steps = np.zeros(size + 1, np.int32)
+    np.add.at(steps, starts, 1)
+    np.add.at(steps, ends, -1)
+    return np.cumsum(steps[:-1]) > 0
 
 
 @functools.cache
-def stub_lines(name: str) -> frozenset[str]:
-    """The stripped lines of a module's stub: what every student was given, never shown as shared."""
-    return frozenset(line.strip() for line in stub_source(name).splitlines())
+def given() -> Given:
+    """The stubs and the reference, fingerprinted as the submissions are (once a process: neither changes)."""
+    stubs = fingerprints.fingerprint(fingerprints.Code(texts={name: stub_source(name) for name in MODULES}))
+    stub_hashes = np.unique(stubs.hashes)
+    reference = fingerprints.read(SOLUTIONS_DIR)
+    stub = np.isin(reference.hashes, stub_hashes)
+    mine = ~covered(reference.starts[stub], reference.ends[stub], reference.tokens)
+    digests = {hashlib.sha256(stub_source(name).encode("utf-8")).digest() for name in MODULES}
+    return Given(stub_hashes, reference, np.setdiff1d(np.unique(reference.hashes), stub_hashes), mine, digests)
 
 
-def lines_of(text: str, slices, given: frozenset[str]) -> list[str]:
-    """The lines a copied slice covers from their first character to their last, the stub's left out, in order, at most SHOWN_LINES.
+def hold(code: fingerprints.Code, known: Given) -> Held:
+    """What the index keeps of a submission's code."""
+    stub = np.isin(code.hashes, known.stubs)
+    mine = ~covered(code.starts[stub], code.ends[stub], code.tokens)
+    in_reference = np.isin(code.hashes, known.hashes)
+    theirs = covered(code.starts[in_reference], code.ends[in_reference], code.tokens) & mine
+    reference = known.reference
+    in_mine = np.isin(reference.hashes, code.hashes)
+    of_theirs = covered(reference.starts[in_mine], reference.ends[in_mine], reference.tokens) & known.mine
+    ends = [*reference.firsts[1:], reference.tokens]
+    per_module = {m: (int(of_theirs[a:b].sum()), int(known.mine[a:b].sum())) for m, a, b in zip(reference.modules, reference.firsts, ends)}
+    whole = {m: held for m, (held, own) in per_module.items() if own and held >= REFERENCE_MODULE * own}
+    keep = ~stub & ~in_reference
+    hashes, first = np.unique(code.hashes[keep], return_index=True)
+    return Held(
+        hashes, code.starts[keep][first], code.ends[keep][first], code.tokens, int(mine.sum()), int(theirs.sum()), int(of_theirs.sum()),
+        whole, code.digests, code.cut,
+    )  # fmt: skip
 
-    A line a slice only touches (a run that ends on its first word) is not shown: it may differ.
+
+def counted(held: list[Held], common: int) -> tuple[np.ndarray, np.ndarray]:
+    """(how many uncommon fingerprints each pair shares, in an n * n table by first * n + second, first < second; the idioms' hashes).
+
+    The table takes 2 bytes a pair (18 MiB for 3,000 submissions); a count never passes TOKENS, so 16 bits hold it.
     """
-    spans = list(zip((int(s) for s in slices[0]), (int(e) for e in slices[1])))
-    lines, at = [], 0
-    for line in text.splitlines(keepends=True):
-        body = line.strip()
-        first = at + len(line) - len(line.lstrip())
-        last = first + len(body)
-        at += len(line)
-        if body and body not in given and any(start <= first and last <= end for start, end in spans):
-            lines.append(line.rstrip("\r\n"))
-            if len(lines) == SHOWN_LINES:
-                break
-    return lines
+    n = len(held)
+    shared = np.zeros(n * n, np.uint16)
+    if not sum(len(h.hashes) for h in held):
+        return shared, np.zeros(0, np.uint64)
+    students = np.repeat(np.arange(n, dtype=np.int64), [len(h.hashes) for h in held])
+    hashes = np.concatenate([h.hashes for h in held])
+    order = np.lexsort((students, hashes))
+    hashes, students = hashes[order], students[order]
+    bounds = np.flatnonzero(np.concatenate(([True], hashes[1:] != hashes[:-1], [True])))
+    sizes = np.diff(bounds)
+    idioms = hashes[bounds[:-1][sizes > common]]
+    for size in range(2, common + 1):  # every pair of a fingerprint's holders, for each count of holders in turn
+        heads = bounds[:-1][sizes == size]
+        left, right = np.triu_indices(size, 1)
+        step = max(CHUNK // len(left), 1)
+        for at in range(0, len(heads), step):
+            some = heads[at : at + step, None]
+            np.add.at(shared, students[some + left].ravel() * n + students[some + right].ravel(), 1)
+    return shared, idioms
 
 
-def hashes(path: Path, boilerplate=None) -> np.ndarray:
-    """A module's fingerprints, sorted, to leave out of every other module's."""
-    return np.array(sorted(fingerprint(path.read_bytes(), boilerplate).hashes))
+def measure(a: Held, b: Held, idioms: np.ndarray) -> tuple[int, int]:
+    """Tokens of a's code that b holds and of b's that a holds, by their shared fingerprints that are no idiom."""
+    _, in_a, in_b = np.intersect1d(a.hashes, b.hashes, assume_unique=True, return_indices=True)
+    keep = ~np.isin(a.hashes[in_a], idioms)
+    in_a, in_b = in_a[keep], in_b[keep]
+    return int(covered(a.starts[in_a], a.ends[in_a], a.tokens).sum()), int(covered(b.starts[in_b], b.ends[in_b], b.tokens).sum())
 
 
-def pairs(dirs: dict[str, Path], threshold: float) -> tuple[list[Pair], list[Pair]]:
-    """(each submission against the reference, each pair of submissions) sharing at least threshold or an exact module, closest first."""
-    with tempfile.TemporaryDirectory(prefix="grader-similarity-") as tmp:
-        stubs = write_stubs(Path(tmp) / "stubs")
-        given = {name: hashes(stubs / f"{name}.py") for name in MODULES}
-    both = {name: np.union1d(given[name], hashes(SOLUTIONS_DIR / f"{name}.py", given[name])) for name in MODULES}
-    stub_bytes = {name: {stub_source(name).encode("utf-8")} for name in MODULES}
-    reference_bytes = {name: stub_bytes[name] | {(SOLUTIONS_DIR / f"{name}.py").read_bytes()} for name in MODULES}
-    folders = {label: modules_folder(Path(folder)) for label, folder in dirs.items()}
-    own = {label: fingerprints(folder, given) for label, folder in folders.items()}
-    beyond = {label: fingerprints(folder, both) for label, folder in folders.items()}
-    reference = fingerprints(SOLUTIONS_DIR, given)
-    of_reference = [compare(label, own[label], REFERENCE, reference, stub_bytes) for label in own]
-    between = [compare(a, beyond[a], b, beyond[b], reference_bytes) for a, b in itertools.combinations(beyond, 2)]
-    return kept(of_reference, threshold), kept(between, threshold)
-
-
-def kept(found: list[Pair], threshold: float) -> list[Pair]:
-    """The pairs sharing at least threshold of their code (and LEAST tokens), or an exact module, closest first."""
-    shown_pairs = (p for p in found if (p.score >= threshold and p.tokens >= LEAST) or p.exact)
-    return sorted(shown_pairs, key=lambda p: (-p.score, p.first, p.second))
-
-
-def line(pair: Pair, width: int) -> str:
-    """A pair in one line: its share, who, and what is identical or shared."""
-    who = pair.first if pair.second == REFERENCE else f"{pair.first}  ~  {pair.second}"
-    what = [f"identical: {', '.join(pair.exact)}"] if pair.exact else []
-    what += [f"partly shared: {', '.join(partly(pair))}"] if partly(pair) else []
-    return f"  {pair.score:4.0%}  {who:<{width}}  {'; '.join(what)}".rstrip()
-
-
-def text(of_reference: list[Pair], between: list[Pair], threshold: float, submissions: int) -> str:
-    """The pairs as the terminal shows them: one line each, the shared lines being the page's."""
-    width = max((len(p.first if p.second == REFERENCE else f"{p.first}  ~  {p.second}") for p in of_reference + between), default=0)
-    lines = [
-        f"Similarity of {submissions} submissions (copydetect's winnowing; the stubs left out), {threshold:.0%} or more or an exact module:"
-    ]
-    lines += ["", f"Of the published reference ({len(of_reference)}), the share of the student's own code that it holds:"]
-    lines += [line(p, width) for p in of_reference] or ["  none"]
-    lines += ["", f"Between submissions ({len(between)}), leaving out what the reference has too:"]
-    lines += [line(p, width) for p in between] or ["  none"]
-    return "\n".join(lines + ["", CAUTION])
-
-
-def partly(pair: Pair) -> list[str]:
-    """The modules the pair shares lines of without being identical."""
-    return [module for module in pair.lines if module not in pair.exact]
-
-
-def details(number: int, pair: Pair) -> str:
-    """One pair's shared lines, module by module (an identical module is named, not repeated), as a section of the page."""
-    shared = "".join(f"<b>{html.escape(m)}</b><pre>{html.escape(chr(10).join(pair.lines[m]))}</pre>" for m in partly(pair))
-    title = f"{pair.first} ~ {pair.second}: {pair.score:.0%}"
-    exact = f"<p>Identical: {html.escape(', '.join(pair.exact))}.</p>" if pair.exact else ""
-    return f"<h3 id='pair{number}'>{html.escape(title)}</h3>{exact}{shared or '<p>No other line in common.</p>'}"
-
-
-def table(table_id: str, found: list[Pair], start: int, with_column: bool) -> str:
-    """The pairs as a table, each linked to its shared lines below."""
-    head = "<th class='n'>shared</th><th>submission</th>" + ("<th>with</th>" if with_column else "")
-    head += "<th>identical modules</th><th>partly shared</th><th></th>"
-    rows = [
-        f"<tr><td class='n'>{p.score:.0%}</td><td>{html.escape(p.first)}</td>"
-        + (f"<td>{html.escape(p.second)}</td>" if with_column else "")
-        + f"<td>{html.escape(', '.join(p.exact)) or '-'}</td><td>{html.escape(', '.join(partly(p))) or '-'}</td>"
-        + f"<td><a href='#pair{n}'>shared lines</a></td></tr>"
-        for n, p in enumerate(found, start)
-    ]
-    return f"<table id='{table_id}'><tr>{head}</tr>{''.join(rows) or '<tr><td colspan=6>none</td></tr>'}</table>"
-
-
-def page(of_reference: list[Pair], between: list[Pair], threshold: float, submissions: int) -> str:
-    """The pairs as one self-contained HTML page, without script: two tables, then each pair's shared lines."""
-    sections = "".join(details(n, p) for n, p in enumerate(of_reference + between))
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>Similarity</title><style>{STYLE}</style></head><body>
-<h1>Similarity of {submissions} submissions: {threshold:.0%} of their code or more, or an exact module</h1>
-<p class="note">copydetect's winnowing (MOSS's algorithm), which ignores names, spacing and comments; the stubs count for no one.
-{html.escape(CAUTION)}</p>
-<h2>Of the published reference</h2><p class="note">The share of the student's own code that solutions/ holds.</p>
-{table("reference", of_reference, 0, False)}
-<h2>Between submissions</h2><p class="note">The share one holds of the other's code, leaving out what the reference has too.</p>
-{table("pairs", between, len(of_reference), True)}
-<h2>Shared lines</h2>{sections or "<p>none</p>"}
-</body></html>
-"""
-
-
-def similarity(dirs, threshold: float = 0.5, html_file: Path | None = None) -> int:
-    """Print the pairs sharing at least threshold of their code, and write them as HTML; 2 when the threshold or copydetect is wrong.
-
-    dirs: the submissions' folders, or a dict naming each (the class report names them by student).
-    """
-    if not 0 < threshold <= 1:
-        click.echo("The threshold is a share of the code, more than 0 and at most 1 (0.5 is half).", err=True)
-        return 2
-    try:
-        import copydetect  # noqa: F401
-    except ImportError:
-        click.echo("The similarity report needs copydetect: pip install copydetect", err=True)
-        return 2
-    named = dirs if isinstance(dirs, dict) else {shown(str(d)): Path(d) for d in dirs}
-    of_reference, between = pairs(named, threshold)
-    click.echo(text(of_reference, between, threshold, len(named)))
-    if html_file is not None:
-        Path(html_file).write_text(page(of_reference, between, threshold, len(named)), encoding="utf-8")
-        click.echo(f"\nWrote {html_file}: each pair's shared lines are there.")
-    return 0
+def similar(submissions: list[Submission], least: int = MIN_TOKENS, top: int = TOP, anonymous: bool = False) -> Found:
+    """The pairs sharing at least least tokens (and the copies of the reference), closest first, at most top of them."""
+    known = given()
+    present = [s for s in submissions if s.folder is not None]
+    held = [hold(fingerprints.read(s.folder), known) for s in present]  # type: ignore[arg-type]
+    common = max(COMMON, round(COMMON_SHARE * len(present)))
+    shared, idioms = counted(held, common)
+    most = min(MEASURED * top, len(shared))
+    closest = np.argpartition(shared, len(shared) - most)[len(shared) - most :] if most else np.zeros(0, np.int64)
+    closest = closest[shared[closest] > 0]
+    pairs = []
+    for a, b in zip((closest // max(len(held), 1)).tolist(), (closest % max(len(held), 1)).tolist()):
+        first, second = measure(held[a], held[b], idioms)
+        if min(first, second) >= least:
+            pairs.append(Pair(present[a], present[b], min(first, second), (first, second), (held[a].own, held[b].own)))
+    reference = Submission(REFERENCE, "the published reference", SOLUTIONS_DIR, REFERENCE)
+    reference_own = int(known.mine.sum())
+    for s, h in zip(present, held):
+        both = sum(h.reference_modules.values())
+        if both >= least:
+            modules = [f"{m}.py" for m in h.reference_modules]
+            pairs.append(Pair(s, reference, both, (h.of_reference, h.reference_held), (h.own, reference_own), modules=modules))
+    listed = sorted(pairs, key=lambda p: (-p.tokens, p.first.id, p.second.id))[:top]
+    digests = {id(s): h.digests for s, h in zip(present, held)} | {id(reference): known.reference.digests}  # ids may repeat
+    for pair in listed:
+        mine, theirs = digests[id(pair.first)], digests[id(pair.second)]
+        left_out = known.stub_digests | (set() if pair.of_reference else set(known.reference.digests.values()))
+        pair.identical = [f"{m}.py" for m in MODULES if m in mine and mine[m] == theirs.get(m) and mine[m] not in left_out]
+    details(listed, known.stubs, known.hashes, idioms, anonymous)
+    cut = {s.id: h.cut for s, h in zip(present, held) if h.cut}
+    return Found(
+        listed,
+        len(present),
+        [s for s in submissions if s.folder is None],
+        cut,
+        int(np.count_nonzero(shared)),
+        len(closest),
+        len(pairs),
+        common,
+    )
