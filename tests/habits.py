@@ -32,19 +32,8 @@ def mypy_errors(cache: Path) -> tuple[Counter, str]:
 
 def function_findings(*paths: str) -> tuple[Counter, str]:
     """ruff's FUNCTION_RULES findings in these paths (the kit: "."), counted per file, and their listing."""
-    rules = ",".join(FUNCTION_RULES)
-    done = run(
-        "ruff",
-        "check",
-        "--config",
-        str(KIT_ROOT / "pyproject.toml"),
-        "--no-cache",
-        "--exit-zero",
-        "--output-format=json",
-        "--select",
-        rules,
-        *paths,
-    )
+    options = ("--config", str(KIT_ROOT / "pyproject.toml"), "--no-cache", "--exit-zero", "--output-format=json")
+    done = run("ruff", "check", *options, "--select", ",".join(FUNCTION_RULES), *paths)
     findings = json.loads(done.stdout)
     found = Counter(relative(finding["filename"]) for finding in findings)
     listing = "\n".join(f"{relative(f['filename'])}:{f['location']['row']}: {f['code']} {f['message']}" for f in findings)
