@@ -8,6 +8,7 @@ import subprocess
 import sys
 import sysconfig
 import tomllib
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,28 @@ def test_a_linux_marker_must_say_why(pytester):
     result = pytester.runpytest_inprocess()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*test_unshares: say what it needs Linux for*"])
+
+
+def test_without_nbgrader_its_tests_are_skipped_saying_why_and_the_rest_run(pytester, monkeypatch):
+    pytester.makeconftest((ROOT / "tests" / "conftest.py").read_text(encoding="utf-8"))
+    pytester.makeini("[pytest]\nmarkers =\n    nbgrader: needs nbgrader\n")
+    pytester.makepyfile(
+        test_marked="import pytest\n\n\n@pytest.mark.nbgrader\ndef test_autograde():\n    pass\n\n\ndef test_anywhere():\n    pass\n",
+        test_importing="import abh_absent_jupyter_package\n\n\ndef test_notebook():\n    pass\n",
+    )
+    installed, nbgrader = metadata.version, ["0.9.6"]
+
+    def version(name: str) -> str:  # nbgrader as this test says, whether or not this environment has it
+        if name != "nbgrader":
+            return installed(name)
+        if not nbgrader:
+            raise metadata.PackageNotFoundError(name)
+        return nbgrader[0]
+
+    monkeypatch.setattr(metadata, "version", version)
+    result = pytester.runpytest_inprocess()
+    result.assert_outcomes(errors=1)  # with nbgrader installed, a module that cannot be imported is an error, as always
+    nbgrader.clear()
+    result = pytester.runpytest_inprocess("-rs")
+    result.assert_outcomes(passed=1, skipped=2)
+    result.stdout.fnmatch_lines(["*needs the nbgrader extra, not installed here (nbgrader*): pip install -e '.[[]test,nbgrader]'"] * 2)
