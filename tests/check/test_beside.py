@@ -34,6 +34,7 @@ def test_the_costliest_exercises_go_to_different_sides_in_lesson_order(monkeypat
     assert beside.split(list(NAMES)) == (list(NAMES), [])
 
 
+@pytest.mark.slow
 def test_checked_beside_or_not_a_run_says_the_same(submission, monkeypatch):
     """A passing scores and heads, a wrong softmax: every status, message, point and failing input alike."""
     monkeypatch.setattr(beside, "usable_cpus", lambda: 2)
@@ -50,6 +51,7 @@ def test_checked_beside_or_not_a_run_says_the_same(submission, monkeypatch):
     assert [e.status for e in together.exercises] == ["passed", "failed", "passed"]
 
 
+@pytest.mark.slow
 def test_a_process_beside_that_fails_leaves_an_error_of_the_graders_and_the_rest_graded(submission, monkeypatch):
     monkeypatch.setattr(beside, "usable_cpus", lambda: 2)
     shutil.copy(SOLUTIONS_DIR / "scores.py", submission / "scores.py")
@@ -85,6 +87,7 @@ def test_a_run_cut_short_ends_the_process_beside(submission, monkeypatch):
     assert children and children[0].returncode is not None
 
 
+@pytest.mark.slow
 def test_jobs_1_checks_in_one_process_and_batch_asks_for_it(tmp_path, monkeypatch):
     monkeypatch.setattr(beside, "usable_cpus", lambda: 2)
     monkeypatch.setattr(beside, "start", lambda *args: pytest.fail("a process beside was started"))
@@ -115,6 +118,7 @@ def test_the_process_beside_confines_in_the_tier_the_run_chose_whatever_the_repo
     assert report.isolation.startswith("user") and [e.status for e in report.exercises] == ["passed", "passed"], said(report)
 
 
+@pytest.mark.slow
 def test_the_process_beside_is_told_the_tier_not_the_name_the_report_records(submission, monkeypatch):
     """The user tier's name is "user+landlock" where the kernel has Landlock: the process beside chooses by the tier."""
 
