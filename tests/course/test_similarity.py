@@ -5,6 +5,7 @@ import re
 import shutil
 from html.parser import HTMLParser
 
+import pytest
 from click.testing import CliRunner
 
 from grader.cli import main
@@ -56,6 +57,7 @@ class Page(HTMLParser):
             self.table[-1][-1] += data
 
 
+@pytest.mark.slow
 def test_similarity_finds_copies_of_the_reference_and_between_students_and_never_the_stubs(tmp_path):
     copied(tmp_path / "ada")
     copied(tmp_path / "ren", rename=True)
