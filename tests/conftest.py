@@ -20,8 +20,7 @@ from grader.sandbox.portable import simulate_other_os, simulating_other_os
 
 ONLY = {"linux": "Linux", "posix": "POSIX"}  # marker: what a test so marked needs
 HEADER = "These are the kit's own tests, for its developers. A student checks their work with `grader check`."
-EXTRAS = ("test", "nbgrader")  # the README's test command installs both
-INSTALL = "pip install -e '.[test,nbgrader]'"
+INSTALL = "pip install -e '.[test,nbgrader]'"  # the README's test command installs both extras
 NOT_FOUND = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 
 pytest_plugins = ["pytester"]  # tests/test_workflow.py runs this file's hook on a small suite of its own
@@ -105,7 +104,7 @@ def pytest_unconfigure(config):
 
 @pytest.hookimpl(wrapper=True)
 def pytest_make_collect_report(collector):
-    """Without the nbgrader extra, a test module that cannot import a package it brings is skipped, saying why."""
+    """Without the nbgrader extra, a test module that cannot import a package not installed here is skipped, saying why."""
     report = yield
     missing = NOT_FOUND.search(str(report.longrepr)) if report.failed and isinstance(collector, pytest.Module) else None
     if missing and collector.config.without_nbgrader and util.find_spec(missing[1].split(".")[0]) is None:
