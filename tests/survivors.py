@@ -140,15 +140,17 @@ class Adopted:
         self.returncode = int(line)
 
     def left(self) -> list[psutil.Process]:
-        """The processes below the adopter, zombies aside."""
+        """The processes below the adopter, zombies aside (none once it has ended)."""
         try:
-            found = psutil.Process(self.adopter.pid).children(recursive=True)
+            found = psutil.Process(self.adopter.pid).children(recursive=True) if self.adopter.poll() is None else []
         except psutil.Error:
             return []
         return [proc for proc in found if status(proc) not in (psutil.STATUS_ZOMBIE, None)]
 
     def survivors(self, wait: float = 2.0) -> list[str]:
         """What the command left running, after up to `wait` seconds for it to end: pid, user and command line of each."""
+        if self.adopter.poll() is not None:  # its orphans have gone to the system's init, among everyone else's
+            raise AssertionError(f"the process adopting the command's orphans was ended (status {self.adopter.returncode})")
         deadline = time.monotonic() + wait
         while (left := self.left()) and time.monotonic() < deadline:
             time.sleep(0.1)

@@ -54,3 +54,11 @@ def alive(pid: int) -> bool:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
         return False
+
+
+def test_if_the_adopter_is_killed_the_survivors_cannot_be_told_and_the_test_fails(tmp_path):
+    with Adopted([sys.executable, "-c", "pass"], tmp_path, timeout=60) as run:
+        run.adopter.kill()
+        run.adopter.wait()
+        with pytest.raises(AssertionError, match="adopting the command's orphans was ended"):
+            run.survivors()
