@@ -1,7 +1,9 @@
-"""Fixtures shared by the kit's tests, what the tests need installed, and the skipping of tests that need an OS this one is not."""
+"""Fixtures shared by the kit's tests, what the tests need installed, and the skipping of tests that need an OS this one is not
+or the nbgrader extra where it is not installed."""
 
 import importlib
 import os
+import re
 import shutil
 import signal
 import sys
@@ -18,8 +20,8 @@ from grader.sandbox.portable import simulate_other_os, simulating_other_os
 
 ONLY = {"linux": "Linux", "posix": "POSIX"}  # marker: what a test so marked needs
 HEADER = "These are the kit's own tests, for its developers. A student checks their work with `grader check`."
-EXTRAS = ("test", "nbgrader")  # the README's test command installs both
-INSTALL = "pip install -e '.[test,nbgrader]'"
+INSTALL = "pip install -e '.[test,nbgrader]'"  # the README's test command installs both extras
+NOT_FOUND = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 
 pytest_plugins = ["pytester"]  # tests/test_workflow.py runs this file's hook on a small suite of its own
 
@@ -45,8 +47,8 @@ def pristine_modules(pristine):
     return {name: importlib.import_module(f"{spec.name}.{name}") for name in MODULES}
 
 
-def missing_extras() -> list[str]:
-    """The packages of the test and nbgrader extras, as the kit's metadata lists them, not installed here (or too old)."""
+def missing_extras(extra: str) -> list[str]:
+    """The packages of one extra (test or nbgrader), as the kit's metadata lists them, not installed here (or too old)."""
     try:
         wanted = [Requirement(text) for text in metadata.requires("attention-by-hand") or ()]
     except metadata.PackageNotFoundError:
@@ -54,7 +56,7 @@ def missing_extras() -> list[str]:
     missing = []
     for requirement in wanted:
         marker = requirement.marker
-        if marker is None or marker.evaluate({"extra": ""}) or not any(marker.evaluate({"extra": e}) for e in EXTRAS):
+        if marker is None or marker.evaluate({"extra": ""}) or not marker.evaluate({"extra": extra}):
             continue  # a main dependency, or another extra's, or not for this OS
         try:
             if requirement.specifier.contains(metadata.version(requirement.name), prereleases=True):
@@ -66,17 +68,22 @@ def missing_extras() -> list[str]:
 
 
 def pytest_report_header(config):
-    """The first line after pytest's own: who these tests are for."""
-    return HEADER
+    """The first lines after pytest's own: who these tests are for, and which are skipped for want of nbgrader."""
+    return [HEADER, *([config.without_nbgrader] if config.without_nbgrader else [])]
 
 
 def pytest_configure(config):
-    """Stop at once, saying what to install, when the test extras are missing; else get the process ready."""
-    if missing := missing_extras():
+    """Stop at once, saying what to install, when the test extra is missing; else get the process ready.
+
+    Without the nbgrader extra the tests run, those that need it skipped, saying why.
+    """
+    if missing := missing_extras("test"):
         raise pytest.UsageError(
-            f"{HEADER}\nThey need the kit's test and nbgrader extras; this environment lacks {', '.join(missing)}."
+            f"{HEADER}\nThey need the kit's test extra; this environment lacks {', '.join(missing)}."
             f"\nTo run them, in the kit's folder and its venv: {INSTALL}"
         )
+    lacking = missing_extras("nbgrader")
+    config.without_nbgrader = f"needs the nbgrader extra, not installed here ({', '.join(lacking)}): {INSTALL}" if lacking else ""
     # Under ATTENTION_BY_HAND_SIMULATE_OTHER_OS=1 (tests/test_portable.py), the APIs Windows lacks raise here too.
     # A run started in the background by a shell inherits SIGINT ignored, and so would every grader the tests
     # start: give it back, so the tests of Ctrl-C see what a terminal's Ctrl-C does.
@@ -95,10 +102,23 @@ def pytest_unconfigure(config):
         del os.environ[CACHE_VAR]
 
 
-def pytest_collection_modifyitems(items):
-    """Skip each test marked linux or posix on an OS without it, giving the marker's reason, which it must have."""
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector):
+    """Without the nbgrader extra, a test module that cannot import a package not installed here is skipped, saying why."""
+    report = yield
+    missing = NOT_FOUND.search(str(report.longrepr)) if report.failed and isinstance(collector, pytest.Module) else None
+    if missing and collector.config.without_nbgrader and util.find_spec(missing[1].split(".")[0]) is None:
+        report.outcome, report.longrepr = "skipped", (str(collector.path), 0, f"Skipped: {collector.config.without_nbgrader}")
+    return report
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip each test marked linux or posix on an OS without it, giving the marker's reason, which it must have;
+    and each test marked nbgrader where the nbgrader extra is not installed."""
     here = {"linux": sys.platform == "linux", "posix": os.name == "posix"}
     for item in items:
+        if config.without_nbgrader and item.get_closest_marker("nbgrader"):
+            item.add_marker(pytest.mark.skip(reason=config.without_nbgrader))
         for name, needs in ONLY.items():
             marker = item.get_closest_marker(name)
             if marker is None:

@@ -1,6 +1,7 @@
-"""The house's habits as commands: ruff's lint and format, and mypy's errors per file against a baseline that may only go down.
+"""The house's habits as commands: ruff's lint and format, and two baselines that may only go down, per file:
+mypy's errors, and ruff's findings of functions too complex, too long or taking too many arguments.
 
-`python tests/habits.py` writes the baseline anew from mypy's findings (after fixing errors, to lower it).
+`python tests/habits.py` writes both baselines anew (after fixing findings, to lower them).
 """
 
 import json
@@ -12,6 +13,8 @@ from pathlib import Path
 
 KIT_ROOT = Path(__file__).resolve().parents[1]
 BASELINE = Path(__file__).resolve().parent / "mypy_baseline.json"
+FUNCTIONS_BASELINE = Path(__file__).resolve().parent / "functions_baseline.json"
+FUNCTION_RULES = ("C901", "PLR0912", "PLR0913", "PLR0915")  # complexity, branches, arguments, statements: limits in pyproject.toml
 ERROR = re.compile(r"^(?P<file>[^:\s]+\.py):\d+(?::\d+)?: error: ")
 
 
@@ -27,15 +30,44 @@ def mypy_errors(cache: Path) -> tuple[Counter, str]:
     return found, done.stdout
 
 
-def baseline() -> dict[str, int]:
-    """The accepted mypy errors per file."""
-    return json.loads(BASELINE.read_text(encoding="utf-8"))
+def function_findings(*paths: str) -> tuple[Counter, str]:
+    """ruff's FUNCTION_RULES findings in these paths (the kit: "."), counted per file, and their listing."""
+    options = ("--config", str(KIT_ROOT / "pyproject.toml"), "--no-cache", "--exit-zero", "--output-format=json")
+    done = run("ruff", "check", *options, "--select", ",".join(FUNCTION_RULES), *paths)
+    findings = json.loads(done.stdout)
+    found = Counter(relative(finding["filename"]) for finding in findings)
+    listing = "\n".join(f"{relative(f['filename'])}:{f['location']['row']}: {f['code']} {f['message']}" for f in findings)
+    return found, listing
+
+
+def relative(filename: str) -> str:
+    """A file's path from the kit's folder, with forward slashes, on every OS (as is, outside the kit)."""
+    path = Path(filename)
+    return path.relative_to(KIT_ROOT).as_posix() if path.is_relative_to(KIT_ROOT) else path.as_posix()
+
+
+def baseline(path: Path = BASELINE) -> dict[str, int]:
+    """The accepted findings per file (mypy's by default)."""
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def compared(found: Counter, accepted: dict[str, int]) -> tuple[dict[str, int], int]:
+    """(the files with more findings than accepted, how many fewer findings there are in all than accepted)."""
+    worse = {file: n for file, n in found.items() if n > accepted.get(file, 0)}
+    return worse, sum(accepted.values()) - sum(found.values())
+
+
+def write(path: Path, counts: Counter) -> None:
+    """Write a baseline anew, saying which files it lets have more findings than before."""
+    before = baseline(path) if path.exists() else {}
+    rises = {file: f"{before.get(file, 0)} -> {n}" for file, n in compared(counts, before)[0].items()}
+    path.write_text(json.dumps(dict(sorted(counts.items())), indent=1) + "\n", encoding="utf-8")
+    print(f"{path.name}: {sum(counts.values())} findings in {len(counts)} files" + (f"; more than before: {rises}" if rises else ""))
 
 
 if __name__ == "__main__":
     import tempfile
 
     with tempfile.TemporaryDirectory() as cache:
-        counts, _ = mypy_errors(Path(cache))
-    BASELINE.write_text(json.dumps(dict(sorted(counts.items())), indent=1) + "\n", encoding="utf-8")
-    print(f"{BASELINE.name}: {sum(counts.values())} errors in {len(counts)} files")
+        write(BASELINE, mypy_errors(Path(cache))[0])
+    write(FUNCTIONS_BASELINE, function_findings(".")[0])

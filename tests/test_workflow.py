@@ -1,5 +1,5 @@
-"""The CI workflow runs exactly the README's commands on each OS and actionlint finds nothing in it;
-a test that needs Linux or POSIX is skipped elsewhere, saying why."""
+"""The CI workflow: lint and the quick loop first, then exactly the README's commands on each OS, and the suite on
+Hypothesis' newest release; actionlint finds nothing in it. A test that needs Linux or POSIX is skipped elsewhere, saying why."""
 
 import platform
 import re
@@ -8,6 +8,7 @@ import subprocess
 import sys
 import sysconfig
 import tomllib
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 WORKFLOW = ROOT / ".github" / "workflows" / "ci.yml"
 RUNNER_OS = {"ubuntu-latest": "Linux", "macos-latest": "macOS", "windows-latest": "Windows"}  # runner.os of each
 CONDITION = re.compile(r"runner\.os (==|!=) '(\w+)'")
+NEWEST_MINOR = 14  # the newest Python 3 the matrix runs
 
 
 def readme_block(language: str) -> list[str]:
@@ -25,11 +27,21 @@ def readme_block(language: str) -> list[str]:
     return lines[start : lines.index("```", start)]
 
 
-def job() -> dict:
-    """The workflow's one job."""
-    yaml = pytest.importorskip("yaml", reason="PyYAML comes with the nbgrader extra: pip install -e '.[test,nbgrader]'")
-    (only,) = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))["jobs"].values()
-    return only
+def jobs() -> dict[str, dict]:
+    """The workflow's jobs by their id."""
+    import yaml
+
+    return yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))["jobs"]
+
+
+def job(name: str = "readme") -> dict:
+    """One job of the workflow: by default the matrix that runs the README's commands."""
+    return jobs()[name]
+
+
+def runs(name: str) -> list[str]:
+    """The commands of a job's run steps, line by line."""
+    return [line.strip() for step in job(name)["steps"] if "run" in step for line in step["run"].strip().splitlines()]
 
 
 def taken(step: dict, runner_os: str) -> bool:
@@ -66,12 +78,32 @@ def test_actionlint_finds_nothing():
     assert (run.returncode, run.stdout + run.stderr) == (0, "")
 
 
-def test_the_matrix_covers_each_os_from_the_oldest_python_supported():
+def test_the_matrix_covers_each_os_and_every_python_from_the_oldest_supported_to_the_newest():
     strategy = job()["strategy"]
     assert strategy["fail-fast"] is False
     assert sorted(strategy["matrix"]["os"]) == sorted(RUNNER_OS)
     oldest = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["requires-python"]
-    assert min(strategy["matrix"]["python"], key=lambda v: tuple(map(int, v.split(".")))) == oldest.removeprefix(">=")
+    first = int(oldest.removeprefix(">=3."))
+    assert strategy["matrix"]["python"] == [f"3.{minor}" for minor in range(first, NEWEST_MINOR + 1)]
+
+
+def test_lint_and_the_quick_loop_come_first_and_the_other_jobs_wait_for_them():
+    commands = runs("quick")
+    (install,) = [n for n, command in enumerate(commands) if "pip install" in command]
+    assert commands[install].endswith("-e '.[test]'")  # without nbgrader: the quick loop runs, its tests skipped
+    assert commands[-1] == '.venv/bin/python -m pytest -m "not slow" -rs'
+    assert {".venv/bin/ruff check --output-format=github .", ".venv/bin/ruff format --check ."} < set(commands)
+    assert ".venv/bin/python -m pytest tests/test_habits.py" in commands  # mypy's baseline and the functions'
+    assert "needs" not in job("quick") and all(spec.get("needs") == "quick" for name, spec in jobs().items() if name != "quick")
+
+
+def test_hypothesis_is_bounded_below_its_next_major_and_one_job_runs_the_suite_on_its_newest_release():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    (hypothesis,) = [requirement for requirement in project["dependencies"] if requirement.startswith("hypothesis")]
+    assert "<7" in hypothesis.split(",")
+    commands = runs("hypothesis-latest")
+    install = commands.index(".venv/bin/pip install -q --upgrade hypothesis")
+    assert "-e '.[test,nbgrader]'" in commands[install - 1] and commands[-1] == ".venv/bin/python -m pytest"
 
 
 def test_each_os_runs_the_readme_lines_and_nothing_else():
@@ -112,3 +144,28 @@ def test_a_linux_marker_must_say_why(pytester):
     result = pytester.runpytest_inprocess()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*test_unshares: say what it needs Linux for*"])
+
+
+def test_without_nbgrader_its_tests_are_skipped_saying_why_and_the_rest_run(pytester, monkeypatch):
+    pytester.makeconftest((ROOT / "tests" / "conftest.py").read_text(encoding="utf-8"))
+    pytester.makeini("[pytest]\nmarkers =\n    nbgrader: needs nbgrader\n")
+    pytester.makepyfile(
+        test_marked="import pytest\n\n\n@pytest.mark.nbgrader\ndef test_autograde():\n    pass\n\n\ndef test_anywhere():\n    pass\n",
+        test_importing="import abh_absent_jupyter_package\n\n\ndef test_notebook():\n    pass\n",
+    )
+    installed, nbgrader = metadata.version, ["0.9.6"]
+
+    def version(name: str) -> str:  # nbgrader as this test says, whether or not this environment has it
+        if name != "nbgrader":
+            return installed(name)
+        if not nbgrader:
+            raise metadata.PackageNotFoundError(name)
+        return nbgrader[0]
+
+    monkeypatch.setattr(metadata, "version", version)
+    result = pytester.runpytest_inprocess()
+    result.assert_outcomes(errors=1)  # with nbgrader installed, a module that cannot be imported is an error, as always
+    nbgrader.clear()
+    result = pytester.runpytest_inprocess("-rs")
+    result.assert_outcomes(passed=1, skipped=2)
+    result.stdout.fnmatch_lines(["*needs the nbgrader extra, not installed here (nbgrader*): pip install -e '.[[]test,nbgrader]'"] * 2)

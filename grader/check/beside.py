@@ -15,6 +15,7 @@ from pathlib import Path
 
 from grader import kit
 from grader.check.results import CheckResult, ExerciseResult
+from grader.cpus import usable_cpus
 from grader.exercises import BY_NAME
 from grader.finish import finish
 from grader.paths import KIT_ROOT
@@ -34,7 +35,7 @@ SPARE_SECONDS = 60.0  # beyond the run's budget, before the process beside is ta
 
 def split(names: list[str]) -> tuple[list[str], list[str]]:
     """(checked here, checked beside), in lesson order: the costlier first, each to the side with less to do."""
-    if len(names) < 2 or (os.cpu_count() or 1) < 2:
+    if len(names) < 2 or usable_cpus() < 2:
         return list(names), []
     cost = COST["student" if kit.is_student_kit() else "full"]
     loads, sides = [0.0, START], ([], [])  # type: tuple[list[float], tuple[list[str], list[str]]]

@@ -24,19 +24,20 @@ def said(report) -> list[tuple]:
 
 
 def test_the_costliest_exercises_go_to_different_sides_in_lesson_order(monkeypatch):
-    monkeypatch.setattr(beside.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(beside, "usable_cpus", lambda: 2)
     here, there = beside.split(list(NAMES))
     assert sorted(here + there) == sorted(NAMES) and here and there
     assert {"heads", "training"} - set(here) and {"heads", "training"} - set(there)
     assert here == [n for n in NAMES if n in here] and there == [n for n in NAMES if n in there]
     assert beside.split(["softmax"]) == (["softmax"], [])
-    monkeypatch.setattr(beside.os, "cpu_count", lambda: 1)
+    monkeypatch.setattr(beside, "usable_cpus", lambda: 1)
     assert beside.split(list(NAMES)) == (list(NAMES), [])
 
 
+@pytest.mark.slow
 def test_checked_beside_or_not_a_run_says_the_same(submission, monkeypatch):
     """A passing scores and heads, a wrong softmax: every status, message, point and failing input alike."""
-    monkeypatch.setattr(beside.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(beside, "usable_cpus", lambda: 2)
     shutil.copy(SOLUTIONS_DIR / "scores.py", submission / "scores.py")
     shutil.copy(SOLUTIONS_DIR / "heads.py", submission / "heads.py")
     wrong = (SOLUTIONS_DIR / "softmax.py").read_text(encoding="utf-8").replace("np.exp(", "np.exp(2 * ", 1)
@@ -50,8 +51,9 @@ def test_checked_beside_or_not_a_run_says_the_same(submission, monkeypatch):
     assert [e.status for e in together.exercises] == ["passed", "failed", "passed"]
 
 
+@pytest.mark.slow
 def test_a_process_beside_that_fails_leaves_an_error_of_the_graders_and_the_rest_graded(submission, monkeypatch):
-    monkeypatch.setattr(beside.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(beside, "usable_cpus", lambda: 2)
     shutil.copy(SOLUTIONS_DIR / "scores.py", submission / "scores.py")
     shutil.copy(SOLUTIONS_DIR / "heads.py", submission / "heads.py")
 
@@ -70,7 +72,7 @@ def test_a_process_beside_that_fails_leaves_an_error_of_the_graders_and_the_rest
 
 def test_a_run_cut_short_ends_the_process_beside(submission, monkeypatch):
     """Ctrl-C while the checks run here: the process beside is ended with the run, not left checking."""
-    monkeypatch.setattr(beside.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(beside, "usable_cpus", lambda: 2)
     for name in NAMES:
         shutil.copy(SOLUTIONS_DIR / f"{name}.py", submission / f"{name}.py")
     children = []
@@ -85,8 +87,9 @@ def test_a_run_cut_short_ends_the_process_beside(submission, monkeypatch):
     assert children and children[0].returncode is not None
 
 
+@pytest.mark.slow
 def test_jobs_1_checks_in_one_process_and_batch_asks_for_it(tmp_path, monkeypatch):
-    monkeypatch.setattr(beside.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(beside, "usable_cpus", lambda: 2)
     monkeypatch.setattr(beside, "start", lambda *args: pytest.fail("a process beside was started"))
     assert command.check(("scores", "heads"), solutions=True, json_file=tmp_path / "report.json", jobs=1) == 0
     started = []
@@ -107,7 +110,7 @@ def test_the_process_beside_confines_in_the_tier_the_run_chose_whatever_the_repo
     """The user tier is recorded as "user+landlock" where the kernel has Landlock; the process beside must choose "user"."""
     if os.geteuid() != 0 or isolation.why_not("user"):
         pytest.skip("the user tier needs the grader to run as root")
-    monkeypatch.setattr(beside.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(beside, "usable_cpus", lambda: 2)
     monkeypatch.setenv(isolation.TIER_VAR, "user")
     for name in ("scores", "heads"):
         shutil.copy(SOLUTIONS_DIR / f"{name}.py", submission / f"{name}.py")
@@ -115,12 +118,13 @@ def test_the_process_beside_confines_in_the_tier_the_run_chose_whatever_the_repo
     assert report.isolation.startswith("user") and [e.status for e in report.exercises] == ["passed", "passed"], said(report)
 
 
+@pytest.mark.slow
 def test_the_process_beside_is_told_the_tier_not_the_name_the_report_records(submission, monkeypatch):
     """The user tier's name is "user+landlock" where the kernel has Landlock: the process beside chooses by the tier."""
 
     chosen = copy.copy(isolation.choose())
     chosen.name = f"{chosen.tier}+recorded-differently"
-    monkeypatch.setattr(beside.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(beside, "usable_cpus", lambda: 2)
     monkeypatch.setattr(isolation, "choose", lambda name=None: chosen)
     for name in ("scores", "heads"):
         shutil.copy(SOLUTIONS_DIR / f"{name}.py", submission / f"{name}.py")

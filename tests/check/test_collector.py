@@ -23,6 +23,7 @@ def pytest_on_the_checks(*args: str) -> list[str]:
     return subprocess.run(command, capture_output=True, text=True, env=env, cwd=CHECKS_DIR, timeout=300).stdout.splitlines()
 
 
+@pytest.mark.slow
 def test_each_check_file_gives_the_checks_pytest_collects_in_its_order():
     files = [CHECKS_DIR / kind / f"test_{name}.py" for name in NAMES for kind in ("public", "hidden")]
     collected = [line for line in pytest_on_the_checks("--collect-only", *map(str, files)) if "::" in line]
@@ -47,6 +48,7 @@ def test_a_wrong_softmax_fails_the_checks_it_fails_under_pytest(tmp_path):
     assert here == under_pytest and 0 < len(here) < len(result.checks)
 
 
+@pytest.mark.slow
 def test_every_worker_of_a_run_starts_ahead_of_the_checks_never_in_the_middle_of_one(monkeypatch):
     started = []
     start = WorkerHandle._start

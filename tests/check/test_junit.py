@@ -115,6 +115,7 @@ def test_messages_with_characters_xml_cannot_hold_still_parse():
     assert error.text == "crashed: \\ud800" and root[0].get("time") == "0.250"
 
 
+@pytest.mark.slow
 def test_an_unwritable_junit_path_is_a_clear_exit_2(tmp_path):
     target = tmp_path / "no_such_folder" / "result.xml"
     result = CliRunner().invoke(main, ["check", "scores", "--solutions", "--junit", str(target)])

@@ -68,6 +68,7 @@ def test_the_reference_served_is_part_of_the_call(workers):
     assert len(workers.memo) == 2
 
 
+@pytest.mark.slow
 def test_a_run_keeps_no_answer_once_it_ends(tmp_path):
     """nbgrader grades every student in its own process, where pytest keeps each run's plugins: the memo must not stay with them."""
     folder = tmp_path / "exercises"

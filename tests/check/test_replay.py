@@ -84,6 +84,7 @@ def test_an_unreadable_record_is_drawn_again(cache):
     assert all(record.read_bytes() != b"not a record" for record in records(cache))
 
 
+@pytest.mark.slow
 def test_off_keeps_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv(replay.CACHE_VAR, "off")
     monkeypatch.setenv("HOME", str(tmp_path))

@@ -133,6 +133,7 @@ def stubs(tmp_path_factory):
     return write_stubs(tmp_path_factory.mktemp("stubs") / "exercises")
 
 
+@pytest.mark.slow
 def test_check_json_follows_the_spec(tmp_path):
     """`grader check --solutions --json FILE` exits 0 and writes check.schema.json's shape."""
     out = tmp_path / "report.json"
@@ -282,6 +283,7 @@ def test_an_earlier_module_that_cannot_be_imported_is_named_as_the_cause(tmp_pat
     assert "fix what stops training.py" not in result.output and "could not finish" not in result.output
 
 
+@pytest.mark.slow
 def test_an_earlier_function_a_check_found_wrong_is_named_as_the_cause(tmp_path, monkeypatch):
     """The student's kit, masking wrong on batches and never checked: training's finite differences call it, and the note says so."""
     from grader import kit

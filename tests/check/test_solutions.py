@@ -3,6 +3,7 @@
 import warnings
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -165,6 +166,7 @@ def test_attention_head_is_causal(inputs, data):
     np.testing.assert_array_equal(before[..., : t + 1, :], after[..., : t + 1, :])
 
 
+@pytest.mark.slow
 @given(head_inputs(), st.integers(1, 3), st.integers(1, 4), st.data())
 def test_multi_head_joins_heads_in_order(inputs, H, C_out, data):
     x, w_q, w_k, w_v = inputs
@@ -179,6 +181,7 @@ def test_multi_head_joins_heads_in_order(inputs, H, C_out, data):
         np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.slow
 @given(batch_axes, sizes, st.data())
 def test_softmax_backward_matches_finite_differences(batch, S, data):
     x = data.draw(array(batch + (S,)))
@@ -188,6 +191,7 @@ def test_softmax_backward_matches_finite_differences(batch, S, data):
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-7)
 
 
+@pytest.mark.slow
 @given(head_inputs(bound=1.0), st.data())
 def test_attention_head_backward_matches_finite_differences(inputs, data):
     x, w_q, w_k, w_v = inputs

@@ -50,6 +50,7 @@ def test_a_stub_beside_written_modules_is_run(submission, exercise):
     assert run_checks(submission, [exercise]).exercises[0].status == "not_started"
 
 
+@pytest.mark.slow
 def test_the_public_checks_of_stubs_end_as_recorded_without_pytest(submission):
     """A new student's first `grader`: the record stands for running the public checks, and pytest is never loaded."""
     program = (
@@ -73,6 +74,7 @@ def test_a_record_of_other_checks_is_not_used(submission, monkeypatch):
         unwritten_module._record.cache_clear()
 
 
+@pytest.mark.slow
 def test_a_written_exercise_beside_recorded_stubs_is_run(submission):
     (submission / "scores.py").write_bytes((SOLUTIONS_DIR / "scores.py").read_bytes())
     report = run_checks(submission, ["scores", "softmax"], checks="public")

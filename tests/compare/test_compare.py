@@ -104,6 +104,7 @@ def test_plot_without_matplotlib_says_so_before_training_and_how_to_get_it(monke
     assert "Nothing was trained; leave out --plot" in said.err
 
 
+@pytest.mark.slow
 def test_the_plots_tick_labels_do_not_overlap(tmp_path):
     pyplot = pytest.importorskip("matplotlib.pyplot")
     figures = {n: {"p_decision": p, "correct_replies": c, "sampled_replies": 100} for n, p, c in (("mlp", 0.5, 30), ("attention", 1.0, 95))}
@@ -147,6 +148,7 @@ def test_no_mask_trains_the_students_own_head_without_the_mask_too(tmp_path, cap
     assert "Without the causal mask (the reference head with its apply_causal_mask replaced by the identity)" in out
 
 
+@pytest.mark.slow
 def test_no_mask_says_so_when_the_head_masks_without_apply_causal_mask(ungated, reference_copy, tmp_path, capsys):
     edit(
         reference_copy,
@@ -164,6 +166,7 @@ def test_no_mask_says_so_when_the_head_masks_without_apply_causal_mask(ungated, 
     assert "reference" not in out
 
 
+@pytest.mark.slow
 def test_the_reference_models_are_not_called_yours(tmp_path, capsys):
     path = tmp_path / "r.json"
     assert comparison.compare(solutions=True, json_file=path, **QUICK) == 0
@@ -193,6 +196,7 @@ def test_an_exception_in_the_students_train_is_reported(ungated, reference_copy,
     assert "ValueError: boom" in err and "training.py" in err and "8-character MLP" not in err
 
 
+@pytest.mark.slow
 def test_a_nan_loss_says_the_training_diverged(ungated, reference_copy, capsys):
     edit(
         reference_copy,
@@ -214,6 +218,7 @@ def test_what_the_students_code_prints_is_shown_when_it_fails(ungated, reference
     assert "exited with status 3" in err and "hello from train" in err
 
 
+@pytest.mark.slow
 def test_what_the_students_code_prints_is_shown_after_a_run_too(ungated, reference_copy, capsys):
     edit(reference_copy, "training", "    losses = []\n", "    losses = []\n    print('training for', steps, 'steps')\n")
     assert comparison.compare(submission=reference_copy, **QUICK) == 0
@@ -272,6 +277,7 @@ def test_the_training_job_cannot_read_the_reference(ungated, reference_copy, cap
     assert "the reference is out of reach" in out and "read the reference" not in out
 
 
+@pytest.mark.slow
 def test_the_training_job_keeps_its_heap_padded(ungated, reference_copy, capsys):
     """glibc handing the heap's top back after every step and faulting it in again took a third of the training."""
     probe = "    print('heap pad:', __import__('os').environ.get('MALLOC_TOP_PAD_'))\n"

@@ -126,6 +126,7 @@ def test_the_order_acknowledgements_share_eight_characters_then_part(train):
     assert 0.35 <= share <= 0.45
 
 
+@pytest.mark.slow
 def test_every_other_choice_is_free_or_seen_in_eight_characters(train):
     """Splice each reply, wherever its context allows another next character, onto a reply
     that took that character: only the two blind spots may spoil the result."""
@@ -147,6 +148,7 @@ def test_every_other_choice_is_free_or_seen_in_eight_characters(train):
     assert set(spoilt) == {(CUE_SPOT, True), (ORDER_SPOT, False)}
 
 
+@pytest.mark.slow
 def test_a_perfect_eight_character_model_writes_about_40_percent_correct(train):
     model = {context: (list(nexts), list(accumulate(nexts.values()))) for context, nexts in ngram_counts(train).items()}
     rng = random.Random(0)

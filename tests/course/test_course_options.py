@@ -32,6 +32,7 @@ def no_kit(monkeypatch):
     monkeypatch.setattr(assignment, "write_student_kit", lambda target: "The student's kit: not written in this test.")
 
 
+@pytest.mark.nbgrader  # reads the course's settings through traitlets
 def test_nbgrader_takes_the_course_id_and_the_exchange(tmp_path, no_kit):
     exchange = tmp_path / "hub-exchange"
     said = CliRunner().invoke(main, ["nbgrader", str(tmp_path / "course"), "--course-id", "ml101", "--exchange", str(exchange)])

@@ -18,21 +18,9 @@ from pathlib import Path
 
 import psutil
 import pytest
-from attackers import (
-    ATTACKS,
-    REFUSED,
-    SECRET,
-    Listener,
-    attack,
-    digest,
-    honest,
-    kit_and_site,
-    planted,
-    refused,
-    require_isolation,
-    survivors,
-)
+from attackers import ATTACKS, REFUSED, SECRET, Listener, attack, digest, honest, kit_and_site, planted, refused, require_isolation
 from busy import allowed
+from survivors import Adopted
 
 from grader.check.checks import replay
 
@@ -48,14 +36,14 @@ def test_no_attack_gains_a_point_or_touches_anything_else(tmp_path):
     good, partial = honest(root)
     folders = [good, *cases, partial]
     records = kept_examples(tmp_path)
-    honest_files, before, started = digest([good, partial]), kit_and_site(), time.time()
+    honest_files, before = digest([good, partial]), kit_and_site()
     csv_file = tmp_path / "grades.csv"
     command = [sys.executable, "-m", "grader", "batch", *map(str, folders), "--jobs", "2", "--csv", str(csv_file)]
-    run = subprocess.run(
-        command, capture_output=True, text=True, timeout=900, cwd=tmp_path, env={**os.environ, "INSTRUCTOR_TOKEN": SECRET, "NO_COLOR": "1"}
-    )
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    time.sleep(1.0)  # a daemon that escaped would rewrite the CSV within 0.1 s
+    env = {**os.environ, "INSTRUCTOR_TOKEN": SECRET, "NO_COLOR": "1"}
+    with Adopted(command, tmp_path, timeout=900, cwd=tmp_path, env=env) as run:  # whatever it leaves stays below it
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+        time.sleep(1.0)  # a daemon that escaped would rewrite the CSV within 0.1 s
+        assert run.survivors() == []
     text = csv_file.read_text(encoding="utf-8")
     rows = {r["student"]: r for r in csv.DictReader(text.splitlines())}
     assert len(rows) == len(folders) and "forged" not in text and SECRET not in text
@@ -72,7 +60,6 @@ def test_no_attack_gains_a_point_or_touches_anything_else(tmp_path):
     assert kit_and_site() == before
     assert digest([replay.folder()]) == records  # the grader's records of Hypothesis' examples, as it wrote them
     assert listener.received == []
-    assert survivors(started) == []
     assert not list(Path("/tmp").glob("abh-attack*")) and not list(Path("/var/tmp").glob("abh-attack*"))
 
 

@@ -18,7 +18,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from attackers import ATTACKS, SECRET, attack, digest, honest, survivors
+from attackers import ATTACKS, SECRET, attack, digest, honest
+from survivors import Adopted
 
 from grader.paths import KIT_ROOT
 from grader.sandbox.isolation import landlock_abi
@@ -81,19 +82,14 @@ def test_attacks_as_a_user_of_their_own_get_nothing(grader_env, tmp_path):
     os.chmod(tmp_path, stat.S_IRWXU)
     cases = [attack(root, ATTACKS / f"{name}.py", 0) for name in CASES]
     good, _ = honest(root)
-    folders, started, before = [good, *cases], time.time(), digest([good, kit])
+    folders, before = [good, *cases], digest([good, kit])
     csv_file = tmp_path / "grades.csv"
     env = {**os.environ, "ATTENTION_BY_HAND_ISOLATION": "user", "PYTHONPATH": str(kit), "INSTRUCTOR_TOKEN": SECRET, "NO_COLOR": "1"}
-    run = subprocess.run(
-        [str(python), "-m", "grader", "batch", *map(str, folders), "--jobs", "2", "--csv", str(csv_file)],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        cwd=tmp_path,
-        env=env,
-    )
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    time.sleep(1.0)
+    command = [str(python), "-m", "grader", "batch", *map(str, folders), "--jobs", "2", "--csv", str(csv_file)]
+    with Adopted(command, tmp_path, timeout=900, cwd=tmp_path, env=env) as run:  # whatever it leaves stays below it
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+        time.sleep(1.0)
+        assert run.survivors() == []
     text = csv_file.read_text(encoding="utf-8")
     rows = {r["student"]: r for r in csv.DictReader(text.splitlines())}
     assert SECRET not in text and "forged" not in text and len(rows) == len(folders)
@@ -101,6 +97,6 @@ def test_attacks_as_a_user_of_their_own_get_nothing(grader_env, tmp_path):
     for name in CASES:
         assert (rows[name]["total"], rows[name]["isolation"]) == ("0.0", tier), (name, rows[name]["reason"][:300])
     assert rows["honest_good"]["total"] == "100.0"
-    assert digest([good, kit]) == before and survivors(started) == []
+    assert digest([good, kit]) == before
     assert not list(Path("/tmp").glob("abh-attack*")) and not list(Path("/var/tmp").glob("abh-attack*"))
     assert sys.executable != str(python)  # the grader ran in its own environment, not this test's

@@ -230,6 +230,7 @@ WRONG_SOFTMAX = """
     """
 
 
+@pytest.mark.slow
 def test_a_stand_in_replaces_a_function_everywhere_it_is_bound(tmp_path):
     folder = submission(tmp_path, softmax=WRONG_SOFTMAX)
     x, w_q, w_k, w_v = head_inputs()
@@ -241,6 +242,7 @@ def test_a_stand_in_replaces_a_function_everywhere_it_is_bound(tmp_path):
         np.testing.assert_array_equal(student.call("softmax", "softmax", np.ones(2)).value, [0.5, 0.5])
 
 
+@pytest.mark.slow
 def test_a_stand_in_serves_a_module_that_cannot_be_imported(tmp_path):
     folder = submission(tmp_path, softmax="def softmax(x:\n")
     x, w_q, w_k, w_v = head_inputs()
@@ -372,6 +374,7 @@ def test_importing_the_solutions_is_refused_at_run_time(tmp_path):
     assert caught.value.kind == "refused"
 
 
+@pytest.mark.slow
 def test_small_calls_cost_the_grader_a_few_milliseconds_of_cpu_at_most():
     """A guard against waiting by polling, not a speed target (bench/ measures those): a call costs the grader's
     own process 0.8-1.1 ms of CPU on the 2-core VM (measured today), depending on how fast the machine runs that hour."""

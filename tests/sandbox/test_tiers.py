@@ -73,6 +73,7 @@ def test_a_forced_none_tier_is_refused_saying_it_was_asked_for(monkeypatch):
     assert isolation.not_apart("namespaces") == isolation.not_apart("user+landlock") == ""
 
 
+@pytest.mark.nbgrader  # imports the autograde preprocessors, which need nbformat
 @pytest.mark.parametrize(("recorded", "refused"), [("user", True), ("none", True), ("user+landlock", False), ("namespaces", False)])
 def test_nbgrader_autograde_refuses_grades_recorded_on_a_tier_that_keeps_no_neighbours_apart(monkeypatch, recorded, refused):
     from grader.course.nbgrader import autograde

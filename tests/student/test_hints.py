@@ -4,6 +4,7 @@ import functools
 import json
 import re
 
+import pytest
 from click.testing import CliRunner
 
 from grader.check.cache import save_report
@@ -61,6 +62,7 @@ def test_nothing_points_outside_the_kit():
                 assert set(re.findall(r"grader (\w+)", text)) <= commands, (function, text)
 
 
+@pytest.mark.slow
 def test_every_check_records_the_functions_of_its_exercise_it_called():
     """The runner keeps what each check called (the harness sees every call): hints read it, not the checks' source."""
     about = called()
@@ -94,6 +96,7 @@ def test_a_check_of_several_functions_is_about_the_one_its_message_names():
     assert blamed({"id": "training.gone_since", "message": ""}, ()) is None
 
 
+@pytest.mark.slow
 def test_a_check_that_failed_at_its_first_call_is_about_that_function(tmp_path):
     """A check that stops at its first function is about that one: the run records what was called, not what could be."""
     folder = tmp_path / "exercises"

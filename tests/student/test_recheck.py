@@ -3,6 +3,8 @@
 import shutil
 import time
 
+import pytest
+
 from grader.check.cache import unchanged
 from grader.paths import SOLUTIONS_DIR
 from grader.sandbox import launcher
@@ -14,6 +16,7 @@ def ready_job(folder) -> launcher.Child:
     return launcher.Child(launcher.module("grader.student.recheck", str(folder), READY), output="discard", feed=True)
 
 
+@pytest.mark.slow
 def test_a_ready_job_checks_the_files_as_saved_after_it_started(submission):
     with ready_job(submission) as job:
         time.sleep(1.0)  # it gets ready (workers started) on the stubs as they were
@@ -26,6 +29,7 @@ def test_a_ready_job_checks_the_files_as_saved_after_it_started(submission):
     assert left == []
 
 
+@pytest.mark.slow
 def test_a_ready_job_told_nothing_ends_and_leaves_nothing(submission):
     with ready_job(submission) as job:
         job.send("")

@@ -107,6 +107,7 @@ def test_the_students_kit_shows_the_worked_examples_stored_answer(tmp_path, monk
     assert "No expected value" not in tried.output and tried.exit_code == 1
 
 
+@pytest.mark.slow
 def test_the_students_kit_says_what_the_check_said(tmp_path, monkeypatch):
     """A drawn input whose answer no check knows: try shows the check's words instead, and exits 0."""
     folder = work(tmp_path, "masking", (MUTANTS / "masking__first_axis_size.py").read_text(encoding="utf-8"))
@@ -121,6 +122,7 @@ def test_the_students_kit_says_what_the_check_said(tmp_path, monkeypatch):
     assert "expected:" not in tried.output and tried.exit_code == 0, tried.output
 
 
+@pytest.mark.slow
 def test_try_on_an_input_the_student_gives(tmp_path):
     folder = work(tmp_path)
     tried = grader("try", "softmax", "--submission", folder, "--input", "x=np.array([[1.0, 2.0, -np.inf]])")

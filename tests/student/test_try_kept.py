@@ -95,6 +95,7 @@ def test_the_students_kit_shows_a_worked_examples_stored_answer(tmp_path, monkey
     assert "they differ" in result.output and result.exit_code == 1
 
 
+@pytest.mark.slow
 def test_the_students_kit_shows_the_gradient_the_finite_differences_found(tmp_path, monkeypatch):
     """softmax_backward without subtracting the weighted sum: the finite differences' gradient is try's expected value."""
     folder = work(tmp_path, "training", "training__softmax_backward_no_subtract")
@@ -116,6 +117,7 @@ def test_only_lacking_an_expected_value_exits_0(tmp_path, monkeypatch):
     assert "No expected value for this input" in result.output and result.exit_code == 0, result.output
 
 
+@pytest.mark.slow
 def test_a_given_input_says_where_the_other_arguments_came_from_and_checks_their_shapes(tmp_path, monkeypatch):
     """--input q=… alone: k comes from the example, said so; sizes that disagree stop before the student's code runs."""
     folder = tmp_path / "exercises"  # the student's own, beside where the grader runs (at_home)
