@@ -12,7 +12,7 @@ from folders import submission
 from grader.check.checks.harness import reference_for, reference_functions
 from grader.check.runner import run_checks
 from grader.sandbox.errors import StudentError
-from grader.sandbox.handle import WorkerHandle
+from grader.sandbox.handle import StudentCode
 from solutions.heads import multi_head_attention
 
 X = np.ones((1, 2, 3))
@@ -49,7 +49,7 @@ def test_a_two_byte_frame_is_the_students_bad_output_and_the_next_call_is_in_ste
             return np.concatenate(outs, axis=-1) @ w_o, []
         """.replace("WRITE", write),
     )
-    with WorkerHandle(folder, reference=reference_for(reference_functions("heads")), timeout=10) as student:
+    with StudentCode(folder, reference=reference_for(reference_functions("heads")), timeout=10) as student:
         with pytest.raises(StudentError) as raised:
             student.call("heads", "attention_head", X, *HEADS[0])
         assert raised.value.kind == "bad_output" and "fault in the grader" not in raised.value.message

@@ -13,9 +13,9 @@ import threading
 
 import numpy as np
 
-from grader.sandbox.codec import decode, encode
-from grader.sandbox.frames import END_OF_CALL
-from grader.sandbox.toymodel import TAKEN, BatchFeed
+from grader.sandbox.worker.codec import decode, encode
+from grader.sandbox.worker.frames import END_OF_CALL
+from grader.sandbox.worker.toymodel import TAKEN, BatchFeed
 
 ERRORS = {cls.__name__: cls for cls in (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError, AttributeError)}
 
