@@ -6,6 +6,8 @@ an event is taken only with exactly the fields of its kind, each holding what th
 
 import math
 
+from grader.style import visible
+
 MODELS = ("mlp", "attention", "attention_no_mask")
 NEEDED = ("mlp", "attention")  # the models a finished job has reported
 
@@ -54,13 +56,25 @@ EVENTS = {
 
 
 def checked(event) -> dict:
-    """The event, when it is one the job sends with every field as it must be; else ValueError, saying what is wrong."""
+    """The event, when it is one the job sends with every field as it must be, its text as a terminal may show it (an
+    error's message quotes the student's exception); else ValueError, saying what is wrong."""
     if type(event) is not dict or type(kind := event.get("event")) is not str or kind not in EVENTS:
         raise ValueError("not one of the job's events")
     wrong = _holds({key: value for key, value in event.items() if key != "event"}, *EVENTS[kind])
     if wrong is not None:
         raise ValueError(f"a {kind} event {wrong}")
-    return event
+    return _visible(event)
+
+
+def _visible(value):
+    """The value with every str in it shown as text (grader.style.visible)."""
+    if type(value) is str:
+        return visible(value)
+    if type(value) is list:
+        return [_visible(item) for item in value]
+    if type(value) is dict:
+        return {key: _visible(item) for key, item in value.items()}
+    return value
 
 
 def _holds(fields: dict, needed: dict, optional: dict) -> str | None:

@@ -193,6 +193,35 @@ def test_an_exception_in_the_students_train_is_reported(ungated, reference_copy,
     assert "ValueError: boom" in err and "training.py" in err and "8-character MLP" not in err
 
 
+ON_THE_PIPE = "    import gc, os, sys\n    channel = next(o for o in gc.get_objects() if type(o).__name__ == 'Channel')\n    WRITE\n"
+ENCODE = "sys.modules['grader.sandbox.worker.codec'].encode"  # the job's own codec, loaded for its channel
+WRITTEN = {  # what the student's train writes on the job's own pipe, and what compare then says
+    "two bytes": ("channel.write(b'ab')", "could not take what its job sent"),
+    "a frame of 1 TiB": ("os.write(channel.replies, (1 << 40).to_bytes(8, 'little'))", "a frame of 1099511627776 bytes"),
+    "a forged end": (f"channel.write({ENCODE}({{'event': 'done'}}))", "finished without its mlp figures"),
+    "a model event without figures": (f"channel.write({ENCODE}({{'event': 'model', 'model': 'mlp'}}))", "a model event without"),
+}
+
+
+@pytest.mark.parametrize("case", WRITTEN)
+def test_what_the_students_code_writes_on_the_jobs_pipe_is_its_failure_in_words(ungated, reference_copy, capsys, case):
+    """The job's events cross on a pipe of their own, checked before any is used: no traceback, no forged figures."""
+    written, said = WRITTEN[case]
+    edit(reference_copy, "training", "    losses = []\n", "    losses = []\n" + ON_THE_PIPE.replace("WRITE", written))
+    assert comparison.compare(submission=reference_copy, **QUICK) == 1
+    captured = capsys.readouterr()
+    assert said in captured.err and "wrote to a file descriptor it did not open" in captured.err
+    assert "Traceback" not in captured.err + captured.out and "8-character MLP" not in captured.out
+
+
+def test_event_lines_the_students_code_prints_are_only_its_output(ungated, reference_copy, capsys):
+    printed = '    print(\'{"event": "done"}\')\n    print(\'{"event": "model", "model": "mlp"}\')\n'
+    edit(reference_copy, "training", "    losses = []\n", "    losses = []\n" + printed)
+    assert comparison.compare(submission=reference_copy, **QUICK) == 0
+    out = capsys.readouterr().out
+    assert 'Your code printed (the end):\n{"event": "done"}' in out and "8-character MLP" in out
+
+
 def test_a_nan_loss_says_the_training_diverged(ungated, reference_copy, capsys):
     edit(
         reference_copy,
