@@ -13,7 +13,6 @@ call of any check, the comparison's sizes in grader.check.checks.scale.
 
 import math
 import numbers
-import sys
 from typing import Any
 
 import numpy as np
@@ -24,7 +23,6 @@ from grader.sandbox.worker.codec import ArrayHead
 BATCH, T = 16, 141  # the comparison's batch and positions (grader.check.checks.scale): a worked example's scores
 PARAM_NUMBERS = 40 * 16 + 128 * 128 + 128 + 128 * 40 + 40 + 40 * 32 + 160 * 32 + 32 * 32 * 2 + 32 * 128  # the model's
 MARGIN = 4  # times the largest honest call
-FLOAT_MAX = sys.float_info.max
 BUDGET = MARGIN * max(BATCH * T * T, PARAM_NUMBERS)  # numbers an ask may hold or be answered with
 
 
@@ -48,6 +46,14 @@ def check(name: str, args) -> None:
 def _count(n: int) -> str:
     """A count of numbers in words, however large (Python will not write an int of thousands of digits)."""
     return f"{n:,}" if n < 10**15 else f"about 10^{int(n.bit_length() * math.log10(2))}"
+
+
+def _finite(number: numbers.Real) -> bool:
+    """Whether a number is neither nan nor infinite, an int past any float included (math.isfinite raises on it)."""
+    try:
+        return math.isfinite(number)
+    except OverflowError:
+        return False
 
 
 def _array(value, what: str, ndim: int = 1) -> ArrayHead:
@@ -129,7 +135,7 @@ def sgd_step(params, grads, lr) -> int:
         raise AskRefused(f"params and grads must have the same names, not {sorted(map(str, params))} and {sorted(map(str, grads))}")
     if not isinstance(lr, numbers.Real) or isinstance(lr, bool | np.bool_):
         raise AskRefused(f"lr must be a finite float, not {_kind(lr)}")
-    if not -FLOAT_MAX <= lr <= FLOAT_MAX:  # nan, inf, or an int past any float (math.isfinite would raise OverflowError)
+    if not _finite(lr):
         raise AskRefused("lr must be a finite float: not nan, not inf, not a number past a float's range")
     cost = 0
     for name, param in params.items():

@@ -194,7 +194,7 @@ class StudentCode:
             return None
         return self._ask_answered(message, frame, start=True)
 
-    def _quick(self, frame: bytes) -> bytes | None:
+    def _quick(self, frame: bytes) -> bytes | bytearray | None:
         """On the worker's reader thread, while the call waits: the answer to an ask, sent from there (one thread hop each
         way instead of three, for asks made by the thousand); None leaves the frame to the exchange's thread: a reply, or
         an ask whose helper is not running yet (the helper dies with the thread that starts it, so only that one may).
@@ -207,7 +207,7 @@ class StudentCode:
             return None
         return None if message is None else self._ask_answered(message, frame, start=False)
 
-    def _ask_answered(self, message: dict, frame: bytes, start: bool) -> bytes | None:
+    def _ask_answered(self, message: dict, frame: bytes, start: bool) -> bytes | bytearray | None:
         """The answer to a stand-in's question: the next batch, or the reference helper's; None when start is False and no helper runs."""
         name, args = message.get("ask"), message.get("args")
         if name == TAKEN:  # the next batch of a Batches argument, handed out and counted here, where student code cannot change it

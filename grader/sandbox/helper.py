@@ -44,10 +44,10 @@ class Helper:
         self.pipe: FramedPipe | None = None
         self.watch_memory = False
         self.greeted = False  # whether the helper's first frame has been read
-        self.kept: dict[bytes, bytes] = {}  # digest of a request and its frame -> the answer, until forget()
+        self.kept: dict[bytes, bytes | bytearray] = {}  # digest of a request and its frame -> the answer, until forget()
         self.kept_bytes = 0
 
-    def answer(self, function, frame: bytes, seconds: float = ASK_SECONDS, start: bool = True) -> bytes | None:
+    def answer(self, function, frame: bytes, seconds: float = ASK_SECONDS, start: bool = True) -> bytes | bytearray | None:
         """The encoded answer of function (a module-level reference function) to an ask frame; raises HelperFailed.
 
         The reference is a pure function of the ask, so an ask that came before is answered as it was then.
@@ -77,7 +77,7 @@ class Helper:
             if self.process is None or self.process.poll() is not None:
                 self._spawn()
 
-    def _asked(self, request: bytes, frame: bytes, seconds: float, start: bool) -> bytes | None:
+    def _asked(self, request: bytes, frame: bytes, seconds: float, start: bool) -> bytes | bytearray | None:
         """The helper process's answer to one ask; None when it is not running and start is False."""
         with self.lock:
             if self.process is None or self.process.poll() is not None:
