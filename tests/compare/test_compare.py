@@ -4,6 +4,7 @@ import json
 import os
 import shutil
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -307,3 +308,18 @@ def test_the_training_job_keeps_its_heap_padded(ungated, reference_copy, capsys)
     edit(reference_copy, "training", "    losses = []\n", "    losses = []\n" + probe)
     assert comparison.compare(submission=reference_copy, **QUICK) == 0
     assert f"heap pad: {64 << 20}" in capsys.readouterr().out
+
+
+def test_the_training_job_starts_through_the_workers_one_boot(reference_copy):
+    """No boot of its own: the worker's boot, told to run the job, from a room holding the worker's package and the job's modules."""
+    job = comparison.TrainingJob(reference_copy, {"seed": 0, **QUICK, "no_mask": False})
+    try:
+        boot = next(arg for arg in job.launch.argv if arg.endswith(".py"))
+        config = json.loads(job.launch.argv[job.launch.argv.index(boot) + 2])
+        assert boot.endswith("/grader/sandbox/worker/boot.py") and config["main"] == "grader.compare.job"
+        assert sorted(p.name for p in (job.launch.room.kit / "grader" / "compare").iterdir()) == sorted(
+            f"{name}.py" for name in comparison.JOB_MODULES
+        )
+    finally:
+        job.stop()
+    assert not (Path(comparison.__file__).parent / "job_boot.py").exists()

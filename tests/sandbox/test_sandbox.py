@@ -422,3 +422,16 @@ def test_a_spare_worker_is_given_the_files_later_and_a_dead_one_is_replaced():
     with StudentCode(SOLUTIONS_DIR, spare=dead) as student:
         assert np.allclose(student.call("softmax", "softmax", x).value.sum(), 1.0)
         assert student._worker is not dead
+
+
+def test_a_workers_room_holds_the_worker_package_whole_and_nothing_else_of_the_kit():
+    from grader.sandbox.private import WORKER_DIR, Room
+
+    room = Room(SOLUTIONS_DIR)
+    try:
+        held = sorted(p.relative_to(room.kit).as_posix() for p in room.kit.rglob("*") if p.is_file())
+        expected = sorted(f"grader/sandbox/worker/{p.relative_to(WORKER_DIR).as_posix()}" for p in WORKER_DIR.rglob("*.py"))
+        assert held == sorted(["grader/__init__.py", "grader/sandbox/__init__.py", *expected])
+        assert all((room.kit / name).stat().st_mode & 0o777 == 0o644 for name in held)
+    finally:
+        room.remove()
