@@ -4,16 +4,18 @@ The job runs the student's code in its own process, and that code can write on t
 an event is taken only with exactly the fields of its kind, each holding what the report will use.
 """
 
-import math
+import sys
 
 from grader.style import visible
 
 MODELS = ("mlp", "attention", "attention_no_mask")
 NEEDED = ("mlp", "attention")  # the models a finished job has reported
+LARGEST = sys.float_info.max
 
 
 def number(value) -> bool:
-    return type(value) in (int, float) and math.isfinite(value)
+    """An int or float a float can hold, nan and inf aside (compared exactly: an int past any float is no OverflowError)."""
+    return type(value) in (int, float) and -LARGEST <= value <= LARGEST
 
 
 def count(value) -> bool:
@@ -36,9 +38,18 @@ def texts(value) -> bool:
     return type(value) is list and len(value) > 0 and all(text(item) for item in value)
 
 
+def share(value) -> bool:
+    return number(value) and value >= 0
+
+
+def shares(value) -> bool:
+    return type(value) is list and len(value) > 0 and all(share(item) for item in value)
+
+
 def picture(value) -> bool:
-    """An attention map: the reply's text before the decision, and the share of each character and of the start."""
-    return type(value) is dict and _holds(value, {"text": text, "start_share": number, "shares": numbers}, {}) is None
+    """An attention map: the reply's text before the decision, and the share of each character and of the start, some read."""
+    fields = {"text": text, "start_share": share, "shares": shares}
+    return type(value) is dict and _holds(value, fields, {}) is None and max([*value["shares"], value["start_share"]]) > 0
 
 
 EVENTS = {
