@@ -88,8 +88,8 @@ class Helper:
                 if not self.greeted:
                     self._greet()
                 assert self.pipe is not None
-                self.pipe.send(request)
-                self.pipe.send(frame)
+                if not (self.pipe.write(request) and self.pipe.write(frame)):
+                    raise HelperFailed("it ended")
                 return self._receive(min(seconds, ASK_SECONDS))
             except HelperFailed as failure:
                 self.stop()

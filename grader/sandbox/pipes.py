@@ -1,7 +1,7 @@
 """A framed pipe to a child process: frames to its stdin, frames from its stdout, each within a cap, awaited under a deadline.
 
-The one way the grader talks to a child that runs student code (a worker, compare's training job)
-or answers for it (the reference helper). Threads read and write the pipes (Windows cannot wait on
+How the grader talks to a child that runs student code (a worker, compare's training job) or
+answers for it (the reference helper). Threads read and write the pipes (Windows cannot wait on
 pipes with select), so a child that stops reading or writing never holds the grader. Whatever comes
 out is the child's bytes: a frame over the cap, a pipe that ends or a deadline passed is a
 PipeFailed for the caller to put in words, and what a frame holds is decoded by the caller, strictly.
@@ -72,6 +72,11 @@ class FramedPipe:
     def send(self, data: bytes) -> None:
         """Queue one frame for the child (written by a thread: a child that stops reading cannot hold the grader)."""
         self.outbox.put(data)
+
+    def write(self, data: bytes) -> bool:
+        """Write one frame now, on this thread, for a child that reads all it is sent before it answers (the reference helper);
+        False once the child is gone (its end is noticed by the reader)."""
+        return self._write_now(data)
 
     def receive(self, deadline, idle=None) -> bytearray:
         """The child's next frame; PipeFailed past the deadline (Deadline, or a call's Clock), over the cap, or once it ended.
