@@ -35,7 +35,7 @@ def pid_namespace(pid: int) -> str | None:
 def record(monkeypatch) -> list[Started]:
     """Remember every worker started from now on in this test."""
     started: list[Started] = []
-    original = process.Worker.start
+    original = process.WorkerProcess.start
 
     def start(self, *args, **kwargs):
         try:
@@ -47,7 +47,7 @@ def record(monkeypatch) -> list[Started]:
                 namespace = pid_namespace(children[0].pid) if children else None
             started.append(Started(self.process.pid, self.launch.token, self.launch.uid, namespace))
 
-    monkeypatch.setattr(process.Worker, "start", start)
+    monkeypatch.setattr(process.WorkerProcess, "start", start)
     return started
 
 

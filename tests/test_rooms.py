@@ -3,7 +3,10 @@
 import ast
 import functools
 import re
+import sys
 from pathlib import Path
+
+import pytest
 
 import grader
 
@@ -98,6 +101,64 @@ def test_every_room_says_what_it_holds():
     for package in [p for p in GRADER.iterdir() if (p / "__init__.py").is_file()]:
         doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text(encoding="utf-8")))
         assert doc and "\n" not in doc.strip(), package.name
+
+
+WORKER = GRADER / "sandbox" / "worker"  # what runs in the worker, copied whole into its room
+WORKER_PACKAGE = "grader.sandbox.worker"
+WORKER_MAY_IMPORT = frozenset({"numpy", *sys.stdlib_module_names})
+
+
+def outside_imports(source: str, here: str = WORKER_PACKAGE) -> list[str]:
+    """The imports of a module of the package `here` that reach outside the worker: any but the standard library, numpy and its own."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level:
+            base = here.split(".")[: len(here.split(".")) - node.level + 1]  # the package, climbed level - 1 times
+            names = [".".join([*base, node.module] if node.module else base)]
+        elif isinstance(node, ast.ImportFrom):
+            names = [node.module or ""]
+        else:
+            continue
+        inside = [
+            name == WORKER_PACKAGE or name.startswith(WORKER_PACKAGE + ".") or name.partition(".")[0] in WORKER_MAY_IMPORT for name in names
+        ]
+        found += [f"line {node.lineno}: {name}" for name, ok in zip(names, inside) if not ok]
+    return found
+
+
+def test_the_worker_imports_nothing_outside_its_folder():
+    """Its room holds grader/sandbox/worker/ alone: an import of anything else of the kit, or of a library, fails there."""
+    outside = {}
+    for path in sorted(WORKER.rglob("*.py")):
+        here = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+        if found := outside_imports(path.read_text(encoding="utf-8"), here):
+            outside[path.relative_to(WORKER).as_posix()] = found
+    assert not outside, f"grader/sandbox/worker/ runs in the worker's room, which holds nothing else of the kit: {outside}"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from grader.sandbox.errors import StudentError",
+        "from grader.sandbox import launcher",
+        "import grader.paths",
+        "from .. import errors",
+        "from ..errors import StudentError",
+        "def later():\n    import psutil",
+        "from grader import kit",
+    ],
+)
+def test_an_import_outside_the_worker_is_found(source):
+    assert outside_imports(source), source
+
+
+def test_imports_inside_the_worker_are_allowed():
+    inside = (
+        "import json\nimport numpy as np\nfrom grader.sandbox.worker.codec import encode\nfrom . import frames\nfrom .codec import decode"
+    )
+    assert outside_imports(inside) == []
 
 
 # Names of sys.executable outside the sandbox that start nothing: a message that prints the interpreter's path.

@@ -21,7 +21,7 @@ from threadpoolctl import threadpool_limits
 from grader.check.checks import profiles  # noqa: F401  (registers the profiles)
 from grader.check.checks.harness import CheckFailed, Halt, Submission, labelled
 from grader.check.checks.seeding import seeded
-from grader.check.checks.workers import Workers
+from grader.check.checks.workers import StudentCodePool
 from grader.check.results import CheckResult, ExerciseResult, exercise_status, partial_points
 from grader.exercises import BY_NAME
 from grader.sandbox.errors import StudentError
@@ -98,10 +98,10 @@ def collect(
 ) -> Collector:
     """Run the checks of these exercises, public ones first, each file's in its order; the collector holds every verdict.
 
-    workers: the run's Workers, started early (else the run starts its own, and stops them).
+    workers: the run's StudentCodePool, started early (else the run starts its own, and stops them).
     """
     collector, previous, own = Collector(), settings.get_current_profile_name(), workers is None
-    workers = Workers(folder, timeout=timeout, budget=budget) if own else workers
+    workers = StudentCodePool(folder, timeout=timeout, budget=budget) if own else workers
     settings.load_profile(profile)  # before the checks are imported, so that their settings follow it
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
@@ -163,7 +163,7 @@ def checked(folder: Path, root: Path, names, stubs, *, profile, seed, timeout, b
     """
     with threadpool_limits(limits=1, user_api="blas"):
         set_hypothesis_home_dir(root / ".hypothesis")  # never a .hypothesis/ folder where the grader runs
-        workers = Workers(folder, timeout=timeout, budget=budget, unwritten=frozenset(stubs), spares=spares)
+        workers = StudentCodePool(folder, timeout=timeout, budget=budget, unwritten=frozenset(stubs), spares=spares)
         try:
             workers.start_early(names)
             collector = collect(names, folder, profile, seed, timeout, budget, kinds, workers)

@@ -5,8 +5,8 @@ from pathlib import Path
 
 from grader.exercises import BY_NAME
 from grader.paths import MODULES
-from grader.sandbox.imports import siblings
 from grader.sandbox.private import NotRegular, read_module
+from grader.sandbox.worker.imports import siblings
 
 
 def read_modules(folder: Path) -> dict[str, bytes | None]:

@@ -4,7 +4,7 @@ import math
 import os
 from dataclasses import dataclass, field
 
-from grader.sandbox.codec import shown
+from grader.sandbox.worker.codec import shown
 
 STATUSES = ("passed", "failed", "not_started", "error")
 

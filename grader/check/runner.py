@@ -48,7 +48,7 @@ def run_checks(
     its folder during the run changes nothing. profile: a Hypothesis profile of
     grader/check/checks/conftest.py; timeout: seconds per call of student code; budget: for the run.
     Raises NotRegular when a module is not a regular file. spares: workers started ahead of the files
-    (grader.sandbox.process.Worker with no folder), used before any other and stopped at the end.
+    (grader.sandbox.process.WorkerProcess with no folder), used before any other and stopped at the end.
     record: whether the public checks of an untouched stub end as recorded (False runs them, to write the record).
     parallel: whether some exercises may be checked at once in a second grader process (grader.check.beside).
     """

@@ -2,10 +2,8 @@
 
 import json
 import os
-import queue
 import shutil
 import signal
-import threading
 import time
 from pathlib import Path
 
@@ -14,14 +12,22 @@ import click
 from grader import kit
 from grader.compare import view as compare_view
 from grader.compare.corpus import check_reply
+from grader.compare.events import NEEDED, checked
 from grader.paths import DATA_DIR, GRADER_DIR
 from grader.sandbox import launcher
+from grader.sandbox.pipes import Deadline, FramedPipe, PipeFailed
+from grader.sandbox.worker.codec import decode, encode
 from grader.style import shown_command, visible
 
 STEPS = {"mlp": 1000, "attention": 400}  # the attention model starts from the trained MLP
 SAMPLES = 100  # replies each model writes
 TIME_LIMIT = 600.0  # seconds for the whole training job
-JOB_MODULES = ("__init__", "job", "job_boot", "models", "corpus")  # grader/compare's modules the job needs: no view, no plot
+JOB_MODULES = ("__init__", "job", "models", "corpus")  # grader/compare's modules the job needs: no view, no plot
+EVENT_CAP = 16 << 20  # bytes of one event: a model's, with its replies and losses, is well under 1 MiB
+TOO_SLOW = (
+    "The training took longer than {limit:.0f} s and was stopped. Is your attention_head or attention_head_backward much slower "
+    "than it needs to be (a Python loop over positions)? Vectorise it with matrix products."
+)
 OUTPUT_TAIL = 2000  # characters of the student's printed output shown when the job fails
 # glibc's malloc keeps 64 MiB free at the heap's top instead of handing it back after each step's arrays
 # and faulting it in again on the next: that churn was a third of the training's time (other OSes ignore it)
@@ -153,12 +159,23 @@ def run_job(folder: Path, spec: dict, on_progress, notices: list | None = None) 
             elif event["event"] == "error":
                 raise JobFailed(failure_message(event, job))
             elif event["event"] == "done":
+                missing = [name for name in NEEDED if name not in models] or [m for m in ["attention_map"] if m not in models["attention"]]
+                if missing:
+                    raise JobFailed(unreadable(f"it finished without its {missing[0]} figures", job))
                 if notices is not None and (told := job.tail()):  # print() in the student's functions, while training
                     notices.append(told.strip())
                 return models
         raise JobFailed(f"The training stopped without its figures: {job.death()}{job.tail()}")
     finally:
         job.stop()
+
+
+def unreadable(what: str, job: "TrainingJob") -> str:
+    """The student's words for a job whose pipe carried what the job never sends: its own code wrote there."""
+    return (
+        f"The training stopped: the grader could not take what its job sent ({what}). The job's pipe carries only its own "
+        f"events, so your code wrote to a file descriptor it did not open: print, or write to stdout, instead.{job.tail()}"
+    )
 
 
 def failure_message(event: dict, job: "TrainingJob") -> str:
@@ -171,12 +188,12 @@ def failure_message(event: dict, job: "TrainingJob") -> str:
 
 
 class TrainingJob:
-    """The training job's process, started as a worker is: from a private room (a copy of the five files, the
-    worker's code and the comparison's, no reference), confined as strongly as the machine allows, ended as
-    its confinement ends a worker.
+    """The training job's process, started as a worker is: through the worker's boot, from a private room (a copy of
+    the five files, the worker's code and the comparison's, no reference), confined as strongly as the machine allows,
+    ended as its confinement ends a worker.
 
-    Events arrive as JSON lines on its stdout (a thread reads them: Windows cannot select on pipes);
-    what the student's code prints goes to its stderr, kept by the launcher for the tail.
+    It is sent the job as a frame and sends its events as frames on a pipe of its own (grader.sandbox.pipes); what
+    the student's code prints goes to its stderr, kept by the launcher for the tail, and is only ever shown as text.
     """
 
     def __init__(self, folder: Path, spec: dict):
@@ -186,42 +203,40 @@ class TrainingJob:
             self.confinement = choose()
         except IsolationError as error:
             raise JobFailed(f"The comparison cannot run its training here: {error}") from None
-        self.launch = self.confinement.prepare(job_room(folder, self.confinement.owner()))
+        self.launch = self.confinement.prepare(job_room(folder, self.confinement.owner()), "grader.compare.job")
         self.started = time.time()
-        argv = job_command(self.launch, {**spec, "submission": self.launch.folder})
         popen = {k: v for k, v in self.launch.popen.items() if k not in ("start_new_session", "creationflags")}
-        self.child = launcher.Child(argv, env={**self.launch.env, **HEAP_PAD}, cwd=self.launch.cwd, output="events", **popen)
+        env = {**self.launch.env, **HEAP_PAD}
+        self.child = launcher.Child(self.launch.argv, env=env, cwd=self.launch.cwd, output="events", feed=True, **popen)
         self.process = self.child.process
-        self.lines: queue.Queue = queue.Queue()
-        threading.Thread(target=self._read, daemon=True, name="compare-events").start()
-
-    def _read(self):
-        """Thread: the job's event lines, then None at the end."""
-        for line in self.process.stdout:
-            self.lines.put(line)
-        self.lines.put(None)
+        self.pipe = FramedPipe(self.process, EVENT_CAP, "compare-job")
+        self.pipe.send(encode({**spec, "submission": self.launch.folder, "parent": self.launch.parent}))
 
     def events(self, limit: float):
-        """The job's events as they arrive, until it closes its pipe; JobFailed past the time limit."""
-        deadline = time.monotonic() + limit
+        """The job's events as they arrive, each checked (grader.compare.events), until it ends; JobFailed past the time limit."""
+        deadline = Deadline(limit)
         while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise JobFailed(
-                    f"The training took longer than {limit:.0f} s and was stopped. "
-                    "Is your attention_head or attention_head_backward much slower than it needs to be "
-                    "(a Python loop over positions)? Vectorise it with matrix products."
-                )
             try:
-                line = self.lines.get(timeout=min(remaining, 1.0))
-            except queue.Empty:
-                continue
-            if line is None:
+                frame = self.pipe.receive(deadline)
+            except PipeFailed as failed:
+                if failed.kind == "timeout":
+                    raise JobFailed(TOO_SLOW.format(limit=limit)) from None
+                if failed.kind == "too_big":
+                    raise JobFailed(unreadable(f"a frame of {failed.size} bytes", self)) from None
                 return
-            yield json.loads(line)
+            try:
+                event = checked(decode(frame))
+            except ValueError as error:
+                raise JobFailed(unreadable(str(error), self)) from None
+            if event["event"] == "started":
+                if self.confinement.name.endswith("+landlock") and not event["landlocked"]:
+                    raise JobFailed("The comparison cannot run its training here: Landlock could not be applied to its process.")
+                continue
+            yield event
 
     def stop(self):
         """End the job and everything it started, as its confinement ends a worker; remove its room."""
+        self.pipe.close()
         try:
             self.confinement.end(self)
         finally:
@@ -259,10 +274,3 @@ def job_room(folder: Path, owner: int | None):
     for path in [*package.iterdir(), *data.iterdir(), room.kit / "grader" / "paths.py"]:
         os.chmod(path, 0o644)
     return room
-
-
-def job_command(launch, spec: dict) -> list[str]:
-    """The worker's command line (... boot.py KIT CONFIG) with the job's boot in place of boot.py, and the job's arguments after."""
-    *python, boot, kit, config = launch.argv
-    job_boot = Path(boot).parent.parent / "compare" / "job_boot.py"  # the room's copy, as the worker sees it
-    return [*python, job_boot.as_posix(), kit, config, str(launch.parent or 0), json.dumps(spec)]

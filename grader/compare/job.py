@@ -1,15 +1,14 @@
 """The comparison's training, inside a worker process: the kit's models driven by the student's code.
 
-grader.compare.command starts this as a worker is started (grader/compare/job_boot.py): from a private
+grader.compare.command starts this as a worker is started, through the worker's boot: from a private
 room holding a copy of the five files and of the code it needs, confined as the machine allows, with
-no reference and no bytecode written. The job arrives as JSON in argv; events leave as JSON lines on stdout, and fd 1 then points at stderr, so whatever the student
+no reference and no bytecode written. The job arrives as the first frame on its private pipe and
+its events leave as frames on the other (grader.sandbox.worker.channel), so whatever the student
 prints goes to the captured output only.
 """
 
 import importlib
-import json
 import math
-import os
 import sys
 import time
 from pathlib import Path
@@ -18,11 +17,12 @@ import numpy as np
 
 from grader.compare import models
 from grader.compare.corpus import DECISION_CUE, load_replies
-from grader.sandbox.codec import PACKAGE
-from grader.sandbox.imports import install
-from grader.sandbox.limits import limit_resources, watch_parent
-from grader.sandbox.messages import call_failure
-from grader.sandbox.session import BlockSolutions, load_package
+from grader.sandbox.worker.channel import Channel
+from grader.sandbox.worker.codec import PACKAGE, encode
+from grader.sandbox.worker.imports import install
+from grader.sandbox.worker.limits import limit_resources, watch_parent
+from grader.sandbox.worker.messages import call_failure
+from grader.sandbox.worker.session import BlockSolutions, load_package
 
 BATCH = 16  # replies per step
 LR = 0.02  # the lr handed to the student's train
@@ -54,7 +54,7 @@ class Coach:
         loss, grads = self.model.loss_and_grads(x, y)
         if not math.isfinite(loss):
             raise Stop("diverged", f"the loss became {loss} at step {len(self.losses) + 1}")
-        self.losses.append(loss)
+        self.losses.append(float(loss))
         t = len(self.losses)
         schedule = 0.5 * (1 + math.cos(math.pi * (t - 1) / self.steps))
         (b1, b2), direction = BETAS, {}
@@ -117,7 +117,7 @@ class Job:
             now = time.monotonic()
             if t == steps or now - last[0] > 0.1:
                 last[0] = now
-                self.emit({"event": "progress", "model": name, "step": t, "steps": steps, "loss": loss})
+                self.emit({"event": "progress", "model": name, "step": t, "steps": steps, "loss": float(loss)})
 
         coach = Coach(model, steps, on_step)
         train(coach, models.batches(self.train_replies, BATCH, self.rng(1, STREAM[name])), steps, LR)
@@ -135,7 +135,7 @@ class Job:
             "decision_probs": decision_probabilities(model, self.valid_replies),
             "replies": replies,
             "losses": coach.losses,
-            "train_seconds": seconds,
+            "train_seconds": float(seconds),
         }
         if attention:
             result["attention_map"] = attention_map(model, self.valid_replies[MAP_REPLY])
@@ -231,21 +231,22 @@ def student_functions(folder: Path) -> dict:
     }
 
 
-def main(parent: str, spec: str):
-    """Run the job in `spec`, writing events to stdout; what the student prints goes to stderr."""
-    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    os.dup2(2, 1)
+def main(landlocked: bool = False):
+    """Run the job the grader sends, sending events back as frames; what the student prints goes to stderr."""
+    channel = Channel()
     for stream in (sys.stdout, sys.stderr):  # flushed at each line, as `python -u` would: kept through an os._exit
         stream.reconfigure(line_buffering=True, write_through=True)  # type: ignore[union-attr]
+    settings = channel.read()
+    if settings is None:  # the grader has gone
+        return
     limit_resources({})
-    if int(parent):  # 0 inside namespaces, where the grader cannot be seen: ending bubblewrap ends the job
-        watch_parent(int(parent))
+    if settings["parent"] is not None:  # None inside namespaces, where the grader cannot be seen: ending bubblewrap ends the job
+        watch_parent(settings["parent"])
 
     def emit(event):
-        out.write(json.dumps(event) + "\n")
-        out.flush()
+        channel.write(encode(event))
 
-    settings = json.loads(spec)
+    emit({"event": "started", "landlocked": landlocked})
     folder = Path(settings["submission"])
     job = Job(settings, emit)
     try:
@@ -256,4 +257,3 @@ def main(parent: str, spec: str):
         emit({"event": "error", "kind": "raised", "model": job.current, "message": call_failure("your code", error, folder)})
     else:
         emit({"event": "done"})
-    out.close()

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from grader.exercises import EXERCISES
 from grader.paths import MODULES
-from grader.sandbox.codec import shown
 from grader.sandbox.private import NotRegular, read_module
+from grader.sandbox.worker.codec import shown
 
 FILES = tuple(f"{name}.py" for name in MODULES)
 SKIPPED_FOLDERS = {"__MACOSX", "__pycache__", ".grader", ".git"}  # never a student's modules

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from grader.sandbox.codec import ArrayHead
 from grader.sandbox.errors import AskRefused
+from grader.sandbox.worker.codec import ArrayHead
 
 BATCH, T = 16, 141  # the comparison's batch and positions (grader.check.checks.scale): a worked example's scores
 PARAM_NUMBERS = 40 * 16 + 128 * 128 + 128 + 128 * 40 + 40 + 40 * 32 + 160 * 32 + 32 * 32 * 2 + 32 * 128  # the model's
@@ -38,9 +38,22 @@ def check(name: str, args) -> None:
     cost = contract(*args)
     if cost > BUDGET:
         raise AskRefused(
-            f"{function} was called on arguments that hold or would give {cost:,} numbers; the grader's reference "
+            f"{function} was called on arguments that hold or would give {_count(cost)} numbers; the grader's reference "
             f"computes at most {BUDGET:,}, several times the largest input a check uses. Call it on the input you were given."
         )
+
+
+def _count(n: int) -> str:
+    """A count of numbers in words, however large (Python will not write an int of thousands of digits)."""
+    return f"{n:,}" if n < 10**15 else f"about 10^{int(n.bit_length() * math.log10(2))}"
+
+
+def _finite(number: numbers.Real) -> bool:
+    """Whether a number is neither nan nor infinite, an int past any float included (math.isfinite raises on it)."""
+    try:
+        return math.isfinite(number)
+    except OverflowError:
+        return False
 
 
 def _array(value, what: str, ndim: int = 1) -> ArrayHead:
@@ -120,8 +133,10 @@ def sgd_step(params, grads, lr) -> int:
         raise AskRefused(f"params and grads must be dicts of arrays, not {_kind(params)} and {_kind(grads)}")
     if set(params) != set(grads):
         raise AskRefused(f"params and grads must have the same names, not {sorted(map(str, params))} and {sorted(map(str, grads))}")
-    if not isinstance(lr, numbers.Real) or isinstance(lr, bool | np.bool_) or not math.isfinite(lr):
+    if not isinstance(lr, numbers.Real) or isinstance(lr, bool | np.bool_):
         raise AskRefused(f"lr must be a finite float, not {_kind(lr)}")
+    if not _finite(lr):
+        raise AskRefused("lr must be a finite float: not nan, not inf, not a number past a float's range")
     cost = 0
     for name, param in params.items():
         param, grad = _array(param, f"params[{name!r}]", 0), _array(grads[name], f"grads[{name!r}]", 0)

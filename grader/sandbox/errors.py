@@ -1,7 +1,7 @@
 """The sandbox's outcomes: how a call of student code can fail, the words for a dead worker, and what else the grader's side refuses.
 
 The worker's own exceptions (imports.Refused, worker.NoTerminal) live in its modules: it is given
-those alone (private.WORKER_MODULES), not this one.
+those alone (grader/sandbox/worker/), not this one.
 """
 
 import signal

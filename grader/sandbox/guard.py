@@ -5,7 +5,7 @@ import hashlib
 from pathlib import Path
 
 from grader.paths import MODULES
-from grader.sandbox.imports import sibling_names
+from grader.sandbox.worker.imports import sibling_names
 
 TOO_DEEP = (
     "{name} is nested too deeply for Python to read (a very long expression or deeply nested brackets): "

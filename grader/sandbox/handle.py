@@ -13,12 +13,12 @@ import numpy as np
 
 from grader.paths import MODULES
 from grader.sandbox import asks, isolation
-from grader.sandbox.codec import MAX_WARNINGS, WARNING_CHARS, Batches, array_bytes, decode, encode, may_be_ask
 from grader.sandbox.errors import AskRefused, StudentError, _Failed
 from grader.sandbox.guard import refusals
 from grader.sandbox.helper import HELPER, HelperFailed
-from grader.sandbox.process import GRADER_FAULT, Worker
-from grader.sandbox.toymodel import TAKEN
+from grader.sandbox.process import GRADER_FAULT, WorkerProcess
+from grader.sandbox.worker.codec import MAX_WARNINGS, WARNING_CHARS, Batches, array_bytes, decode, encode, may_be_ask
+from grader.sandbox.worker.toymodel import TAKEN
 
 WORKER_KINDS = ("not_started", "raised", "import", "bad_output", "refused")  # what a worker may say went wrong
 REPLY_BASE = 4 << 20  # bytes a reply may have beyond REPLY_FACTOR times its request
@@ -40,7 +40,7 @@ class Outcome:
     warnings: tuple[str, ...] = ()
 
 
-class WorkerHandle:
+class StudentCode:
     """A submission folder, graded call by call in a confined worker process.
 
     reference maps qualified names ("softmax.softmax") to the functions that stand for them: the
@@ -49,7 +49,7 @@ class WorkerHandle:
     """
 
     def __init__(
-        self, folder: Path, *, reference: Mapping[str, Callable] | None = None, timeout: float = 10.0, spare: Worker | None = None
+        self, folder: Path, *, reference: Mapping[str, Callable] | None = None, timeout: float = 10.0, spare: WorkerProcess | None = None
     ):
         self.folder = Path(folder).resolve()
         self._spare = spare  # a worker started ahead of the files, the first to be used
@@ -63,7 +63,7 @@ class WorkerHandle:
         self._refused = refusals(self.folder)
         self._broken: dict[str, StudentError] = {}  # modules that cannot be imported
         self._imported: set[str] = set()
-        self._worker: Worker | None = None
+        self._worker: WorkerProcess | None = None
         self._refusals: list[str] = []  # the asks of the current call refused by their contract
         self._pairs: list = []  # the (x, y) pairs of the current call's Batches argument, handed out one by one
         self._taken = 0  # how many of them the worker has been given
@@ -100,7 +100,7 @@ class WorkerHandle:
         if module not in self._imported:
             self._import(module, limit)
         feeds = [arg for arg in args if type(arg) is Batches and not arg.sent]
-        self._pairs = feeds[0].pairs if feeds else []  # kept here: the worker asks for each pair (grader.sandbox.toymodel.TAKEN)
+        self._pairs = feeds[0].pairs if feeds else []  # kept here: the worker asks for each pair (grader.sandbox.worker.toymodel.TAKEN)
         request = tuple(Batches([]) if type(arg) is Batches and not arg.sent else arg for arg in args)
         reply = self._exchange({"op": "call", "module": module, "function": function, "args": request}, limit, function)
         if "error" in reply:
@@ -109,7 +109,7 @@ class WorkerHandle:
         after = tuple(_counted(back, args[i] if i < len(args) else None, self._pairs, self._taken) for i, back in enumerate(returned))
         return Outcome(reply["value"], after, reply["seconds"], reply["output"], reply["warnings"])
 
-    def _spare_started(self) -> Worker | None:
+    def _spare_started(self) -> WorkerProcess | None:
         """The spare, given the files and started; None when there is none or it will not start (a fresh one is made then)."""
         spare, self._spare = self._spare, None
         if spare is None:
@@ -147,12 +147,12 @@ class WorkerHandle:
             raise self._broken[module]
         self._imported.add(module)
 
-    def _start(self) -> Worker:
+    def _start(self) -> WorkerProcess:
         """A fresh worker (the spare, given its files now, if there is one), confined as well as this machine allows."""
         worker = self._spare_started()
         if worker is None:
             try:
-                worker = Worker(isolation.choose(), self.folder)
+                worker = WorkerProcess(isolation.choose(), self.folder)
             except isolation.IsolationError as error:
                 raise StudentError("grader", f"The grader cannot run your code: {error} {GRADER_FAULT}") from None
             except OSError as error:
@@ -175,15 +175,13 @@ class WorkerHandle:
         try:
             worker.exchange(request, limit, cap, lambda frame: self._answer(frame, replies), quick=self._quick)
             reply = _checked(replies[0], message["op"])
-        except (_Failed, ValueError, StudentError) as failure:
+        except BaseException as failure:  # the worker may be a frame out of step now: it goes, whatever went wrong
             output = worker.output.take()
             worker.stop()
             self._worker = None
-            if isinstance(failure, StudentError):
-                raise StudentError(failure.kind, failure.message, output) from None
-            if isinstance(failure, _Failed):
-                raise StudentError(failure.kind, failure.describe(what, limit), output) from None
-            raise StudentError("bad_output", f"what {what} returned could not be read back ({failure}).", output) from None
+            if not isinstance(failure, Exception):  # Ctrl-C
+                raise
+            raise _student_error(failure, what, limit, output) from None
         reply["output"] = worker.output.take()
         if self._refusals:  # caught by the student's code or not, an ask outside its contract fails the call
             raise StudentError("raised", f"your {what} called {self._refusals[0]}", reply["output"])
@@ -196,7 +194,7 @@ class WorkerHandle:
             return None
         return self._ask_answered(message, frame, start=True)
 
-    def _quick(self, frame: bytes) -> bytes | None:
+    def _quick(self, frame: bytes) -> bytes | bytearray | None:
         """On the worker's reader thread, while the call waits: the answer to an ask, sent from there (one thread hop each
         way instead of three, for asks made by the thousand); None leaves the frame to the exchange's thread: a reply, or
         an ask whose helper is not running yet (the helper dies with the thread that starts it, so only that one may).
@@ -209,7 +207,7 @@ class WorkerHandle:
             return None
         return None if message is None else self._ask_answered(message, frame, start=False)
 
-    def _ask_answered(self, message: dict, frame: bytes, start: bool) -> bytes | None:
+    def _ask_answered(self, message: dict, frame: bytes, start: bool) -> bytes | bytearray | None:
         """The answer to a stand-in's question: the next batch, or the reference helper's; None when start is False and no helper runs."""
         name, args = message.get("ask"), message.get("args")
         if name == TAKEN:  # the next batch of a Batches argument, handed out and counted here, where student code cannot change it
@@ -220,7 +218,8 @@ class WorkerHandle:
             raise ValueError(f"the worker asked for {str(name)[:80]!r}, which it has no stand-in for")
         try:
             asks.check(name, args)
-        except AskRefused as refused:
+        except Exception as error:  # noqa: BLE001  (arguments no contract can even judge are refused too)
+            refused = error if isinstance(error, AskRefused) else f"its arguments could not be checked ({type(error).__name__})"
             self._refusals.append(f"{name.partition('.')[2]}: {refused}")
             return encode({"error": "ValueError", "message": f"{name}: {refused}"})
         try:
@@ -230,9 +229,27 @@ class WorkerHandle:
 
 
 def _ask_in(frame: bytes) -> dict | None:
-    """The stand-in's question a frame holds, its arrays left unread; None for any other frame (a reply)."""
+    """The stand-in's question a frame holds, its arrays left unread; None for any other frame (a reply).
+
+    ValueError for a frame that is no message, or an ask that holds more than a name and its arguments.
+    """
     message = decode(frame, outline=True)
-    return message if type(message) is dict and "ask" in message else None
+    if type(message) is not dict or "ask" not in message:
+        return None
+    if set(message) != {"ask", "args"} or type(message["ask"]) is not str:
+        raise ValueError("an ask that is not a function's name and its arguments")
+    return message
+
+
+def _student_error(failure: Exception, what: str, limit: float, output: str) -> StudentError:
+    """An exchange that failed, as the student's call failing: the worker's frames decide how an exchange goes."""
+    if isinstance(failure, StudentError):
+        return StudentError(failure.kind, failure.message, output)
+    if isinstance(failure, _Failed):
+        return StudentError(failure.kind, failure.describe(what, limit), output)
+    if isinstance(failure, ValueError):
+        return StudentError("bad_output", f"what {what} returned could not be read back ({failure}).", output)
+    return StudentError("bad_output", f"what {what} sent the grader could not be read ({type(failure).__name__}).", output)
 
 
 def _as_sent(args: tuple, i: int):

@@ -11,27 +11,25 @@ import atexit
 import hashlib
 import json
 import os
-import queue
-import struct
 import subprocess
 import sys
 import threading
-import time
 import warnings
 from pathlib import Path
 
 import psutil
 
 from grader.sandbox import launcher
-from grader.sandbox.codec import encode
 from grader.sandbox.errors import HelperFailed
-from grader.sandbox.frames import read_exactly, write_frame
+from grader.sandbox.pipes import Deadline, FramedPipe, PipeFailed
+from grader.sandbox.worker.codec import MAX_FRAME, encode
+from grader.sandbox.worker.frames import read_frame, write_frame
 
 MEMORY_BYTES = 2 << 30  # the helper's address space: numpy's own and a few answers at the asks' budget
 ASK_SECONDS = 10.0  # one answer's deadline, at most
 START_SECONDS = 30.0
 KEPT_BYTES = 8 << 20  # answers kept for asks that come again, at most (a run's checks ask the same often; a few at full scale)
-POLL = 0.05  # seconds between looks at the helper's memory where RLIMIT_AS could not be set
+ANSWER_CAP = 256 << 20  # bytes of one answer: a few times the largest the asks' budget allows
 THREADS = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}  # one core, a small address space
 KIT = str(Path(__file__).resolve().parents[2])
 BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from grader.sandbox.helper import serve; serve()"
@@ -43,13 +41,13 @@ class Helper:
     def __init__(self):
         self.lock = threading.Lock()
         self.process: subprocess.Popen | None = None
-        self.frames: queue.Queue = queue.Queue()
+        self.pipe: FramedPipe | None = None
         self.watch_memory = False
         self.greeted = False  # whether the helper's first frame has been read
-        self.kept: dict[bytes, bytes] = {}  # digest of a request and its frame -> the answer, until forget()
+        self.kept: dict[bytes, bytes | bytearray] = {}  # digest of a request and its frame -> the answer, until forget()
         self.kept_bytes = 0
 
-    def answer(self, function, frame: bytes, seconds: float = ASK_SECONDS, start: bool = True) -> bytes | None:
+    def answer(self, function, frame: bytes, seconds: float = ASK_SECONDS, start: bool = True) -> bytes | bytearray | None:
         """The encoded answer of function (a module-level reference function) to an ask frame; raises HelperFailed.
 
         The reference is a pure function of the ask, so an ask that came before is answered as it was then.
@@ -79,68 +77,62 @@ class Helper:
             if self.process is None or self.process.poll() is not None:
                 self._spawn()
 
-    def _asked(self, request: bytes, frame: bytes, seconds: float, start: bool) -> bytes | None:
+    def _asked(self, request: bytes, frame: bytes, seconds: float, start: bool) -> bytes | bytearray | None:
         """The helper process's answer to one ask; None when it is not running and start is False."""
         with self.lock:
             if self.process is None or self.process.poll() is not None:
                 if not start:
                     return None
                 self._spawn()
-            if not self.greeted:
-                self._greet()
             try:
-                self._send(request)
-                self._send(frame)
+                if not self.greeted:
+                    self._greet()
+                assert self.pipe is not None
+                if not (self.pipe.write(request) and self.pipe.write(frame)):
+                    raise HelperFailed("it ended")
                 return self._receive(min(seconds, ASK_SECONDS))
-            except (HelperFailed, OSError) as failure:
+            except HelperFailed as failure:
                 self.stop()
                 raise HelperFailed(str(failure)) from None
 
     def _spawn(self):
         """A fresh helper process, loading while the grader goes on."""
-        self.frames, self.greeted = queue.Queue(), False
+        self.stop()
+        self.greeted = False
         self.process = launcher.piped(launcher.python("-c", BOOT, KIT), env={**os.environ, **THREADS}, stderr=False)
-        threading.Thread(target=_read_frames, args=(self.process.stdout, self.frames), daemon=True, name="reference-helper").start()
+        self.pipe = FramedPipe(self.process, ANSWER_CAP, "reference-helper")
 
     def _greet(self):
         """The helper's first frame, once it has loaded: whether its memory limit is set."""
-        ready = json.loads(self._receive(START_SECONDS))
-        self.watch_memory, self.greeted = not ready.get("limited"), True
+        try:
+            ready = json.loads(self._receive(START_SECONDS))
+            self.watch_memory, self.greeted = ready.get("limited") is not True, True
+        except (ValueError, AttributeError) as error:  # not the JSON object serve writes first
+            raise HelperFailed(f"its first frame was not its greeting ({error})") from None
 
-    def _send(self, data: bytes):
-        assert self.process is not None and self.process.stdin is not None
-        write_frame(self.process.stdin, data)
-
-    def _receive(self, seconds: float) -> bytes:
+    def _receive(self, seconds: float) -> bytearray:
         """The helper's next frame within seconds, watching its memory where the OS set no limit."""
-        deadline = time.monotonic() + seconds
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                frame = self.frames.get(timeout=min(left, POLL))
-            except queue.Empty:
-                if self.watch_memory and self.process and _memory(self.process.pid) > MEMORY_BYTES:
-                    raise HelperFailed(f"it used more than {MEMORY_BYTES >> 30} GiB") from None
-                continue
-            if frame is None:
-                raise HelperFailed("it ended")
-            return frame
-        raise HelperFailed(f"it did not answer within {seconds:g} s")
+        assert self.pipe is not None
+        try:
+            return self.pipe.receive(Deadline(seconds), idle=self._check_memory)
+        except PipeFailed as failed:
+            why = {"timeout": f"it did not answer within {seconds:g} s", "too_big": f"it sent a frame of {failed.size} bytes"}
+            raise HelperFailed(why.get(failed.kind, "it ended")) from None
+
+    def _check_memory(self):
+        if self.watch_memory and self.process and _memory(self.process.pid) > MEMORY_BYTES:
+            raise HelperFailed(f"it used more than {MEMORY_BYTES >> 30} GiB")
 
     def stop(self):
         """End the helper process, if one runs."""
         if self.process is not None:
             self.process.kill()
             self.process.wait()
+            if self.pipe is not None:
+                self.pipe.close()
             for pipe in (self.process.stdin, self.process.stdout):
                 pipe.close()
-            self.process = None
-
-
-def _read_frames(pipe, frames: queue.Queue):
-    """Thread: the helper's frames, then None at its end."""
-    while (head := read_exactly(pipe, 8)) is not None and (body := read_exactly(pipe, struct.unpack("<Q", head)[0])) is not None:
-        frames.put(body)
-    frames.put(None)
+            self.process = self.pipe = None
 
 
 def _memory(pid: int) -> int:
@@ -158,27 +150,32 @@ atexit.register(HELPER.stop)
 
 def serve():
     """In the helper: set the memory limit, then answer each (function, ask) pair until the grader goes."""
-    from grader.sandbox.limits import watch_parent
+    from grader.sandbox.worker.limits import watch_parent
 
     watch_parent(os.getppid())
     limited = _limit_memory()
     requests, replies = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr
     write_frame(replies, json.dumps({"limited": limited}).encode())
-    while (head := read_exactly(requests, 8)) is not None:
-        request = read_exactly(requests, struct.unpack("<Q", head)[0])
-        size = read_exactly(requests, 8)
-        frame = size and read_exactly(requests, struct.unpack("<Q", size)[0])
-        if request is None or frame is None:
-            return
-        write_frame(replies, encode(_run(json.loads(request), frame)))
+    while (request := read_frame(requests, MAX_FRAME)) is not None and (frame := read_frame(requests, MAX_FRAME)) is not None:
+        write_frame(replies, _answered(request, frame))
+
+
+def _answered(request: bytes, frame: bytes) -> bytes:
+    """The encoded answer to one ask; whatever the ask holds, an answer, never the helper's end."""
+    try:
+        return encode(_run(json.loads(request), frame))
+    except MemoryError:
+        return encode({"error": "ValueError", "message": "the grader's reference ran out of memory on these arguments"})
+    except Exception as error:  # noqa: BLE001  (an ask the grader's checks let through and the reference cannot read)
+        return encode({"error": "ValueError", "message": f"the grader's reference could not read this ask ({type(error).__name__})"})
 
 
 def _run(request: dict, frame: bytes) -> dict:
     """The reference's value and arguments afterwards, or the error it raised, as the stand-in expects."""
     import importlib
 
-    from grader.sandbox.codec import as_sent, decode, sent_back
+    from grader.sandbox.worker.codec import as_sent, decode, sent_back
 
     message = decode(frame)
     function = getattr(importlib.import_module(request["module"]), request["function"])

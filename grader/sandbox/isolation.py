@@ -30,13 +30,14 @@ from grader.sandbox import launcher, linux, spares
 from grader.sandbox.errors import IsolationError
 from grader.sandbox.portable import simulating_other_os
 from grader.sandbox.private import Room
-from grader.sandbox.process import Worker
+from grader.sandbox.process import WorkerProcess
 from grader.sandbox.tree import RUN_VAR, TOKEN_VAR, end_processes, end_tree, isolated_env, kill_marked, new_session
 
 TIERS = ("namespaces", "user", "none")
 APART = ("namespaces", "user+landlock")  # the recorded tiers that keep one submission from reading another's files
 LANDLOCK_VERSION = 1 << 0  # landlock_create_ruleset's flag: return the kernel's Landlock ABI version
 TIER_VAR = "ATTENTION_BY_HAND_ISOLATION"
+BOOT = "grader/sandbox/worker/boot.py"  # in a room's copy of the kit: the first lines of every process that runs student code
 
 
 @dataclass
@@ -72,13 +73,14 @@ class Portable:
         """The user the worker's home belongs to, when it is not the grader's."""
         return None
 
-    def prepare(self, room: Room) -> Launch:
+    def prepare(self, room: Room, main: str) -> Launch:
+        """How to start the room's boot, which runs main (a module of the room's copy, by name) in this confinement."""
         token = os.urandom(8).hex()
         env = {**isolated_env(str(room.home)), TOKEN_VAR: token}
         if RUN_VAR in os.environ:
             env[RUN_VAR] = os.environ[RUN_VAR]
-        config = {"uid": None, "sites": site_dirs(), "landlock": None}
-        argv = launcher.python(str(room.kit / "grader" / "sandbox" / "boot.py"), str(room.kit), json.dumps(config), flags=launcher.BARE)
+        config = {"uid": None, "sites": site_dirs(), "landlock": None, "main": main}
+        argv = launcher.python(str(room.kit / BOOT), str(room.kit), json.dumps(config), flags=launcher.BARE)
         return Launch(
             argv=argv,
             env=env,
@@ -112,10 +114,10 @@ class OwnUser(Portable):
     def owner(self) -> int | None:
         return self.uid
 
-    def prepare(self, room: Room) -> Launch:
-        launch = super().prepare(room)
+    def prepare(self, room: Room, main: str) -> Launch:
+        launch = super().prepare(room, main)
         view = {"read": linux.readable(room, site_dirs()), "write": [str(room.home), "/dev/null"]}
-        launch.argv[-1] = json.dumps({"uid": None, "sites": site_dirs(), "landlock": view})
+        launch.argv[-1] = json.dumps({"uid": None, "sites": site_dirs(), "landlock": view, "main": main})
         launch.popen.update(user=self.uid, group=self.uid, extra_groups=[])
         launch.uid, launch.processes, launch.sweep = self.uid, True, True
         return launch
@@ -140,11 +142,11 @@ class Namespaces(Portable):
     def owner(self) -> int | None:
         return self.uid
 
-    def prepare(self, room: Room) -> Launch:
-        launch = super().prepare(room)
+    def prepare(self, room: Room, main: str) -> Launch:
+        launch = super().prepare(room, main)
         inside = linux.Mounts(room, site_dirs())
-        config = {"uid": self.uid, "sites": inside.sites, "landlock": None}
-        command = [inside.python, *launcher.WORKER_FLAGS, inside.boot, inside.kit, json.dumps(config)]
+        config = {"uid": self.uid, "sites": inside.sites, "landlock": None, "main": main}
+        command = [inside.python, *launcher.WORKER_FLAGS, f"{inside.kit}/{BOOT}", inside.kit, json.dumps(config)]
         launch.argv = [self.bwrap, *inside.arguments(user_namespace=self.uid is None), "--", *command]
         launch.env.update(HOME="/tmp", TMPDIR="/tmp", TEMP="/tmp", TMP="/tmp")
         launch.folder, launch.parent, launch.cwd = inside.submission, None, str(room.root)
@@ -188,7 +190,7 @@ def landlock_abi() -> int:
         return 0
     import ctypes
 
-    from grader.sandbox.landlock import CREATE_RULESET
+    from grader.sandbox.worker.landlock import CREATE_RULESET
 
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
@@ -256,7 +258,7 @@ def _probe_now(tier: str) -> str:
     return spares.probe(Namespaces(bwrap) if tier == "namespaces" else OwnUser())
 
 
-def spare() -> Worker:
+def spare() -> WorkerProcess:
     """A worker started in the chosen confinement, given its files later: the probe's while it runs, else a new one."""
     return spares.take(choose())
 

@@ -133,7 +133,6 @@ class Mounts:
     def __init__(self, room, sites: list[str]):
         self.room = room
         self.kit, self.submission = f"{INSIDE}/kit", f"{INSIDE}/submission"
-        self.boot = f"{self.kit}/grader/sandbox/boot.py"
         self.host_sites = sites
         self.sites = [f"{INSIDE}/site/{n}" for n in range(len(sites))]
         self.python = str(Path(sys.executable).resolve())

@@ -15,23 +15,11 @@ from pathlib import Path
 from grader.paths import MODULES
 from grader.sandbox.errors import NotRegular
 
-SANDBOX_DIR = Path(__file__).resolve().parent
-# The worker's code: no reference, no check; boot.py imports worker, which imports the rest.
-WORKER_MODULES = (
-    "__init__",
-    "boot",
-    "channel",
-    "codec",
-    "frames",
-    "imports",
-    "landlock",
-    "limits",
-    "messages",
-    "session",
-    "toymodel",
-    "worker",
-)
-PACKAGE_INIT = '"""The worker\'s copy of the kit: only grader.sandbox\'s worker modules."""\n'
+WORKER_DIR = Path(__file__).resolve().parent / "worker"  # what runs in the worker, copied whole: no reference, no check
+PACKAGE_INITS = {
+    "grader": '"""The worker\'s copy of the kit: grader.sandbox.worker alone."""\n',
+    "grader/sandbox": '"""The worker\'s copy of the sandbox: its worker package alone."""\n',
+}
 
 
 READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
@@ -91,15 +79,19 @@ def copy_modules(source: Path, target: Path) -> dict[str, str]:
 
 
 def copy_worker_code(target: Path) -> Path:
-    """The worker's modules as a tiny `grader` package under target; the folder to put on sys.path."""
-    package = target / "grader" / "sandbox"
-    package.mkdir(parents=True, mode=0o755)
-    os.chmod(target / "grader", 0o755)
-    (target / "grader" / "__init__.py").write_text(PACKAGE_INIT, encoding="utf-8")
-    for name in WORKER_MODULES:
-        shutil.copyfile(SANDBOX_DIR / f"{name}.py", package / f"{name}.py")
-    for path in [target / "grader" / "__init__.py", *package.iterdir()]:
-        os.chmod(path, 0o644)
+    """grader/sandbox/worker/ (its .py files, no bytecode) inside a tiny `grader` package under target; the folder to put on sys.path."""
+    shutil.copytree(
+        WORKER_DIR,
+        target / "grader" / "sandbox" / "worker",
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+        copy_function=shutil.copyfile,
+    )
+    for package, text in PACKAGE_INITS.items():
+        (target / package / "__init__.py").write_text(text, encoding="utf-8")
+    for folder, _, files in os.walk(target):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(Path(folder) / name, 0o644)
     return target
 
 

@@ -5,9 +5,6 @@ processes (no /proc, pidfd or process group is needed). How the worker is confin
 everything it started is ended, is the confinement's business (grader.sandbox.isolation).
 """
 
-import queue
-import struct
-import subprocess
 import sys
 import threading
 import time
@@ -22,35 +19,19 @@ except ImportError:  # Windows
 from grader.sandbox import launcher
 from grader.sandbox.clock import Clock, Sample, _tree
 from grader.sandbox.errors import StudentError, _Failed
-from grader.sandbox.frames import END_OF_CALL, read_exactly, write_frame
-from grader.sandbox.limits import MEMORY_BYTES
+from grader.sandbox.pipes import FramedPipe, PipeFailed
 from grader.sandbox.portable import simulating_other_os
 from grader.sandbox.private import Room
+from grader.sandbox.worker.frames import END_OF_CALL
+from grader.sandbox.worker.limits import MEMORY_BYTES
 
 STARTUP_SECONDS = 60.0  # starting a worker is the grader's cost, not the student's
 STARTUP_CAP = 1 << 20  # bytes of the worker's first reply
 PIPE_BYTES = 1 << 20  # the request and reply pipes' size, where it can be set
 OUTPUT_KEPT = 16 << 10  # bytes of the student's output kept per call
 OUTPUT_GRACE = 1.0  # seconds to wait for a call's output after its reply
-POLL = 0.05  # seconds between looks at the worker while waiting
+SERVE = "grader.sandbox.worker.serve"  # what the worker's boot runs
 GRADER_FAULT = "This is a fault in the grader, not in your code: please report it, with this message, to your instructor."
-
-
-class TooBig:
-    """A frame whose announced size is over the cap of the exchange."""
-
-    def __init__(self, size):
-        self.size = size
-
-
-GONE = object()  # the reply pipe was closed
-
-
-class Raised:
-    """An error of the exchange's quick answerer, on the reader's thread, for the exchange to raise on its own."""
-
-    def __init__(self, error: Exception):
-        self.error = error
 
 
 class Output:
@@ -92,8 +73,8 @@ class Output:
             return text
 
 
-class Worker:
-    """One worker process in its confinement: its pipes, its captured output, and how to end it for good.
+class WorkerProcess:
+    """One worker process in its confinement: its framed pipe, its captured output, and how to end it for good.
 
     folder None: a spare, started ahead (Python and numpy loaded) and given its files later (launch.room.fill).
     """
@@ -102,7 +83,7 @@ class Worker:
         self.confinement = confinement
         room = Room(folder, confinement.owner())
         try:
-            self._start(confinement.prepare(room))
+            self._start(confinement.prepare(room, SERVE))
         except BaseException:  # it did not start (the user tier's cannot reach this Python, say): nothing is left of it
             if (process := getattr(self, "process", None)) is not None:
                 process.kill()
@@ -113,22 +94,17 @@ class Worker:
     def _start(self, launch):
         self.launch = launch
         self.started = time.time()
-        self.frames: queue.Queue = queue.Queue()
         self.output = Output()
-        self.cap = STARTUP_CAP
-        self.outbox: queue.Queue = queue.Queue()
         self.watch_memory = False
         self.landlocked = False  # whether Landlock confines the worker's view of the files
         self.mark_lost = False  # the student closed the output pipe: stop waiting for marks
         self.processes: list | None = None  # the worker's process tree as last seen, whose CPU time the limits count
         self.cpu = Sample()  # their CPU time lately, where each call's limit counts from
-        self.quick = None  # during an exchange: answers the asks it can on the reader's thread (see exchange)
-        self.sending = threading.Lock()  # one frame at a time into the request pipe, from either thread that writes
         self.process = launcher.piped(self.launch.argv, env=self.launch.env, cwd=self.launch.cwd, **self.launch.popen)
         for pipe in (self.process.stdin, self.process.stdout):
             widen(pipe)
-        for target in (self._read_frames, self._read_output, self._write_frames):
-            threading.Thread(target=target, daemon=True, name=f"worker-{self.process.pid}-{target.__name__}").start()
+        self.pipe = FramedPipe(self.process, STARTUP_CAP, "worker")
+        threading.Thread(target=self._read_output, daemon=True, name=f"worker-{self.process.pid}-output").start()
 
     def start(self, reference_for=()) -> None:
         """The first exchange: the worker loads the submission and says which limits it could not set.
@@ -153,7 +129,7 @@ class Worker:
 
     def _greeted(self, message: dict, word: str) -> dict:
         """The worker's reply to a message of the grader's own, which says word: True; else the worker is stopped."""
-        from grader.sandbox.codec import decode, encode  # numpy: loaded here, so the probe's worker starts before it
+        from grader.sandbox.worker.codec import decode, encode  # numpy: loaded here, so the probe's worker starts before it
 
         replies = []
         try:
@@ -172,56 +148,38 @@ class Worker:
         """Send a request; hand every frame to on_frame, which returns the answer to send or None when done.
 
         limit: CPU seconds of the worker's processes, with a wall-clock backstop (grader.sandbox.clock).
-        quick: answers the frames it can (bytes to send, else None) on the thread that reads them, which
-        sends the answer itself: one thread hop each way instead of three, for asks made by the thousand.
+        quick: answers the frames it can on the thread that reads them (FramedPipe.intercept).
         Raises _Failed on a timeout (its detail says which limit), a death, a frame over `cap` bytes, or too much memory.
         """
-        clock, self.cap = Clock(self.process.pid, limit, self.processes, self.cpu), cap
+        clock, self.pipe.cap, self.pipe.intercept = Clock(self.process.pid, limit, self.processes, self.cpu), cap, quick
         marks = self.output.marks
-        self.quick = quick
         try:
-            self.outbox.put(request)
+            self.pipe.send(request)
             while True:
-                item = self._next(clock)
-                if isinstance(item, TooBig):
-                    raise _Failed("bad_output", detail=f"a reply of {item.size} bytes, far more than this call should return")
-                if isinstance(item, Raised):
-                    raise item.error
-                answer = on_frame(item)
+                try:
+                    frame = self.pipe.receive(clock, idle=self._check_memory)
+                except PipeFailed as failed:
+                    raise self._failed(failed, clock) from None
+                answer = on_frame(frame)
                 if answer is None:
                     break
-                self.outbox.put(answer)
+                self.pipe.send(answer)
         finally:
-            self.quick = None
+            self.pipe.intercept = None
         if not self.mark_lost and not self.output.wait_for_mark(marks + 1, OUTPUT_GRACE):
             self.mark_lost = True
 
-    def _next(self, clock: Clock):
-        """The next frame from the worker, watching its CPU time and the clock, the process and its memory."""
-        while True:
-            if which := clock.over():
-                self.processes = clock.tree
-                raise _Failed("timeout", detail=clock.said(which))
-            try:
-                item = self.frames.get(timeout=min(max(clock.wall_left(), 0.0), POLL))
-            except queue.Empty:
-                self._check_alive()
-                continue
-            if item is GONE:
-                self._check_alive(wait=1.0)
-                continue
-            return item
+    def _failed(self, failed: PipeFailed, clock: Clock) -> _Failed:
+        """Why no reply came, in the words of a call that failed."""
+        if failed.kind == "timeout":
+            self.processes = clock.tree
+            return _Failed("timeout", detail=clock.said(failed.detail))
+        if failed.kind == "too_big":
+            return _Failed("bad_output", detail=f"a reply of {failed.size} bytes, far more than this call should return")
+        return _Failed("crashed", self.launch.status(failed.status))
 
-    def _check_alive(self, wait: float = 0.0):
-        """Raise _Failed when the worker has ended or uses more memory than allowed."""
-        try:
-            code = self.process.wait(timeout=wait) if wait else self.process.poll()
-        except subprocess.TimeoutExpired:
-            code = None
-        if code is not None:
-            time.sleep(0.2)  # the reader may still be taking a last frame from the pipe
-            if self.frames.empty():
-                raise _Failed("crashed", self.launch.status(code))
+    def _check_memory(self):
+        """Raise _Failed when the worker uses more memory than allowed (where no limit of the OS holds it)."""
         if self.watch_memory and self.memory() > MEMORY_BYTES:
             raise _Failed("memory", detail=f"{MEMORY_BYTES >> 30} GiB")
 
@@ -237,29 +195,6 @@ class Worker:
             pass
         return total
 
-    def _read_frames(self):
-        """Thread: split the reply pipe into frames, refusing one over the cap before reading it."""
-        pipe = self.process.stdout
-        while (head := read_exactly(pipe, 8)) is not None:
-            (size,) = struct.unpack("<Q", head)
-            if size > self.cap:
-                self.frames.put(TooBig(size))
-                return
-            body = read_exactly(pipe, size)
-            if body is None:
-                break
-            quick = self.quick
-            try:
-                answer = quick(body) if quick is not None else None
-            except Exception as error:  # noqa: BLE001  (raised again on the exchange's thread)
-                self.frames.put(Raised(error))
-                continue
-            if answer is None:
-                self.frames.put(body)
-            elif not self._send(answer):
-                break
-        self.frames.put(GONE)
-
     def _read_output(self):
         """Thread: everything the student prints, kept up to a cap."""
         try:
@@ -268,24 +203,9 @@ class Worker:
         except (OSError, ValueError):  # closed while stopping
             pass
 
-    def _write_frames(self):
-        """Thread: send each queued frame, so a worker that stops reading cannot hold the grader."""
-        while (data := self.outbox.get()) is not None:
-            if not self._send(data):
-                return
-
-    def _send(self, data: bytes) -> bool:
-        """Write one frame to the worker; False once it is gone (its death is noticed by the reader)."""
-        with self.sending:
-            try:
-                write_frame(self.process.stdin, data)
-            except (OSError, ValueError, TypeError):
-                return False
-        return True
-
     def stop(self):
         """End the worker and everything it started, then close its pipes and remove its room."""
-        self.outbox.put(None)
+        self.pipe.close()
         try:
             self.confinement.end(self)
         finally:

@@ -4,9 +4,9 @@ import atexit
 import threading
 
 from grader.sandbox.errors import StudentError
-from grader.sandbox.process import Worker
+from grader.sandbox.process import WorkerProcess
 
-_kept: list[Worker] = []  # the last probe's worker, not yet taken
+_kept: list[WorkerProcess] = []  # the last probe's worker, not yet taken
 _taking = threading.Lock()
 _here = threading.local()  # the worker the probe made in this thread
 
@@ -14,7 +14,7 @@ _here = threading.local()  # the worker the probe made in this thread
 def probe(confinement) -> str:
     """Start a worker in this confinement, with no files yet, and ask it whether it runs: "" when it answered, else why not."""
     try:
-        worker = Worker(confinement, None)
+        worker = WorkerProcess(confinement, None)
         worker.hello()
     except (OSError, StudentError) as error:
         return str(error)
@@ -28,7 +28,7 @@ def probe(confinement) -> str:
     return ""
 
 
-def take(confinement) -> Worker:
+def take(confinement) -> WorkerProcess:
     """A worker started in this confinement, given its files later: the probe's while it runs, else a new one."""
     with _taking:
         kept = _kept.pop() if _kept else None
@@ -36,14 +36,14 @@ def take(confinement) -> Worker:
         return kept
     if kept is not None:
         kept.stop()
-    return Worker(confinement, None)
+    return WorkerProcess(confinement, None)
 
 
 def stay() -> None:
     """Wait while the worker this thread's probe made runs.
 
     A worker outside a PID namespace asks, once given its files, to be killed when the thread that
-    started it ends (PR_SET_PDEATHSIG, grader.sandbox.limits): a probe's thread of its own stays.
+    started it ends (PR_SET_PDEATHSIG, grader.sandbox.worker.limits): a probe's thread of its own stays.
     """
     if (worker := getattr(_here, "worker", None)) is not None:
         worker.process.wait()

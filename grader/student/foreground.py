@@ -10,10 +10,10 @@ import sys
 import traceback
 from pathlib import Path
 
-from grader.sandbox.codec import PACKAGE, decode, encode
-from grader.sandbox.imports import install
-from grader.sandbox.messages import call_refusal
-from grader.sandbox.session import load_package
+from grader.sandbox.worker.codec import PACKAGE, decode, encode
+from grader.sandbox.worker.imports import install
+from grader.sandbox.worker.messages import call_refusal
+from grader.sandbox.worker.session import load_package
 
 NOT_STARTED, RAISED = 4, 3  # exit statuses trying.py tells apart
 

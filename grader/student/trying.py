@@ -24,7 +24,7 @@ from grader.check.checks.where import float32_digits, relation
 from grader.check.report import submission_args
 from grader.exercises import BY_NAME
 from grader.sandbox import launcher
-from grader.sandbox.codec import Batches, Foreign, ToyModel, decode, encode
+from grader.sandbox.worker.codec import Batches, Foreign, ToyModel, decode, encode
 from grader.student import foreground
 from grader.student.given import read_inputs, shape_problem
 from grader.student.status import resolve, unknown_function
@@ -214,9 +214,9 @@ def run(folder: Path, exercise: str, function: str, args: tuple) -> dict | str |
 def run_confined(folder: Path, exercise: str, function: str, args: tuple) -> dict | str | None:
     """Someone else's folder (a student's submission): the call in a confined worker, at the strongest isolation here."""
     from grader.sandbox.errors import StudentError
-    from grader.sandbox.handle import WorkerHandle
+    from grader.sandbox.handle import StudentCode
 
-    with WorkerHandle(folder, timeout=CONFINED_SECONDS) as worker:
+    with StudentCode(folder, timeout=CONFINED_SECONDS) as worker:
         try:
             outcome = worker.call(exercise, function, *args)
         except StudentError as error:

@@ -12,7 +12,7 @@ from grader.check import collector
 from grader.check.runner import run_checks
 from grader.exercises import NAMES
 from grader.paths import CHECKS_DIR, SOLUTIONS_DIR
-from grader.sandbox.handle import WorkerHandle
+from grader.sandbox.handle import StudentCode
 
 
 def pytest_on_the_checks(*args: str) -> list[str]:
@@ -51,13 +51,13 @@ def test_a_wrong_softmax_fails_the_checks_it_fails_under_pytest(tmp_path):
 @pytest.mark.slow
 def test_every_worker_of_a_run_starts_ahead_of_the_checks_never_in_the_middle_of_one(monkeypatch):
     started = []
-    start = WorkerHandle._start
+    start = StudentCode._start
 
     def recorded(handle):
         started.append((sorted(handle.reference), threading.current_thread().name))
         return start(handle)
 
-    monkeypatch.setattr(WorkerHandle, "_start", recorded)
+    monkeypatch.setattr(StudentCode, "_start", recorded)
     report = run_checks(SOLUTIONS_DIR, ["training"])  # in the full kit, some checks of training have the reference serve two of its own
     assert report.passed
     assert len({tuple(reference) for reference, _ in started}) == 2  # a worker for each set of functions the reference serves

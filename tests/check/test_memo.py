@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from grader.check.checks.workers import Workers
+from grader.check.checks.workers import StudentCodePool
 from grader.check.runner import run_checks
 from grader.paths import SOLUTIONS_DIR
 from grader.sandbox.errors import StudentError
@@ -35,7 +35,7 @@ def workers(tmp_path):
     folder = tmp_path / "exercises"
     shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
     (folder / "softmax.py").write_text(textwrap.dedent(COUNTING), encoding="utf-8")
-    pool = Workers(folder)
+    pool = StudentCodePool(folder)
     yield pool
     pool.close()
 

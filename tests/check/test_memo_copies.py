@@ -3,8 +3,8 @@
 import numpy as np
 
 from grader.check.checks.workers import _copied
-from grader.sandbox.codec import Batches, Foreign, ToyModel
 from grader.sandbox.handle import Outcome
+from grader.sandbox.worker.codec import Batches, Foreign, ToyModel
 
 
 def mutable_parts(value) -> set[int]:

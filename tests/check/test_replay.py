@@ -9,7 +9,7 @@ from grader.check.checks import replay
 from grader.check.checks.scale import SAID
 from grader.check.runner import run_checks
 from grader.paths import SOLUTIONS_DIR
-from grader.sandbox.codec import encode
+from grader.sandbox.worker.codec import encode
 
 MUTANTS = Path(__file__).resolve().parents[1] / "mutants"
 

@@ -14,8 +14,8 @@ from grader.check.results import CheckResult, ExerciseResult, Report
 from grader.cli import main
 from grader.paths import MODULES, SOLUTIONS_DIR
 from grader.sandbox.guard import refusals
-from grader.sandbox.imports import siblings
 from grader.sandbox.private import NotRegular, Snapshot, read_module
+from grader.sandbox.worker.imports import siblings
 
 
 @pytest.fixture

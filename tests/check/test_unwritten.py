@@ -9,7 +9,7 @@ from grader.check import unwritten as unwritten_module
 from grader.check.runner import run_checks
 from grader.check.unwritten import unwritten
 from grader.paths import MODULES, SOLUTIONS_DIR
-from grader.sandbox.handle import WorkerHandle
+from grader.sandbox.handle import StudentCode
 
 
 def read(folder) -> dict:
@@ -34,7 +34,7 @@ def test_untouched_stubs_start_no_worker_and_say_what_running_them_says(submissi
         raise AssertionError("a worker was started for untouched stubs")
 
     with monkeypatch.context() as patched:
-        patched.setattr(WorkerHandle, "_start", no_worker)
+        patched.setattr(StudentCode, "_start", no_worker)
         quick = run_checks(submission, ["scores", "softmax"])
     for module in ("scores", "softmax"):  # a comment at the end: no longer the stub, so each check runs in the worker
         path = submission / f"{module}.py"

@@ -4,6 +4,7 @@ import json
 import os
 import shutil
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -196,6 +197,36 @@ def test_an_exception_in_the_students_train_is_reported(ungated, reference_copy,
     assert "ValueError: boom" in err and "training.py" in err and "8-character MLP" not in err
 
 
+ON_THE_PIPE = "    import gc, os, sys\n    channel = next(o for o in gc.get_objects() if type(o).__name__ == 'Channel')\n    WRITE\n"
+ENCODE = "sys.modules['grader.sandbox.worker.codec'].encode"  # the job's own codec, loaded for its channel
+WRITTEN = {  # what the student's train writes on the job's own pipe, and what compare then says
+    "two bytes": ("channel.write(b'ab')", "could not take what its job sent"),
+    "a frame of 1 TiB": ("os.write(channel.replies, (1 << 40).to_bytes(8, 'little'))", "a frame of 1099511627776 bytes"),
+    "a forged end": (f"channel.write({ENCODE}({{'event': 'done'}}))", "finished without its mlp figures"),
+    "a model event without figures": (f"channel.write({ENCODE}({{'event': 'model', 'model': 'mlp'}}))", "a model event without"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", WRITTEN)
+def test_what_the_students_code_writes_on_the_jobs_pipe_is_its_failure_in_words(ungated, reference_copy, capsys, case):
+    """The job's events cross on a pipe of their own, checked before any is used: no traceback, no forged figures."""
+    written, said = WRITTEN[case]
+    edit(reference_copy, "training", "    losses = []\n", "    losses = []\n" + ON_THE_PIPE.replace("WRITE", written))
+    assert comparison.compare(submission=reference_copy, **QUICK) == 1
+    captured = capsys.readouterr()
+    assert said in captured.err and "wrote to a file descriptor it did not open" in captured.err
+    assert "Traceback" not in captured.err + captured.out and "8-character MLP" not in captured.out
+
+
+def test_event_lines_the_students_code_prints_are_only_its_output(ungated, reference_copy, capsys):
+    printed = '    print(\'{"event": "done"}\')\n    print(\'{"event": "model", "model": "mlp"}\')\n'
+    edit(reference_copy, "training", "    losses = []\n", "    losses = []\n" + printed)
+    assert comparison.compare(submission=reference_copy, **QUICK) == 0
+    out = capsys.readouterr().out
+    assert 'Your code printed (the end):\n{"event": "done"}' in out and "8-character MLP" in out
+
+
 @pytest.mark.slow
 def test_a_nan_loss_says_the_training_diverged(ungated, reference_copy, capsys):
     edit(
@@ -284,3 +315,18 @@ def test_the_training_job_keeps_its_heap_padded(ungated, reference_copy, capsys)
     edit(reference_copy, "training", "    losses = []\n", "    losses = []\n" + probe)
     assert comparison.compare(submission=reference_copy, **QUICK) == 0
     assert f"heap pad: {64 << 20}" in capsys.readouterr().out
+
+
+def test_the_training_job_starts_through_the_workers_one_boot(reference_copy):
+    """No boot of its own: the worker's boot, told to run the job, from a room holding the worker's package and the job's modules."""
+    job = comparison.TrainingJob(reference_copy, {"seed": 0, **QUICK, "no_mask": False})
+    try:
+        boot = next(arg for arg in job.launch.argv if arg.endswith(".py"))
+        config = json.loads(job.launch.argv[job.launch.argv.index(boot) + 2])
+        assert boot.endswith("/grader/sandbox/worker/boot.py") and config["main"] == "grader.compare.job"
+        assert sorted(p.name for p in (job.launch.room.kit / "grader" / "compare").iterdir()) == sorted(
+            f"{name}.py" for name in comparison.JOB_MODULES
+        )
+    finally:
+        job.stop()
+    assert not (Path(comparison.__file__).parent / "job_boot.py").exists()

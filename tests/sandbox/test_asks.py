@@ -20,10 +20,10 @@ from grader.check.checks import scale
 from grader.check.checks.harness import reference_for, reference_functions
 from grader.exercises import BY_NAME
 from grader.sandbox import asks
-from grader.sandbox.codec import decode, encode
 from grader.sandbox.errors import AskRefused
-from grader.sandbox.handle import WorkerHandle
+from grader.sandbox.handle import StudentCode
 from grader.sandbox.helper import HELPER
+from grader.sandbox.worker.codec import decode, encode
 
 CEILING = 512 << 20  # bytes the whole grading's process tree may hold while an attacker is graded
 FULL = {name: BY_NAME[name].points for name in ("heads", "training")}  # the honest folder's, beside the attackers
@@ -81,7 +81,7 @@ def test_the_comparisons_own_calls_are_within_the_budget():
 def test_a_complex_step_softmax_backward_through_the_stand_in_no_longer_passes(tmp_path):
     folder = attack(tmp_path, ATTACKS / "costly_sgd_ask.py", 0)
     shares, d_shares = np.array([[0.2, 0.8]]), np.array([[1.0, -1.0]])
-    with WorkerHandle(folder, reference=reference_for(reference_functions("training")), timeout=10) as student:
+    with StudentCode(folder, reference=reference_for(reference_functions("training")), timeout=10) as student:
         with pytest.raises(Exception) as raised:
             student.call("training", "softmax_backward", shares, d_shares)
     assert "complex128" in str(raised.value) and "float" in str(raised.value)
@@ -90,7 +90,7 @@ def test_a_complex_step_softmax_backward_through_the_stand_in_no_longer_passes(t
 def test_a_refused_ask_fails_the_call_even_when_the_students_code_catches_it(tmp_path):
     folder = attack(tmp_path, ATTACKS / "costly_asks.py", 0)
     x, w = np.ones((1, 2, 3)), np.ones((3, 2))
-    with WorkerHandle(folder, reference=reference_for(reference_functions("heads")), timeout=10) as student:
+    with StudentCode(folder, reference=reference_for(reference_functions("heads")), timeout=10) as student:
         with pytest.raises(Exception) as raised:
             student.call("heads", "attention_head", x, w, w, w)
     assert "causal_mask" in str(raised.value) and f"{asks.BUDGET:,}" in str(raised.value)
@@ -99,7 +99,7 @@ def test_a_refused_ask_fails_the_call_even_when_the_students_code_catches_it(tmp
 def test_the_reference_runs_in_a_helper_process_not_the_graders(tmp_path):
     folder = submission(tmp_path)
     x, w = np.ones((1, 2, 3)), np.ones((3, 2))
-    with WorkerHandle(folder, reference=reference_for(reference_functions("heads")), timeout=10) as student:
+    with StudentCode(folder, reference=reference_for(reference_functions("heads")), timeout=10) as student:
         student.call("heads", "attention_head", x, w, w, w)
     helper = HELPER.process
     assert helper is not None and helper.poll() is None
@@ -117,7 +117,7 @@ def test_asks_are_answered_on_the_readers_thread_and_the_helper_started_on_the_c
     monkeypatch.setattr(HELPER, "_spawn", lambda: spawned_on.append(threading.current_thread()) or real_spawn())
     HELPER.stop()
     HELPER.forget()
-    with WorkerHandle(folder, reference=reference_for(reference_functions("heads")), timeout=10) as student:
+    with StudentCode(folder, reference=reference_for(reference_functions("heads")), timeout=10) as student:
         first = student.call("heads", "attention_head", x, w, w, w).value
         student.call("heads", "attention_head", 2 * x, w, w, w)
     assert spawned_on == [threading.main_thread()]
@@ -125,7 +125,7 @@ def test_asks_are_answered_on_the_readers_thread_and_the_helper_started_on_the_c
     assert asked_on[1] is threading.main_thread()
     assert len(asked_on) > 3 and all(thread is not threading.main_thread() for thread in asked_on[2:])
     assert HELPER.process is not None and HELPER.process.poll() is None  # alive after the worker's reader has ended
-    with WorkerHandle(folder, reference=reference_for(reference_functions("heads")), timeout=10) as student:
+    with StudentCode(folder, reference=reference_for(reference_functions("heads")), timeout=10) as student:
         assert np.array_equal(student.call("heads", "attention_head", x, w, w, w).value, first)
 
 
@@ -195,6 +195,6 @@ def test_the_helper_sends_back_none_for_a_large_argument_the_reference_left_alon
     from solutions.heads import attention_head
 
     inputs = scale.head()
-    with WorkerHandle(submission(tmp_path), reference=reference_for(frozenset({"softmax.softmax"}))) as student:
+    with StudentCode(submission(tmp_path), reference=reference_for(frozenset({"softmax.softmax"}))) as student:
         out = student.call("heads", "attention_head", *inputs).value
     np.testing.assert_allclose(out[0], attention_head(*inputs)[0])

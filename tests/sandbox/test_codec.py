@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from grader.check.checks.workers import _digest
-from grader.sandbox.codec import Foreign, as_sent, encode, may_be_ask, pieces, sent_back
+from grader.sandbox.worker.codec import Foreign, as_sent, encode, may_be_ask, pieces, sent_back
 
 VALUES = [
     np.arange(6.0).reshape(2, 3),

@@ -16,9 +16,9 @@ from survivors import record, sleepers, survivors
 from grader.check.runner import run_checks
 from grader.paths import KIT_ROOT, SOLUTIONS_DIR
 from grader.sandbox import isolation
-from grader.sandbox.codec import Foreign
 from grader.sandbox.errors import StudentError
-from grader.sandbox.handle import WorkerHandle
+from grader.sandbox.handle import StudentCode
+from grader.sandbox.worker.codec import Foreign
 
 HOSTILE = Path(__file__).resolve().parents[1] / "hostile"
 X = np.array([[1.0, 2.0, 3.0], [0.5, 0.0, -np.inf]])
@@ -120,7 +120,7 @@ def test_hostile_call_gets_its_verdict(case, tmp_path, workers):
     expected, bound = VERDICTS[case]
     folder = submission(tmp_path, case)
     start, start_time = time.monotonic(), time.time()
-    with WorkerHandle(folder, timeout=LIMIT + (1 if case == "slow_but_correct" else 0)) as student:
+    with StudentCode(folder, timeout=LIMIT + (1 if case == "slow_but_correct" else 0)) as student:
         try:
             outcome = student.call("softmax", "softmax", X.copy())
         except StudentError as error:
@@ -150,7 +150,7 @@ def test_hostile_call_gets_its_verdict(case, tmp_path, workers):
 
 def test_patches_stay_in_the_worker(tmp_path):
     for case in ("patches_allclose", "patches_builtins"):  # patches_pytest cannot import pytest (tests/test_imports.py)
-        with WorkerHandle(submission(tmp_path, case)) as student:
+        with StudentCode(submission(tmp_path, case)) as student:
             student.call("softmax", "softmax", X.copy())
     assert not np.allclose(0.0, 1.0) and isinstance(1, int) and not isinstance(1, str)
     with pytest.raises(pytest.fail.Exception):
@@ -158,22 +158,22 @@ def test_patches_stay_in_the_worker(tmp_path):
 
 
 def test_unseeded_noise_differs_between_calls(tmp_path):
-    with WorkerHandle(submission(tmp_path, "unseeded_noise")) as student:
+    with StudentCode(submission(tmp_path, "unseeded_noise")) as student:
         first, second = (student.call("softmax", "softmax", X.copy()).value for _ in range(2))
     assert not np.array_equal(first, second)
 
 
 def test_mutated_inputs_show_in_the_outcome(tmp_path):
-    with WorkerHandle(submission(tmp_path, "mutates_input")) as student:
+    with StudentCode(submission(tmp_path, "mutates_input")) as student:
         outcome = student.call("softmax", "softmax", X.copy())
     assert np.array_equal(outcome.args[0], np.zeros_like(X))
 
 
 def test_huge_output_is_capped_and_fake_lines_stay_output(tmp_path):
-    with WorkerHandle(submission(tmp_path, "prints_64mb")) as student:
+    with StudentCode(submission(tmp_path, "prints_64mb")) as student:
         output = student.call("softmax", "softmax", X.copy()).output
     assert len(output) < 20_000 and "more bytes of output not shown" in output
-    with WorkerHandle(submission(tmp_path, "fake_report")) as student:
+    with StudentCode(submission(tmp_path, "fake_report")) as student:
         outcome = student.call("softmax", "softmax", X.copy())
     assert "softmax PASSED" in outcome.output and zeros(outcome.value)
 

@@ -16,11 +16,11 @@ from folders import submission
 
 from grader.check.runner import run_checks
 from grader.paths import KIT_ROOT
-from grader.sandbox.codec import PACKAGE
 from grader.sandbox.errors import StudentError
-from grader.sandbox.handle import WorkerHandle
-from grader.sandbox.imports import ALLOWED, RULE
+from grader.sandbox.handle import StudentCode
 from grader.sandbox.portable import SIMULATE_VAR, simulating_other_os
+from grader.sandbox.worker.codec import PACKAGE
+from grader.sandbox.worker.imports import ALLOWED, RULE
 
 X = np.array([[1.0, 2.0, 3.0], [0.5, 0.0, -np.inf]])
 # statement: the library it names; scipy and torch are absent here, hypothesis and psutil installed, grader loaded in the worker
@@ -57,7 +57,7 @@ def test_the_rule_is_numpy_the_standard_library_and_the_siblings():
 @pytest.mark.parametrize("place, line", [(module_level, 2), (in_a_call, 5)])
 def test_a_library_is_refused_at_import_and_in_a_call_installed_or_not(tmp_path, statement, place, line):
     folder = submission(tmp_path, softmax=place(statement))
-    with WorkerHandle(folder) as student:
+    with StudentCode(folder) as student:
         for _ in range(2):  # the same verdict again, from the same worker or a fresh one
             with pytest.raises(StudentError) as caught:
                 student.call("softmax", "softmax", X)
@@ -67,7 +67,7 @@ def test_a_library_is_refused_at_import_and_in_a_call_installed_or_not(tmp_path,
 
 def test_a_module_that_imports_a_refused_sibling_is_told_which_file(tmp_path):
     folder = submission(tmp_path, softmax=module_level("import scipy.special"))
-    with WorkerHandle(folder) as student, pytest.raises(StudentError) as caught:
+    with StudentCode(folder) as student, pytest.raises(StudentError) as caught:
         student.call("heads", "attention_head", *[np.ones((2, 2))] * 4)
     assert (caught.value.kind, caught.value.message) == ("refused", refusal("scipy", 2, "import scipy.special"))
 
@@ -93,7 +93,7 @@ def test_siblings_the_standard_library_and_numpy_lazy_submodules_are_allowed(tmp
                 causal_mask(2).tolist(), functools.reduce(int.__add__, collections.Counter("aab").values())
         """,
     )
-    with WorkerHandle(folder) as student:
+    with StudentCode(folder) as student:
         lazy, norm, drawn, dot, pi, shape, mask, count = student.call("softmax", "softmax", X).value
     assert lazy and norm == 5.0 and np.array_equal(drawn, np.random.default_rng(0).normal(size=3)) and dot == 5.25
     assert pi == np.pi and shape == (2, 2) and mask == [[True, False], [True, True]] and count == 3
@@ -112,7 +112,7 @@ def test_a_refused_library_looks_absent_to_code_that_falls_back(tmp_path):
             return hypothesis is None
         """,
     )
-    with WorkerHandle(folder) as student:
+    with StudentCode(folder) as student:
         assert student.call("softmax", "softmax", X).value is True
 
 

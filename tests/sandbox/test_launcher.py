@@ -14,8 +14,8 @@ from busy import allowed
 
 from grader.paths import SOLUTIONS_DIR
 from grader.sandbox import isolation, launcher, spares
-from grader.sandbox.codec import decode, encode
 from grader.sandbox.tree import end_processes
+from grader.sandbox.worker.codec import decode, encode
 
 
 @pytest.mark.slow
@@ -40,13 +40,13 @@ def test_the_output_kept_is_its_tail_and_says_how_much_was_cut():
 def test_the_probe_starts_a_worker_with_no_files_and_keeps_it_for_the_run(monkeypatch, tmp_path):
     """The probe's worker answers before it has any file; the run's first worker is that one, given the run's files."""
     given = []
-    real = spares.Worker
+    real = spares.WorkerProcess
 
     def remember(confinement, folder):
         given.append(folder)
         return real(confinement, folder)
 
-    monkeypatch.setattr(spares, "Worker", remember)
+    monkeypatch.setattr(spares, "WorkerProcess", remember)
     monkeypatch.setattr(spares, "_kept", [])
     monkeypatch.setattr("grader.paths.EXERCISES_DIR", tmp_path / "missing")  # the kit's exercises/ gone: no matter
     assert spares.probe(isolation.Portable()) == ""

@@ -10,14 +10,14 @@ from folders import submission
 
 from grader.paths import SOLUTIONS_DIR
 from grader.sandbox import isolation
-from grader.sandbox.codec import MAX_WARNINGS, WARNING_CHARS, Batches, Foreign, ToyModel, decode, encode
 from grader.sandbox.errors import StudentError
 from grader.sandbox.guard import refusals
-from grader.sandbox.handle import WorkerHandle, _as_sent, _checked
-from grader.sandbox.process import Worker
+from grader.sandbox.handle import StudentCode, _as_sent, _checked
+from grader.sandbox.process import WorkerProcess
 from grader.sandbox.submission import SubmissionError, find_submission
-from grader.sandbox.toymodel import BatchFeed, LinearModel
 from grader.sandbox.tree import end_tree
+from grader.sandbox.worker.codec import MAX_WARNINGS, WARNING_CHARS, Batches, Foreign, ToyModel, decode, encode
+from grader.sandbox.worker.toymodel import BatchFeed, LinearModel
 from solutions.heads import attention_head
 from solutions.softmax import softmax
 from solutions.training import train
@@ -93,7 +93,7 @@ def test_live_decode_gives_working_toy_model_and_feed():
 
 def test_reference_solutions_return_the_reference_values():
     x, w_q, w_k, w_v = head_inputs()
-    with WorkerHandle(SOLUTIONS_DIR) as student:
+    with StudentCode(SOLUTIONS_DIR) as student:
         outcome = student.call("heads", "attention_head", x, w_q, w_k, w_v)
     out, shares = outcome.value
     expected_out, expected_shares = attention_head(x, w_q, w_k, w_v)
@@ -104,7 +104,7 @@ def test_reference_solutions_return_the_reference_values():
 
 
 def test_a_stub_is_not_started(pristine):
-    with WorkerHandle(pristine) as student, pytest.raises(StudentError) as caught:
+    with StudentCode(pristine) as student, pytest.raises(StudentError) as caught:
         student.call("softmax", "softmax", np.zeros(3))
     assert caught.value.kind == "not_started" and "NotImplementedError" in caught.value.message
 
@@ -120,7 +120,7 @@ def test_printed_output_is_captured_not_mixed_into_the_protocol(tmp_path):
             return q @ k.swapaxes(-1, -2) / q.shape[-1] ** 0.5
         """,
     )
-    with WorkerHandle(folder) as student:
+    with StudentCode(folder) as student:
         outcome = student.call("scores", "attention_scores", np.ones((2, 4)), np.ones((3, 4)))
     np.testing.assert_allclose(outcome.value, np.full((2, 3), 2.0))
     assert "hello from scores" in outcome.output and "warning" in outcome.output
@@ -145,7 +145,7 @@ def test_every_call_sends_back_its_warnings_even_if_a_module_silenced_them_at_im
         """,
     )
     x = np.array([1e4, 0.0])
-    with WorkerHandle(folder) as student:
+    with StudentCode(folder) as student:
         student.call("scores", "attention_scores", np.ones((2, 4)), np.ones((3, 4)))
         outcomes = [student.call("softmax", "softmax", x) for _ in range(2)]
         quiet = student.call("softmax", "softmax", np.zeros(2))
@@ -165,7 +165,7 @@ def test_a_call_may_silence_its_own_warnings_and_the_reference_gives_none(tmp_pa
         """,
     )
     x = np.array([[1e4, -1e4, -np.inf], [-1e4, -np.inf, -1e4 + 1]])
-    with WorkerHandle(folder) as student:
+    with StudentCode(folder) as student:
         assert student.call("scores", "attention_scores", np.ones((2, 4)), np.ones((3, 4))).warnings == ()
         assert student.call("softmax", "softmax", x).warnings == ()
 
@@ -181,7 +181,7 @@ def test_warnings_are_capped_in_number_and_length(tmp_path):
             return x
         """,
     )
-    with WorkerHandle(folder) as student:
+    with StudentCode(folder) as student:
         caught = student.call("softmax", "softmax", np.zeros(2)).warnings
     assert len(caught) == MAX_WARNINGS and all(len(w) == WARNING_CHARS for w in caught)
     assert caught[0].startswith("UserWarning: 0 www") and caught[-1].startswith(f"UserWarning: {MAX_WARNINGS - 1} w")
@@ -195,7 +195,7 @@ def test_an_exception_names_the_students_file_and_line(tmp_path):
             return q @ k
         """,
     )
-    with WorkerHandle(folder) as student, pytest.raises(StudentError) as caught:
+    with StudentCode(folder) as student, pytest.raises(StudentError) as caught:
         student.call("scores", "attention_scores", np.ones((2, 4)), np.ones((3, 4)))
     assert caught.value.kind == "raised"
     assert "ValueError" in caught.value.message and "scores.py, line 3: return q @ k" in caught.value.message
@@ -216,7 +216,7 @@ def test_a_syntax_error_in_a_module_imported_is_named_where_it_is(tmp_path):
             return x
         """,
     )
-    with WorkerHandle(folder) as student, pytest.raises(StudentError) as caught:
+    with StudentCode(folder) as student, pytest.raises(StudentError) as caught:
         student.call("heads", "attention_head", np.ones((2, 2)), np.ones((2, 2)), np.ones((2, 2)), np.ones((2, 2)))
     assert caught.value.kind == "import"
     assert caught.value.message.startswith("your heads.py cannot be imported: masking.py, which it imports, has a syntax error: ")
@@ -235,9 +235,9 @@ def test_a_stand_in_replaces_a_function_everywhere_it_is_bound(tmp_path):
     folder = submission(tmp_path, softmax=WRONG_SOFTMAX)
     x, w_q, w_k, w_v = head_inputs()
     expected = attention_head(x, w_q, w_k, w_v)[0]
-    with WorkerHandle(folder) as student:
+    with StudentCode(folder) as student:
         assert not np.allclose(student.call("heads", "attention_head", x, w_q, w_k, w_v).value[0], expected)
-    with WorkerHandle(folder, reference={"softmax.softmax": softmax}) as student:
+    with StudentCode(folder, reference={"softmax.softmax": softmax}) as student:
         np.testing.assert_allclose(student.call("heads", "attention_head", x, w_q, w_k, w_v).value[0], expected)
         np.testing.assert_array_equal(student.call("softmax", "softmax", np.ones(2)).value, [0.5, 0.5])
 
@@ -246,10 +246,10 @@ def test_a_stand_in_replaces_a_function_everywhere_it_is_bound(tmp_path):
 def test_a_stand_in_serves_a_module_that_cannot_be_imported(tmp_path):
     folder = submission(tmp_path, softmax="def softmax(x:\n")
     x, w_q, w_k, w_v = head_inputs()
-    with WorkerHandle(folder, reference={"softmax.softmax": softmax}) as student:
+    with StudentCode(folder, reference={"softmax.softmax": softmax}) as student:
         out = student.call("heads", "attention_head", x, w_q, w_k, w_v).value[0]
     np.testing.assert_allclose(out, attention_head(x, w_q, w_k, w_v)[0])
-    with WorkerHandle(folder) as student, pytest.raises(StudentError) as caught:
+    with StudentCode(folder) as student, pytest.raises(StudentError) as caught:
         student.call("heads", "attention_head", x, w_q, w_k, w_v)
     assert caught.value.kind == "import" and "softmax.py" in caught.value.message
 
@@ -258,7 +258,7 @@ def test_train_sends_back_the_model_params_and_how_many_batches_were_taken():
     rng = np.random.default_rng(1)
     pairs = [(rng.normal(size=(5, 3)), rng.normal(size=(5, 2))) for _ in range(6)]
     params = {"w": np.zeros((3, 2)), "b": np.zeros(2)}
-    with WorkerHandle(SOLUTIONS_DIR) as student:
+    with StudentCode(SOLUTIONS_DIR) as student:
         outcome = student.call("training", "train", ToyModel(params), Batches(pairs), 4, 0.1)
     model, batches = outcome.args[0], outcome.args[1]
     reference = LinearModel({name: p.copy() for name, p in params.items()})
@@ -275,7 +275,7 @@ def test_an_in_place_update_shows_in_the_args(tmp_path):
         .read_text()
         .replace("params[name] = params[name] - lr * grads[name]", "params[name] -= lr * grads[name]"),
     )
-    with WorkerHandle(folder) as student:
+    with StudentCode(folder) as student:
         outcome = student.call("training", "sgd_step", {"w": np.ones(2)}, {"w": np.ones(2)}, 0.5)
     assert outcome.value is None
     np.testing.assert_array_equal(outcome.args[0]["w"], [0.5, 0.5])
@@ -295,7 +295,7 @@ def test_a_large_argument_left_alone_comes_back_as_sent_and_one_changed_by_a_sin
     """Large arrays a call leaves alone are not sent back (the grader copies its own), but a change of one entry shows."""
     x = np.full((300, 300), np.nan)  # NaN: unchanged means the same bytes, not equal values
     x[:, :150] = 1.0
-    with WorkerHandle(submission(tmp_path, softmax=WRITES_ONE)) as student:
+    with StudentCode(submission(tmp_path, softmax=WRITES_ONE)) as student:
         alone = student.call("softmax", "softmax", x[:, :100].copy())  # 100 columns: 234 KiB, over the size sent as None
         changed = student.call("softmax", "softmax", x)
     assert alone.args[0] is not x and alone.args[0].shape == (300, 100) and np.array_equal(alone.args[0], x[:, :100])
@@ -323,7 +323,7 @@ def test_a_timeout_costs_one_call_and_a_fresh_worker_serves_the_next(tmp_path):
             return q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
         """,
     )
-    with WorkerHandle(folder, timeout=1) as student:
+    with StudentCode(folder, timeout=1) as student:
         start = time.monotonic()
         with pytest.raises(StudentError) as caught:
             student.call("scores", "attention_scores", np.ones((1, 2)), np.ones((1, 2)))
@@ -335,14 +335,14 @@ def test_a_timeout_costs_one_call_and_a_fresh_worker_serves_the_next(tmp_path):
 def test_a_numpy_py_in_the_folder_does_not_shadow_numpy(tmp_path):
     folder = submission(tmp_path)
     (folder / "numpy.py").write_text("raise SystemExit('shadowed')\n")
-    with WorkerHandle(folder) as student:
+    with StudentCode(folder) as student:
         outcome = student.call("softmax", "softmax", np.zeros(2))
     np.testing.assert_array_equal(outcome.value, [0.5, 0.5])
 
 
 def test_importing_the_solutions_is_refused_statically(tmp_path):
     folder = submission(tmp_path, softmax="from solutions.softmax import softmax\n")
-    with WorkerHandle(folder) as student:
+    with StudentCode(folder) as student:
         for module in ("softmax", "heads"):  # heads imports softmax
             with pytest.raises(StudentError) as caught:
                 student.call(module, "softmax" if module == "softmax" else "attention_head", np.zeros(2))
@@ -369,7 +369,7 @@ def test_importing_the_solutions_is_refused_at_run_time(tmp_path):
             return getattr(importlib, "import_" + "module")("sol" + "utions.softmax").softmax(x)
         """,
     )
-    with WorkerHandle(folder) as student, pytest.raises(StudentError) as caught:
+    with StudentCode(folder) as student, pytest.raises(StudentError) as caught:
         student.call("softmax", "softmax", np.zeros(2))
     assert caught.value.kind == "refused"
 
@@ -379,7 +379,7 @@ def test_small_calls_cost_the_grader_a_few_milliseconds_of_cpu_at_most():
     """A guard against waiting by polling, not a speed target (bench/ measures those): a call costs the grader's
     own process 0.8-1.1 ms of CPU on the 2-core VM (measured today), depending on how fast the machine runs that hour."""
     x = np.ones((4, 3))
-    with WorkerHandle(SOLUTIONS_DIR) as student:
+    with StudentCode(SOLUTIONS_DIR) as student:
         student.call("scores", "attention_scores", x, x)
         start = time.process_time()
         for _ in range(300):
@@ -415,13 +415,26 @@ def wait_for_python(pid: int, seconds: float = 30.0) -> None:
 def test_a_spare_worker_is_given_the_files_later_and_a_dead_one_is_replaced():
     """A worker started ahead of the files (grader watch's) serves the call; one that died before is replaced, not blamed."""
     x = np.array([[1.0, 2.0, 3.0]])
-    spare = Worker(isolation.choose(), None)
-    with WorkerHandle(SOLUTIONS_DIR, spare=spare) as student:
+    spare = WorkerProcess(isolation.choose(), None)
+    with StudentCode(SOLUTIONS_DIR, spare=spare) as student:
         assert np.allclose(student.call("softmax", "softmax", x).value.sum(), 1.0)
         assert student._worker is spare
-    dead = Worker(isolation.choose(), None)
+    dead = WorkerProcess(isolation.choose(), None)
     wait_for_python(dead.process.pid)  # else the kill may come before bubblewrap starts the worker, which then lives on
     end_tree(dead.process)
-    with WorkerHandle(SOLUTIONS_DIR, spare=dead) as student:
+    with StudentCode(SOLUTIONS_DIR, spare=dead) as student:
         assert np.allclose(student.call("softmax", "softmax", x).value.sum(), 1.0)
         assert student._worker is not dead
+
+
+def test_a_workers_room_holds_the_worker_package_whole_and_nothing_else_of_the_kit():
+    from grader.sandbox.private import WORKER_DIR, Room
+
+    room = Room(SOLUTIONS_DIR)
+    try:
+        held = sorted(p.relative_to(room.kit).as_posix() for p in room.kit.rglob("*") if p.is_file())
+        expected = sorted(f"grader/sandbox/worker/{p.relative_to(WORKER_DIR).as_posix()}" for p in WORKER_DIR.rglob("*.py"))
+        assert held == sorted(["grader/__init__.py", "grader/sandbox/__init__.py", *expected])
+        assert all((room.kit / name).stat().st_mode & 0o777 == 0o644 for name in held)
+    finally:
+        room.remove()

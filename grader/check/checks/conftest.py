@@ -11,7 +11,7 @@ from hypothesis import settings
 from grader.check.checks import profiles  # noqa: F401  (registers the profiles)
 from grader.check.checks.harness import BUDGET, SEED, Submission
 from grader.check.checks.seeding import seeded
-from grader.check.checks.workers import Workers
+from grader.check.checks.workers import StudentCodePool
 
 
 def pytest_addoption(parser):
@@ -40,7 +40,7 @@ def workers(request):
     folder = request.config.getoption("submission")
     if folder is None:
         pytest.fail("give the submission folder with --submission DIR")
-    pool = Workers(folder, timeout=request.config.getoption("call_timeout"), budget=request.config.getoption("budget"))
+    pool = StudentCodePool(folder, timeout=request.config.getoption("call_timeout"), budget=request.config.getoption("budget"))
     yield pool
     pool.close()
 

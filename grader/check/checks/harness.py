@@ -11,9 +11,9 @@ from grader import kit
 from grader.check.checks.printed import Printed
 from grader.check.checks.where import float32_digits, relation, swapped_shape
 from grader.exercises import BY_NAME
-from grader.sandbox.codec import Foreign, encode
 from grader.sandbox.errors import StudentError
 from grader.sandbox.handle import Outcome
+from grader.sandbox.worker.codec import Foreign, encode
 
 SEED = 20240604  # the fixed Hypothesis seed of every check, printed with every report
 BUDGET = 200.0  # seconds for all the checks of one run, within batch's and nbgrader's own limits
@@ -165,7 +165,7 @@ class Submission:
     heads runs with their scores, masking and softmax, and the report says a failure may come from those.
     """
 
-    def __init__(self, workers, exercise: str):  # workers: grader.check.checks.workers.Workers
+    def __init__(self, workers, exercise: str):  # workers: grader.check.checks.workers.StudentCodePool
         self.workers = workers
         self.with_reference = not kit.is_student_kit()
         self.base = reference_functions(exercise) if self.with_reference else frozenset()

@@ -21,7 +21,7 @@ from pathlib import Path
 import hypothesis
 import numpy as np
 
-from grader.sandbox.codec import decode, encode
+from grader.sandbox.worker.codec import decode, encode
 
 CACHE_VAR = "ATTENTION_BY_HAND_CACHE"
 CHECKS = Path(__file__).resolve().parent

@@ -3,7 +3,7 @@
 import numpy as np
 
 from grader.check.checks.harness import FORWARD
-from grader.sandbox.toymodel import LinearModel
+from grader.sandbox.worker.toymodel import LinearModel
 
 SHOWN_CHARS = 390  # a failure message shows a value's text up to 400 characters (harness.show)
 REPLAYED = 20_000  # losses computed at most to find the order of a run's batches: the small runs, not the comparison's

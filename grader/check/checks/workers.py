@@ -13,11 +13,11 @@ import numpy as np
 from grader import kit
 from grader.check.checks.harness import BUDGET, reference_for, reference_functions
 from grader.sandbox import isolation
-from grader.sandbox.codec import pieces
 from grader.sandbox.errors import StudentError
-from grader.sandbox.handle import Outcome, WorkerHandle
+from grader.sandbox.handle import Outcome, StudentCode
 from grader.sandbox.helper import HELPER
-from grader.sandbox.messages import not_written
+from grader.sandbox.worker.codec import pieces
+from grader.sandbox.worker.messages import not_written
 
 PATIENCE = 3.0  # times its limit a call at the comparison's sizes may take: Python loops there are slow, not hung
 REMEMBERED = ("raised", "bad_output")  # failures a call gives again on the same arguments (the others stop its function)
@@ -34,7 +34,7 @@ def served_sets(exercise: str) -> list[frozenset[str]]:
     return [base] + ([base | ALSO_SERVED[exercise]] if exercise in ALSO_SERVED else [])
 
 
-class Workers:
+class StudentCodePool:
     """The student's code behind the worker boundary: one worker per set of functions served by the reference.
 
     budget: seconds for the whole run; once it is spent, every call fails at once as a timeout.
@@ -48,7 +48,7 @@ class Workers:
         self.factor = 1.0  # PATIENCE while a check runs at the comparison's sizes (patient())
         self.deadline = time.monotonic() + budget
         self.budget = budget
-        self.started: dict[frozenset, WorkerHandle] = {}
+        self.started: dict[frozenset, StudentCode] = {}
         self.broken: dict[tuple, StudentError] = {}  # (module, function or None) -> the error that repeats
         self.ready: dict[frozenset, threading.Event] = {}  # workers started early, once started
         self.closing = threading.Event()
@@ -82,7 +82,7 @@ class Workers:
         thread.start()
         self.threads.append(thread)
 
-    def get(self, reference: frozenset) -> WorkerHandle:
+    def get(self, reference: frozenset) -> StudentCode:
         """The worker with these functions served by the reference, started on first use."""
         if reference in self.ready:
             self.ready.pop(reference).wait()
@@ -90,10 +90,10 @@ class Workers:
             self.started[reference] = self._handle(reference)
         return self.started[reference]
 
-    def _handle(self, reference: frozenset) -> WorkerHandle:
+    def _handle(self, reference: frozenset) -> StudentCode:
         """The worker with these functions served by the reference, on a spare if one is left."""
         spare = self.spares.pop() if self.spares else None
-        return WorkerHandle(self.folder, reference=reference_for(reference), timeout=self.timeout, spare=spare)
+        return StudentCode(self.folder, reference=reference_for(reference), timeout=self.timeout, spare=spare)
 
     def call(self, reference: frozenset, module: str, function: str, args: tuple) -> Outcome:
         """module.function(*args) in the worker with these functions served by the reference; raises StudentError.
@@ -203,7 +203,7 @@ def _spare() -> list:
         return []
 
 
-def _start(handle: WorkerHandle, ready: threading.Event, closing: threading.Event) -> None:
+def _start(handle: StudentCode, ready: threading.Event, closing: threading.Event) -> None:
     """Give a worker its files and wait for it to answer, then stay until the run ends.
 
     A worker this thread had to start itself (its spare would not) dies with the thread that

@@ -63,7 +63,7 @@ def not_graded_here(exercise: str) -> None:
 
 def try_it(module: str, function: str, *args, limit: float = TRY_LIMIT, submission: Path = Path("exercises")) -> None:
     """Call the student's module.function(*args) on the files as saved now, and print what came of it (not at autograde)."""
-    from grader.sandbox.codec import encode
+    from grader.sandbox.worker.codec import encode
 
     if os.environ.get("NBGRADER_EXECUTION") == "autograde":  # the kernel's tree, beside the grading: no student code
         print(f"Not run at grading: the graded cell below grades exercises/{module}.py as you submitted it.")
@@ -142,12 +142,12 @@ def main(exercise: str, submission: str, result_file: str) -> int:
 
 def main_try(module: str, function: str, submission: str, request_file: str, limit: str) -> int:
     """Call one of the student's functions in a worker and print its output and result."""
-    from grader.sandbox.codec import decode, encode
     from grader.sandbox.errors import StudentError
-    from grader.sandbox.handle import WorkerHandle
+    from grader.sandbox.handle import StudentCode
+    from grader.sandbox.worker.codec import decode, encode
 
     args = decode(Path(request_file).read_bytes())
-    with WorkerHandle(Path(submission), timeout=float(limit)) as worker:
+    with StudentCode(Path(submission), timeout=float(limit)) as worker:
         try:
             outcome = worker.call(module, function, *args)
         except StudentError as error:
@@ -173,7 +173,7 @@ def show(label: str, value) -> None:
     """Print a label and a value as the student would see it, numbers to three decimals."""
     import numpy as np
 
-    from grader.sandbox.codec import Foreign
+    from grader.sandbox.worker.codec import Foreign
 
     if isinstance(value, Foreign):
         print(f"{label} a {value.type_name}: {value.text}")

@@ -21,8 +21,8 @@ from grader.check.checks.strategies import fill, head_inputs, softmax_inputs
 from grader.check.checks.trained import Pairs, by_definition, order_note, order_used
 from grader.check.checks.where import which_wrong
 from grader.check.checks.workers import ALSO_SERVED
-from grader.sandbox.codec import Batches, ToyModel
-from grader.sandbox.toymodel import LinearModel
+from grader.sandbox.worker.codec import Batches, ToyModel
+from grader.sandbox.worker.toymodel import LinearModel
 
 EXERCISE = "training"
 HEAD_NAMES = ("d_out", "x", "w_q", "w_k", "w_v")
@@ -238,7 +238,7 @@ def test_train_steps_by_its_definition(submission, run):
     the toy model's weights (the reference's, asked of the grader on every step, adds 0.4 s), and with
     the reference's otherwise, so the check always runs to its end and a wrong sgd_step counts once. The
     losses and weights are compared with the grader's own run. On the drawn runs the batches are handed
-    out and counted by the grader (grader.sandbox.toymodel.TAKEN), where the student's code cannot change
+    out and counted by the grader (grader.sandbox.worker.toymodel.TAKEN), where the student's code cannot change
     the count. At the comparison's length they go along with the call and the worker counts them: a
     round trip per step cost 0.3-0.6 s, and a count changed there could hide nothing the drawn runs do not
     catch first, since these losses and weights show every batch that was used and in which order.

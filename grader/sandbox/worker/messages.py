@@ -3,8 +3,8 @@
 import traceback
 from pathlib import Path
 
-from grader.sandbox.imports import refused
-from grader.sandbox.limits import MEMORY_BYTES
+from grader.sandbox.worker.imports import refused
+from grader.sandbox.worker.limits import MEMORY_BYTES
 
 
 def not_written(function: str) -> str:

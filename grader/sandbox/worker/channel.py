@@ -7,15 +7,14 @@ dup2 exist on every OS, so this works the same on Linux, macOS and Windows.
 """
 
 import os
-import struct
 import sys
 import threading
 
 import numpy as np
 
-from grader.sandbox.codec import decode, encode
-from grader.sandbox.frames import END_OF_CALL
-from grader.sandbox.toymodel import TAKEN, BatchFeed
+from grader.sandbox.worker.codec import decode, encode
+from grader.sandbox.worker.frames import END_OF_CALL, HEAD
+from grader.sandbox.worker.toymodel import TAKEN, BatchFeed
 
 ERRORS = {cls.__name__: cls for cls in (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError, AttributeError)}
 
@@ -35,15 +34,15 @@ class Channel:
 
     def read(self):
         """The next request, or None when the grader has gone."""
-        head = read_exactly(self.requests, 8)
+        head = read_exactly(self.requests, HEAD.size)
         if head is None:
             return None
-        body = read_exactly(self.requests, struct.unpack("<Q", head)[0])
+        body = read_exactly(self.requests, HEAD.unpack(head)[0])
         return None if body is None else decode(body, live=True)
 
     def write(self, data: bytes):
         """One length-prefixed frame to the grader."""
-        for piece in (struct.pack("<Q", len(data)), data):  # two writes: joining them would copy a large reply once more
+        for piece in (HEAD.pack(len(data)), data):  # two writes: joining them would copy a large reply once more
             view = memoryview(piece)
             while view:
                 view = view[os.write(self.replies, view) :]

@@ -11,7 +11,7 @@ import functools
 import importlib
 import sys
 
-from grader.sandbox.codec import PACKAGE
+from grader.sandbox.worker.codec import PACKAGE
 
 # Top-level modules student code may import: numpy, the standard library, and its own package (siblings).
 ALLOWED = frozenset({"numpy", PACKAGE, *sys.stdlib_module_names})

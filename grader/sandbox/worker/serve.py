@@ -1,7 +1,7 @@
 """The worker process: imports the student's folder and runs one requested call at a time.
 
-Started by grader/sandbox/boot.py; requests arrive on stdin and replies leave on stdout
-(see grader.sandbox.channel), so whatever the student prints goes to the captured output only.
+Started by grader/sandbox/worker/boot.py; requests arrive on stdin and replies leave on stdout
+(see grader.sandbox.worker.channel), so whatever the student prints goes to the captured output only.
 """
 
 import builtins
@@ -11,12 +11,12 @@ import warnings
 
 import numpy as np
 
-from grader.sandbox.channel import Channel
-from grader.sandbox.codec import MAX_FRAME, MAX_WARNINGS, WARNING_CHARS, Foreign, array_bytes, as_sent, describe, encode, sent_back
-from grader.sandbox.imports import install, refused
-from grader.sandbox.limits import end_leftovers, limit_resources, watch_parent
-from grader.sandbox.messages import call_failure, call_refusal, import_failure, not_written, text
-from grader.sandbox.session import Session
+from grader.sandbox.worker.channel import Channel
+from grader.sandbox.worker.codec import MAX_FRAME, MAX_WARNINGS, WARNING_CHARS, Foreign, array_bytes, as_sent, describe, encode, sent_back
+from grader.sandbox.worker.imports import install, refused
+from grader.sandbox.worker.limits import end_leftovers, limit_resources, watch_parent
+from grader.sandbox.worker.messages import call_failure, call_refusal, import_failure, not_written, text
+from grader.sandbox.worker.session import Session
 
 NUMPY_ERRORS = np.geterr()  # numpy's defaults, before any student code: warn on overflow, 0/0 and x/0
 

@@ -1,11 +1,13 @@
-"""The worker's first lines: become the worker's own user, confine its view of the files, then find its code.
+"""The first lines of every process that runs student code: become its own user, confine its view of the files, then run.
 
 Run as `python -I -S -B boot.py KIT CONFIG`: no site-packages, no .pth file and no environment
-variable is read before this, nothing is written as bytecode, and only KIT (a private copy of the
-worker's modules, no reference code) and CONFIG's site folders are searched. CONFIG is JSON:
-{"uid": a user to become or null, "sites": [...], "landlock": {"read": [...], "write": [...]} or null}.
+variable is read before this, nothing is written as bytecode, and only KIT (a private copy of this
+package, and of compare's job where that is what runs; no reference code) and CONFIG's site folders
+are searched. CONFIG is JSON: {"uid": a user to become or null, "sites": [...], "landlock":
+{"read": [...], "write": [...]} or null, "main": the module whose main(landlocked) runs}.
 """
 
+import importlib
 import json
 import os
 import sys
@@ -26,12 +28,10 @@ def main() -> None:
     sys.path += config["sites"]
     landlocked = False
     if config.get("landlock"):
-        from grader.sandbox.landlock import restrict
+        from grader.sandbox.worker.landlock import restrict
 
         landlocked = restrict(config["landlock"]["read"], config["landlock"]["write"])
-    from grader.sandbox.worker import main as serve
-
-    serve(landlocked)
+    importlib.import_module(config["main"]).main(landlocked)
 
 
 if __name__ == "__main__":

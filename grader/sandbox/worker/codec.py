@@ -9,12 +9,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grader.sandbox.toymodel import BatchFeed, LinearModel
+from grader.sandbox.worker.toymodel import BatchFeed, LinearModel
 
 MAX_FRAME = 512 << 20  # bytes in one message
 MAX_WARNINGS = 10  # warnings kept per call
 WARNING_CHARS = 200  # characters kept of each
 MAX_DEPTH = 32  # nesting of lists, tuples and dicts in a value
+MAX_DIMS = 32  # axes of an array (numpy 1's limit)
 ARRAY_KINDS = "biufcSU"  # bool, integers, floats, complex, bytes, str: no objects
 KEY_TYPES = (str, int, float, bool, type(None))
 NPY_MAGIC = b"\x93NUMPY\x01\x00"
@@ -54,7 +55,7 @@ class ToyModel:
 class Batches:
     """Stands for an iterator over these (x, y) pairs; after a call, taken says how many were used.
 
-    Counted by the grader, which hands out each pair when the worker asks for it (grader.sandbox.toymodel.TAKEN);
+    Counted by the grader, which hands out each pair when the worker asks for it (grader.sandbox.worker.toymodel.TAKEN);
     sent: the pairs go along with the call instead and the worker counts them, a count the student's code could
     change (for a run whose losses and weights are checked pair by pair, one round trip per step saved).
     """
@@ -129,6 +130,8 @@ def decode(data, live: bool = False, outline: bool = False):
         head = json.loads(bytes(data[4 : 4 + size]))
         blobs, start = [], 4 + size
         for length in head["sizes"]:
+            if type(length) is not int or length < 0:
+                raise ValueError("a message whose head gives a size that is not a length")
             blobs.append(data[start : start + length])
             start += length
         if start != len(data):
@@ -269,14 +272,19 @@ def _parsed(blob) -> tuple[ArrayHead, int]:
 
 @functools.lru_cache(maxsize=256)
 def _header(header: bytes):
-    """The dtype and shape in an .npy header of the form the grader writes."""
+    """The dtype and shape in an .npy header, which must be exactly the one the grader writes for them."""
     found = NPY_HEADER.fullmatch(header.decode("latin1"))
     if found is None:
         raise ValueError("an .npy header the grader does not write")
     dtype = np.dtype(found["descr"])
-    if dtype.kind not in ARRAY_KINDS or dtype.hasobject:
+    if dtype.kind not in ARRAY_KINDS or dtype.hasobject or dtype.itemsize == 0:
         raise ValueError(f"an array of dtype {dtype}")
-    return dtype, tuple(int(n) for n in found["shape"].replace(",", " ").split())
+    shape = tuple(int(n) for n in found["shape"].replace(",", " ").split())
+    if len(shape) > MAX_DIMS or dtype.itemsize * math.prod(n for n in shape if n) > MAX_FRAME:
+        raise ValueError(f"an array of {len(shape)} axes {str(shape)[:80]}, more than any message can hold")
+    if _npy_header(dtype.str, shape)[len(NPY_MAGIC) + 2 :] != header:
+        raise ValueError("an .npy header the grader does not write")
+    return dtype, shape
 
 
 _ASK_HEAD = encode({"ask": "", "args": ()})[4:].partition(b'""')[0]  # {"tree": ["d", [["ask",

@@ -7,8 +7,8 @@ import sys
 import types
 from pathlib import Path
 
-from grader.sandbox.codec import PACKAGE
-from grader.sandbox.imports import Refused
+from grader.sandbox.worker.codec import PACKAGE
+from grader.sandbox.worker.imports import Refused
 
 
 class BlockSolutions(importlib.abc.MetaPathFinder):
@@ -56,7 +56,7 @@ class Session:
     """The student's package, and the stand-ins that replace the functions graded by the reference.
 
     A stand-in holds no reference code: it asks the grader, which runs the reference in its own
-    process and sends back the value (see grader.sandbox.channel.Channel.ask).
+    process and sends back the value (see grader.sandbox.worker.channel.Channel.ask).
     """
 
     def __init__(self, folder, reference_for, ask):
