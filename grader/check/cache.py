@@ -215,11 +215,8 @@ def cached_report(submission: Path, exercises=None):
     return _report([stored[name] for name in names], _seed(submission))
 
 
-def checked_report(submission: Path, exercises=None, by: str = "status", spares=()):
-    """The saved verdict, with the checks run (and saved) for any exercise it lacks; by: the command asking.
-
-    spares: workers started ahead of the files, for the run (grader.check.runner.run_checks).
-    """
+def checked_report(submission: Path, exercises=None, by: str = "status"):
+    """The saved verdict, with the checks run (and saved) for any exercise it lacks; by: the command asking."""
     names = list(exercises or NAMES)
     current = files_fingerprint(submission)
     stored = _stored(submission, current)
@@ -228,7 +225,7 @@ def checked_report(submission: Path, exercises=None, by: str = "status", spares=
         return _report([stored[name] for name in names], _seed(submission))
     from grader.check.runner import add_root_causes, run_checks
 
-    fresh = run_checks(submission, missing, spares=spares, parallel=True)
+    fresh = run_checks(submission, missing)
     kept = [entry for name, entry in stored.items() if name not in missing]
     known = _report(kept + _entries(fresh), fresh.seed)
     add_root_causes(known.exercises)  # across every verdict of these files, not only this run's

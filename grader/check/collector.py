@@ -152,10 +152,8 @@ def exercise_result(name: str, collector: Collector) -> ExerciseResult:
     return ExerciseResult(name, exercise_status(checks), partial_points(max_points, checks), max_points, checks)
 
 
-def checked(folder: Path, root: Path, names, stubs, *, profile, seed, timeout, budget, kinds, spares=()) -> dict[str, ExerciseResult]:
+def checked(folder: Path, root: Path, names, stubs, *, profile, seed, timeout, budget, kinds) -> dict[str, ExerciseResult]:
     """Each of these exercises' verdict, its checks run here on the snapshot in folder (root: the run's private folder).
-
-    spares: workers started ahead of the files, used first and stopped at the end.
 
     The reference runs here on one BLAS thread: OpenBLAS's own threads, racing the threads that
     start workers, left a matrix product waiting for ever (2 runs of 12 on a busy machine), and
@@ -163,7 +161,7 @@ def checked(folder: Path, root: Path, names, stubs, *, profile, seed, timeout, b
     """
     with threadpool_limits(limits=1, user_api="blas"):
         set_hypothesis_home_dir(root / ".hypothesis")  # never a .hypothesis/ folder where the grader runs
-        workers = Workers(folder, timeout=timeout, budget=budget, unwritten=frozenset(stubs), spares=spares)
+        workers = Workers(folder, timeout=timeout, budget=budget, unwritten=frozenset(stubs))
         try:
             workers.start_early(names)
             collector = collect(names, folder, profile, seed, timeout, budget, kinds, workers)

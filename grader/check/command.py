@@ -11,13 +11,8 @@ def check(
     json_file: Path | None = None,
     junit_file: Path | None = None,
     output: bool = False,
-    jobs: int = 2,
 ) -> int:
-    """`grader check`: run the checks, print the report, write --json and --junit; exit 0, 1, or 2 if unreadable.
-
-    jobs: 2 lets a second grader process check some of the exercises (grader.check.beside); batch, whose
-    own jobs run many of these at once, passes 1.
-    """
+    """`grader check`: run the checks, print the report, write --json and --junit; exit 0, 1, or 2 if unreadable."""
     from grader.sandbox.isolation import IsolationError, choose_soon
 
     choose_soon()  # the confinement's probe runs while the grader imports the rest
@@ -38,7 +33,7 @@ def check(
     from grader.sandbox.private import NotRegular
 
     try:
-        report = run_checks(folder, exercises or None, parallel=jobs > 1)  # its verdicts carry the sha256 of the snapshot they were given
+        report = run_checks(folder, exercises or None)  # its verdicts carry the sha256 of the snapshot they were given
     except NotRegular as error:  # a module replaced by a link or a folder since it was found
         click.echo(f"Cannot check: In {folder}: {error}.", err=True)
         return 2

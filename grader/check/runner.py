@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from grader import kit
-from grader.check import beside
 from grader.check.checks.harness import BUDGET, SEED
 from grader.check.files import depends_on
 from grader.check.results import ExerciseResult, Report
@@ -35,9 +34,7 @@ def run_checks(
     timeout: float = 10.0,
     budget: float = BUDGET,
     checks: str | None = None,
-    spares=(),
     record: bool = True,
-    parallel: bool = False,
 ) -> Report:
     """Run the checks of these exercises (all by default) on a submission folder; never prints.
 
@@ -47,10 +44,8 @@ def run_checks(
     The five files are copied first, and only that copy is graded: what the student's code does to
     its folder during the run changes nothing. profile: a Hypothesis profile of
     grader/check/checks/conftest.py; timeout: seconds per call of student code; budget: for the run.
-    Raises NotRegular when a module is not a regular file. spares: workers started ahead of the files
-    (grader.sandbox.process.Worker with no folder), used before any other and stopped at the end.
+    Raises NotRegular when a module is not a regular file.
     record: whether the public checks of an untouched stub end as recorded (False runs them, to write the record).
-    parallel: whether some exercises may be checked at once in a second grader process (grader.check.beside).
     """
     names, submission = [name for name in NAMES if exercises is None or name in exercises], Path(submission)
     checks = checks or kit.checks_run()
@@ -60,15 +55,8 @@ def run_checks(
         stubs = unwritten(snapshot.files)
         kept = {name: found for name in stubs & set(names) if record and checks == "public" and (found := recorded(name))}
         todo = [name for name in names if name not in kept]
-        here, there = beside.split(todo) if parallel else (todo, [])
         options = {"profile": profile, "seed": seed, "timeout": timeout, "budget": budget, "kinds": KINDS[checks]}
-        other = beside.start(snapshot.folder, snapshot.root, there, stubs, options) if there else None
-        try:
-            ran = _checked(snapshot.folder, snapshot.root, here, stubs, spares, options)
-            ran |= beside.verdicts(other, snapshot.root, there, budget) if other is not None else {}
-        finally:
-            if other is not None:
-                other.close()  # its verdicts read, or Ctrl-C while it runs: it ends with all it started
+        ran = _checked(snapshot.folder, snapshot.root, todo, stubs, options)
         files = {name: {f"{m}.py": snapshot.hashes[f"{m}.py"] for m in depends_on(snapshot.files, name)} for name in names}
     tier = isolation.choose().name  # the workers of this run were confined the same way (chosen once per process)
     results = [kept.get(name) or ran[name] for name in names]
@@ -81,15 +69,13 @@ def run_checks(
     return Report(results, seed=seed, isolation=tier, checks=checks)
 
 
-def _checked(folder: Path, root: Path, names: list[str], stubs, spares, options: dict) -> dict[str, ExerciseResult]:
+def _checked(folder: Path, root: Path, names: list[str], stubs, options: dict) -> dict[str, ExerciseResult]:
     """These exercises' verdicts, their checks run here (grader.check.collector, which loads Hypothesis)."""
     if not names:
-        for spare in spares:
-            spare.stop()
         return {}
     from grader.check.collector import checked
 
-    return checked(folder, root, names, stubs, spares=spares, **options)
+    return checked(folder, root, names, stubs, **options)
 
 
 def reference_hashes() -> dict[str, str]:

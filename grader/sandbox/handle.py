@@ -48,11 +48,8 @@ class WorkerHandle:
     function. Only the five modules are copied for the worker, as they are when it starts.
     """
 
-    def __init__(
-        self, folder: Path, *, reference: Mapping[str, Callable] | None = None, timeout: float = 10.0, spare: Worker | None = None
-    ):
+    def __init__(self, folder: Path, *, reference: Mapping[str, Callable] | None = None, timeout: float = 10.0):
         self.folder = Path(folder).resolve()
-        self._spare = spare  # a worker started ahead of the files, the first to be used
         self.reference = dict(reference or {})
         for qualified in self.reference:
             module, _, function = qualified.partition(".")
@@ -75,11 +72,10 @@ class WorkerHandle:
         self.close()
 
     def close(self):
-        """Stop the worker and every process it started (and the spare, if it was never used)."""
-        for worker in (self._worker, self._spare):
-            if worker is not None:
-                worker.stop()
-        self._worker = self._spare = None
+        """Stop the worker and every process it started."""
+        if self._worker is not None:
+            self._worker.stop()
+        self._worker = None
         self._imported.clear()
 
     def start(self) -> None:
@@ -109,19 +105,6 @@ class WorkerHandle:
         after = tuple(_counted(back, args[i] if i < len(args) else None, self._pairs, self._taken) for i, back in enumerate(returned))
         return Outcome(reply["value"], after, reply["seconds"], reply["output"], reply["warnings"])
 
-    def _spare_started(self) -> Worker | None:
-        """The spare, given the files and started; None when there is none or it will not start (a fresh one is made then)."""
-        spare, self._spare = self._spare, None
-        if spare is None:
-            return None
-        try:
-            spare.launch.room.fill(self.folder)
-            spare.start(self.reference)
-        except (OSError, StudentError):
-            spare.stop()
-            return None
-        return spare
-
     def _import(self, module, limit):
         """Import the module in the worker, remembering a failure for the calls that follow."""
         try:
@@ -148,16 +131,14 @@ class WorkerHandle:
         self._imported.add(module)
 
     def _start(self) -> Worker:
-        """A fresh worker (the spare, given its files now, if there is one), confined as well as this machine allows."""
-        worker = self._spare_started()
-        if worker is None:
-            try:
-                worker = Worker(isolation.choose(), self.folder)
-            except isolation.IsolationError as error:
-                raise StudentError("grader", f"The grader cannot run your code: {error} {GRADER_FAULT}") from None
-            except OSError as error:
-                raise StudentError("grader", f"The grader could not start its worker process ({error}). {GRADER_FAULT}") from None
-            worker.start(self.reference)
+        """A fresh worker, confined as well as this machine allows."""
+        try:
+            worker = Worker(isolation.choose(), self.folder)
+        except isolation.IsolationError as error:
+            raise StudentError("grader", f"The grader cannot run your code: {error} {GRADER_FAULT}") from None
+        except OSError as error:
+            raise StudentError("grader", f"The grader could not start its worker process ({error}). {GRADER_FAULT}") from None
+        worker.start(self.reference)
         confinement = worker.confinement
         if confinement.name.endswith("+landlock") and not worker.landlocked:  # the tier recorded must be the one it had
             worker.stop()

@@ -95,7 +95,7 @@ class Output:
 class Worker:
     """One worker process in its confinement: its pipes, its captured output, and how to end it for good.
 
-    folder None: a spare, started ahead (Python and numpy loaded) and given its files later (launch.room.fill).
+    folder None: a worker with no files, which is only asked whether it runs (the isolation probe's).
     """
 
     def __init__(self, confinement, folder):
