@@ -64,7 +64,17 @@ class Collector:
         message = visible(message + submission.printed.told(exercise))
         example = submission.last_example(error) if status == "failed" else None
         example = example and {**example, "said": message.splitlines()[0]}  # what the check said, for `grader try`
-        self.results[check_id] = CheckResult(check_id, status, message, by_grader, printed=printed, example=example, calls=calls)
+        self.results[check_id] = CheckResult(
+            check_id,
+            status,
+            message,
+            by_grader,
+            printed=printed,
+            example=example,
+            calls=calls,
+            blamed_function=last_called(submission),
+            failed_import=failed_import(error),
+        )
 
 
 def _leaves(error):
@@ -74,6 +84,21 @@ def _leaves(error):
             yield from _leaves(inner)
     else:
         yield error
+
+
+def last_called(submission: Submission) -> str:
+    """The student's function the check called last, if it called any (the reference's calls are not the student's)."""
+    last = submission.last
+    return last[0] if last is not None and last[0] in submission.called else ""
+
+
+def failed_import(error) -> str:
+    """The student's module an import error the check ended on is in, as the worker named it; "" for any other end."""
+    for leaf in _leaves(error):
+        found = leaf.error if isinstance(leaf, Halt) else leaf
+        if isinstance(found, StudentError) and found.kind == "import":
+            return found.module
+    return ""
 
 
 def verdict(error) -> tuple[str, str, bool]:

@@ -27,26 +27,29 @@ def check(
     except SubmissionError as error:
         click.echo(f"Cannot check: {error}", err=True)
         return 2
-    from grader.check.cache import save_report
-    from grader.check.runner import run_checks
+    from grader.check.runner import check_snapshot
+    from grader.check.state import State, fingerprints
     from grader.sandbox.launcher import own_exercises
-    from grader.sandbox.private import NotRegular
+    from grader.sandbox.private import NotRegular, Snapshot
 
+    own = own_exercises(folder)  # the student's own exercises/, where the verdict is remembered; another's is read, never written
     try:
-        report = run_checks(folder, exercises or None)  # its verdicts carry the sha256 of the snapshot they were given
+        with Snapshot(folder) as snapshot:
+            state = State(folder) if solutions else State.load(folder)
+            report = check_snapshot(snapshot, exercises or None, saved=state.fresh(fingerprints(snapshot.files)))
     except NotRegular as error:  # a module replaced by a link or a folder since it was found
         click.echo(f"Cannot check: In {folder}: {error}.", err=True)
         return 2
     except IsolationError as error:  # the tier asked for (ATTENTION_BY_HAND_ISOLATION) cannot be had here
         click.echo(f"Cannot check: {error}", err=True)
         return 2
-    click.echo(render(report, folder, solutions=solutions, output=output))
+    if own and not solutions:
+        state.save(report)
+    click.echo(render(report, folder, solutions=solutions, output=output, own=own))
     if json_file is not None and not write(json_file, json.dumps(report.to_json(), indent=1) + "\n"):
         return 2
     if junit_file is not None and not write(junit_file, junit_xml(report)):
         return 2
-    if not solutions and own_exercises(folder):  # another's folder (a submission) is read, never written
-        save_report(folder, report)
     return 0 if report.passed else 1
 
 

@@ -13,7 +13,7 @@ TOO_DEEP = (
 )
 
 
-KEPT = 8  # folders' verdicts kept: a run's workers share one folder, and parsing it took 18 ms each
+KEPT = 8  # folders' refusals kept: a run's workers share one folder, read and parsed once
 
 
 def refusals(folder: Path) -> dict[str, str]:

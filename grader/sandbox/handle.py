@@ -100,7 +100,7 @@ class WorkerHandle:
         request = tuple(Batches([]) if type(arg) is Batches and not arg.sent else arg for arg in args)
         reply = self._exchange({"op": "call", "module": module, "function": function, "args": request}, limit, function)
         if "error" in reply:
-            raise StudentError(reply["error"], reply["message"], reply["output"])
+            raise _failure(reply)
         returned = tuple(_as_sent(args, i) if i in reply["same"] else back for i, back in enumerate(reply["args"]))
         after = tuple(_counted(back, args[i] if i < len(args) else None, self._pairs, self._taken) for i, back in enumerate(returned))
         return Outcome(reply["value"], after, reply["seconds"], reply["output"], reply["warnings"])
@@ -126,7 +126,7 @@ class WorkerHandle:
                 self._broken[module] = error
             raise error from None
         if "error" in reply:
-            self._broken[module] = StudentError(reply["error"], reply["message"], reply["output"])
+            self._broken[module] = _failure(reply)
             raise self._broken[module]
         self._imported.add(module)
 
@@ -182,7 +182,7 @@ class WorkerHandle:
         way instead of three, for asks made by the thousand); None leaves the frame to the exchange's thread: a reply, or
         an ask whose helper is not running yet (the helper dies with the thread that starts it, so only that one may).
         """
-        if not may_be_ask(frame):  # a reply, left undecoded: decoding it on this thread too cost the call 0.1 ms
+        if not may_be_ask(frame):  # a reply, left to the exchange's thread to decode
             return None
         try:
             message = _ask_in(frame)
@@ -227,6 +227,12 @@ def _counted(back, given, pairs: list, taken: int):
     if type(given) is Batches and given.sent:
         return Batches(given.pairs, back.taken if type(back) is Batches else 0, sent=True)
     return Batches(pairs, taken) if type(back) is Batches else back
+
+
+def _failure(reply: dict) -> StudentError:
+    """The StudentError an error reply stands for; an import's names the module whose file the error is in."""
+    module = reply.get("module")
+    return StudentError(reply["error"], reply["message"], reply["output"], module if module in MODULES else "")
 
 
 def _checked(reply, op):

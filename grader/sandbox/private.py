@@ -111,6 +111,7 @@ class Snapshot:
     """
 
     def __init__(self, folder: Path):
+        self.source = Path(folder).resolve()  # the folder it was read from
         self.files = {f"{name}.py": read_module(Path(folder), name) for name in MODULES}  # the one read of each file
         self.hashes = {name: hashlib.sha256(data).hexdigest() for name, data in self.files.items()}
         self.root = Path(tempfile.mkdtemp(prefix="grader-snapshot-"))

@@ -10,7 +10,7 @@ stderr, for the watch to show.
 import sys
 from pathlib import Path
 
-from grader.check.cache import checked_report
+from grader.check.state import checked_report
 from grader.sandbox.isolation import choose_soon
 
 READY = "--ready"

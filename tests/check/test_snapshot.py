@@ -8,9 +8,9 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from grader.check import cache
 from grader.check.files import depends_on
 from grader.check.results import CheckResult, ExerciseResult, Report
+from grader.check.state import State, live_fingerprints
 from grader.cli import main
 from grader.paths import MODULES, SOLUTIONS_DIR
 from grader.sandbox.guard import refusals
@@ -63,10 +63,10 @@ def test_the_verdict_is_filed_under_the_files_it_was_given(folder):
     snapshot_hashes = {f"{m}.py": hashlib.sha256(files[f"{m}.py"]).hexdigest() for m in depends_on(files, "scores")}
     (folder / "scores.py").write_text("# saved while the checks ran\n")  # after the snapshot, before the verdict is saved
     verdict = ExerciseResult("scores", "passed", 10.0, 10.0, [CheckResult("scores.c", "passed", "")], files=snapshot_hashes)
-    cache.save_report(folder, Report([verdict], seed=0))
-    assert cache.cached_report(folder, ["scores"]) is None  # the live file is not the one graded
+    State(folder).save(Report([verdict], seed=0))
+    assert "scores" not in State.load(folder).fresh(live_fingerprints(folder))  # the live file is not the one graded
     shutil.copy(SOLUTIONS_DIR / "scores.py", folder)
-    assert cache.cached_report(folder, ["scores"]) is not None
+    assert "scores" in State.load(folder).fresh(live_fingerprints(folder))
 
 
 def test_a_run_reports_the_snapshots_hashes(folder):

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from busy import allowed
 
-from grader.check.results import STATUSES, CheckResult, ExerciseResult
+from grader.check.results import STATUSES, CheckResult, ExerciseResult, Report
+from grader.check.state import State, live_fingerprints
 from grader.paths import KIT_ROOT, SOLUTIONS_DIR
 from grader.student import jobs, watch
 from grader.style import mark
@@ -226,8 +227,7 @@ def test_the_first_screen_of_a_check_says_checking_even_when_the_verdict_is_save
     (a save is always followed by that screen, then the verdict), and the verdict follows once the check is over."""
     passed = ExerciseResult("scores", "passed", 1.0, 1.0, [CheckResult("scores.one", "passed")])
     monkeypatch.setattr(watch, "Job", DoneJob)
-    monkeypatch.setattr(watch, "last_known", lambda folder: {"scores": passed.to_json()})
-    monkeypatch.setattr(watch, "unchanged", lambda folder: {"scores"})  # the verdict is on the files as they are
+    State(submission).save(Report([passed], seed=0))  # the verdict is on the files as they are
     screens = []
     monkeypatch.setattr(watch.Watcher, "show", lambda self: screens.append(self.compose()))
     watcher = watch.Watcher(submission, "scores")
@@ -244,12 +244,11 @@ def test_a_save_just_after_a_check_saved_its_verdict_does_not_mark_that_check_as
     class SavedThenEdited(DoneJob):
         meanwhile = staticmethod(lambda: save(submission / "training.py", "# saved again\n"))
 
-    monkeypatch.setattr(watch, "Job", SavedThenEdited)
-    monkeypatch.setattr(watch, "unchanged", lambda folder: set())  # no verdict matches the files now on disk
+    monkeypatch.setattr(watch, "Job", SavedThenEdited)  # and no verdict is saved of the files now on disk
     monkeypatch.setattr(watch.Watcher, "show", lambda self: None)
     watcher = watch.Watcher(submission, "training")
-    before = watch.files_fingerprint(submission)["training"]
-    watcher.check("training")
+    before = live_fingerprints(submission)["training"]
+    assert watcher.check("training") == ["training"]
     assert ("training", before) not in watcher.tried
     assert "training" in watcher.to_check()
 
