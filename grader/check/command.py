@@ -13,13 +13,11 @@ def check(
     output: bool = False,
 ) -> int:
     """`grader check`: run the checks, print the report, write --json and --junit; exit 0, 1, or 2 if unreadable."""
-    from grader.sandbox.isolation import IsolationError, choose_soon
-
-    choose_soon()  # the confinement's probe runs while the grader imports the rest
     import click
 
     from grader.check.junit import junit_xml
     from grader.check.report import render
+    from grader.sandbox.isolation import IsolationError, choose_soon
     from grader.sandbox.submission import SubmissionError, find_submission
 
     try:
@@ -27,6 +25,7 @@ def check(
     except SubmissionError as error:
         click.echo(f"Cannot check: {error}", err=True)
         return 2
+    choose_soon()  # the confinement's probe, a worker of its own, starts beside the checks' imports: FIGURE
     from grader.check.runner import check_snapshot
     from grader.check.state import State, fingerprints
     from grader.sandbox.launcher import own_exercises

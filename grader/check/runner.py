@@ -2,7 +2,7 @@
 
 The checks run in the grader's process (grader.check.collector, imported only when a
 check must run): the public checks of a module that is the stub as given end as recorded
-(grader.check.unwritten), so a new student's first `grader` loads neither Hypothesis nor a worker.
+(grader.check.untouched), so a new student's first `grader` loads neither Hypothesis nor a worker.
 """
 
 import hashlib
@@ -13,7 +13,7 @@ from grader import kit
 from grader.check.checks.harness import BUDGET, SEED
 from grader.check.files import depends_on
 from grader.check.results import ExerciseResult, Report
-from grader.check.unwritten import recorded, unwritten
+from grader.check.untouched import recorded, untouched_stubs
 from grader.exercises import BY_NAME, NAMES
 from grader.paths import SOLUTIONS_DIR
 from grader.sandbox import isolation
@@ -61,7 +61,7 @@ def check_snapshot(
     if checks not in KINDS or checks == "all" and kit.is_student_kit():
         raise ValueError(f"checks is 'public' or, in the full kit, 'all'; not {checks!r}")
     todo = names if rerun else [name for name in names if name not in saved]
-    stubs = unwritten(snapshot.files)
+    stubs = untouched_stubs(snapshot.files)
     kept = {name: found for name in stubs & set(todo) if record and checks == "public" and (found := recorded(name))}
     options = {"profile": profile, "seed": seed, "timeout": timeout, "budget": budget, "kinds": KINDS[checks]}
     ran = kept | _checked(snapshot.folder, snapshot.root, [name for name in todo if name not in kept], stubs, options)

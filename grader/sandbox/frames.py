@@ -1,8 +1,4 @@
-"""The frames on the pipes of a worker and of the reference helper, on the grader's side of them, without numpy.
-
-A frame is its length (8 bytes, little-endian) and its bytes. Loaded before numpy, so the isolation
-probe's worker starts while the grader imports the rest.
-"""
+"""The frames on the pipes of a worker and of the reference helper: a frame is its length (8 bytes, little-endian) and its bytes."""
 
 import struct
 

@@ -21,6 +21,7 @@ except ImportError:  # Windows
 
 from grader.sandbox import launcher
 from grader.sandbox.clock import Clock, Sample, _tree
+from grader.sandbox.codec import decode, encode
 from grader.sandbox.errors import StudentError, _Failed
 from grader.sandbox.frames import END_OF_CALL, read_exactly, write_frame
 from grader.sandbox.limits import MEMORY_BYTES
@@ -153,8 +154,6 @@ class Worker:
 
     def _greeted(self, message: dict, word: str) -> dict:
         """The worker's reply to a message of the grader's own, which says word: True; else the worker is stopped."""
-        from grader.sandbox.codec import decode, encode  # numpy: loaded here, so the probe's worker starts before it
-
         replies = []
         try:
             self.exchange(encode(message), STARTUP_SECONDS, STARTUP_CAP, lambda frame: replies.append(decode(frame)))

@@ -26,7 +26,7 @@ from grader.exercises import BY_NAME
 from grader.sandbox import launcher
 from grader.sandbox.codec import Batches, Foreign, ToyModel, decode, encode
 from grader.student import foreground
-from grader.student.given import read_inputs, shape_problem
+from grader.student.inputs import read_inputs, shape_problem
 from grader.student.status import resolve, unknown_function
 from grader.style import in_sentence, mark, paint, shown_command, visible
 

@@ -15,7 +15,7 @@ from grader.check.results import Report
 from grader.check.state import State, live_fingerprints
 from grader.exercises import BY_NAME, NAMES
 from grader.paths import MODULES
-from grader.student.jobs import Job
+from grader.student.jobs import Recheck
 from grader.student.status import first_problem, next_step, points, resolve, shown
 from grader.style import colour_on, mark, paint, shown_command
 
@@ -77,7 +77,7 @@ class Watcher:
         self.screen = ""
         self.target, self.saved = exercise or self.first_unpassed(), None
         self.checking, self.started = None, 0.0  # the exercise being checked, since when (time.monotonic())
-        self.ready: Job | None = None  # a check process made ready ahead of the next save
+        self.ready: Recheck | None = None  # a check process made ready ahead of the next save
         self.stopping = False  # Ctrl-C was pressed: the watch ends at its next pause
 
     def ctrl_c(self, *_) -> None:
@@ -96,7 +96,7 @@ class Watcher:
 
     def run(self) -> None:
         """Check, show, wait for a save; forever."""
-        self.ready = Job(self.folder, None)
+        self.ready = Recheck(self.folder, None)
         if not self.to_check():
             self.show()  # else the first check shows the screen
         while True:
@@ -130,7 +130,7 @@ class Watcher:
         a job of its own, so that a save that cuts its check finds the ready one still ready.
         """
         target = name == self.target
-        job = self.take_ready().go([name]) if target else Job(self.folder, [name])
+        job = self.take_ready().go([name]) if target else Recheck(self.folder, [name])
         self.checking, self.started, drawn = name, time.monotonic(), 0
         try:
             self.show()  # while the process starts: the old verdict is no longer shown as current
@@ -146,7 +146,7 @@ class Watcher:
             self.checking = None
             job.stop()
             if target or self.ready is None:
-                self.ready = Job(self.folder, None)  # for the next save, ready while the student edits
+                self.ready = Recheck(self.folder, None)  # for the next save, ready while the student edits
         if job.failure:
             self.faults[name] = job.failure
         else:
@@ -157,10 +157,10 @@ class Watcher:
             self.tried.add((name, self.prints[name]))  # it saved nothing: do not run it again on the same files
         return []
 
-    def take_ready(self) -> "Job":
+    def take_ready(self) -> "Recheck":
         """The job made ready ahead, or a new one when it has ended (it could not get ready)."""
         job, self.ready = self.ready, None
-        return job if job is not None and job.running() else Job(self.folder, None)
+        return job if job is not None and job.running() else Recheck(self.folder, None)
 
     def close(self) -> None:
         """End the job kept ready."""

@@ -41,7 +41,7 @@ class Workers:
 
     def __init__(self, folder, timeout: float = 10.0, budget: float = BUDGET, unwritten: frozenset = frozenset()):
         self.folder = folder
-        self.unwritten = unwritten  # modules that are the stubs as given (grader.check.unwritten): no worker needed
+        self.unwritten = unwritten  # modules that are the stubs as given (grader.check.untouched): no worker needed
         self.timeout = timeout
         self.factor = 1.0  # PATIENCE while a check runs at the comparison's sizes (patient())
         self.deadline = time.monotonic() + budget
