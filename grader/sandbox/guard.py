@@ -5,7 +5,9 @@ import hashlib
 from pathlib import Path
 
 from grader.paths import MODULES
+from grader.sandbox.errors import NotRegular
 from grader.sandbox.imports import sibling_names
+from grader.sandbox.private import read_module
 
 TOO_DEEP = (
     "{name} is nested too deeply for Python to read (a very long expression or deeply nested brackets): "
@@ -21,10 +23,10 @@ def refusals(folder: Path) -> dict[str, str]:
     through a sibling), or it is too deep for Python's parser (that module only; its importers get the reference's).
     """
     files = {}
-    for path in sorted(folder.glob("*.py")):
+    for name in MODULES:
         try:
-            files[path.name] = path.read_bytes()
-        except OSError:
+            files[f"{name}.py"] = read_module(folder, name)  # the one reader of a student's module
+        except NotRegular:
             continue  # the worker reports it when the module is imported
     key = hashlib.sha256(repr(sorted((name, hashlib.sha256(data).digest()) for name, data in files.items())).encode()).digest()
     if key not in _found:

@@ -68,10 +68,11 @@ class Watcher:
     """The loop: check the exercise being worked on first, then any other whose files changed."""
 
     def __init__(self, folder: Path, exercise: str | None):
-        self.folder = folder
+        self.folder, self.where = folder, submission_args(folder, False)  # where: the options that name it in a command
         self.fixed = exercise
         self.files = snapshot(folder)
         self.prints = live_fingerprints(folder)  # each exercise's fingerprint of the files as last saved: read once a save
+        self.state = State.load(folder)  # the saved verdicts: read once a save, and once a check has saved its own
         self.tried: set[tuple[str, str]] = set()  # (exercise, fingerprint) of runs that saved nothing
         self.faults: dict[str, str] = {}  # exercise -> what stopped the grader from checking it
         self.screen = ""
@@ -119,7 +120,7 @@ class Watcher:
 
     def to_check(self) -> list[str]:
         """The exercises without a verdict on their current files: the target first, then lesson order."""
-        fresh = State.load(self.folder).fresh(self.prints)
+        fresh = self.state.fresh(self.prints)
         stale = [n for n in NAMES if n not in fresh and (n, self.prints[n]) not in self.tried]
         return sorted(stale, key=lambda n: n != self.target)
 
@@ -151,9 +152,10 @@ class Watcher:
             self.faults[name] = job.failure
         else:
             self.faults.pop(name, None)
+        self.state = State.load(self.folder)
         if snapshot(self.folder) != self.files:
             return self.wait_for_save()  # saved as the check ended: its verdict may be of the files before
-        if name not in State.load(self.folder).fresh(self.prints):
+        if name not in self.state.fresh(self.prints):
             self.tried.add((name, self.prints[name]))  # it saved nothing: do not run it again on the same files
         return []
 
@@ -178,21 +180,20 @@ class Watcher:
                 changed = [m for m in MODULES if now[m] != self.files[m]]
                 self.files = now
                 if changed:
-                    self.prints = live_fingerprints(self.folder)
+                    self.prints, self.state = live_fingerprints(self.folder), State.load(self.folder)
                     return changed
             self.pause(POLL)
 
     def first_unpassed(self) -> str:
         """The first exercise in lesson order whose last verdict is not a pass."""
-        known = State.load(self.folder).last()
+        known = self.state.last()
         return next((name for name in NAMES if name not in known or known[name].status != "passed"), NAMES[-1])
 
     def compose(self) -> str:
         """The screen: progress over the five with what each mark means, the verdict on the target, and what to do."""
-        target, where = self.target, submission_args(self.folder, False)
-        state = State.load(self.folder)
-        known, fresh = state.last(), state.fresh(self.prints)
-        report = Report([known[n] for n in NAMES if n in known], seed=state.seed)
+        target, where = self.target, self.where
+        known, fresh = self.state.last(), self.state.fresh(self.prints)
+        report = Report([known[n] for n in NAMES if n in known], seed=self.state.seed)
         since = self.started if self.checking == target else None  # its check has begun: "checking", even if the job saved
         result = None if since is not None else next((e for e in report.exercises if e.name == target and target in fresh), None)
         if result is not None and result.status == "passed":
