@@ -58,6 +58,18 @@ def test_grader_check_reads_each_file_once(folder, monkeypatch):
     assert {name: counts.get(f"{name}.py", 0) for name in MODULES} == {name: 1 for name in MODULES}
 
 
+@pytest.mark.slow
+def test_the_root_cause_from_a_saved_verdict_costs_no_second_read(folder, monkeypatch):
+    """masking's saved verdict of the same files names the cause of heads: the report is made from the run's snapshot alone."""
+    wrong = ExerciseResult("masking", "failed", 0.0, 15.0, [CheckResult("masking.c", "failed", "-inf is missing above the diagonal")])
+    State(folder).save(Report([wrong], seed=0))
+    counts = counting_opens(monkeypatch, folder)
+    run = CliRunner().invoke(main, ["check", "heads", "--submission", str(folder)])
+    assert run.exit_code == 0, run.output
+    assert "heads uses your masking, which fails its checks" in run.output and "fix masking first" in run.output
+    assert {name: counts.get(f"{name}.py", 0) for name in MODULES} == {name: 1 for name in MODULES}
+
+
 def test_the_verdict_is_filed_under_the_files_it_was_given(folder):
     files = {f"{m}.py": read_module(folder, m) for m in MODULES}
     snapshot_hashes = {f"{m}.py": hashlib.sha256(files[f"{m}.py"]).hexdigest() for m in depends_on(files, "scores")}
