@@ -35,7 +35,8 @@ def check(
     try:
         with Snapshot(folder) as snapshot:
             state = State(folder) if solutions else State.load(folder)
-            report = check_snapshot(snapshot, exercises or None, saved=state.fresh(fingerprints(snapshot.files)))
+            saved = state.fresh(fingerprints(snapshot.files)) if state.entries else {}  # nothing saved: no fingerprint to take
+            report = check_snapshot(snapshot, exercises or None, saved=saved)
     except NotRegular as error:  # a module replaced by a link or a folder since it was found
         click.echo(f"Cannot check: In {folder}: {error}.", err=True)
         return 2
