@@ -62,9 +62,9 @@ def check_snapshot(
         raise ValueError(f"checks is 'public' or, in the full kit, 'all'; not {checks!r}")
     todo = names if rerun else [name for name in names if name not in saved]
     stubs = untouched_stubs(snapshot.files)
-    kept = {name: found for name in stubs & set(todo) if record and checks == "public" and (found := recorded(name))}
+    as_recorded = {name: found for name in stubs & set(todo) if record and checks == "public" and (found := recorded(name))}
     options = {"profile": profile, "seed": seed, "timeout": timeout, "budget": budget, "kinds": KINDS[checks]}
-    ran = kept | _checked(snapshot.folder, snapshot.root, [name for name in todo if name not in kept], stubs, options)
+    ran = as_recorded | _checked(snapshot.folder, snapshot.root, [name for name in todo if name not in as_recorded], stubs, options)
     reference = reference_hashes()
     for name, result in ran.items():
         result.files = {f"{m}.py": snapshot.hashes[f"{m}.py"] for m in depends_on(snapshot.files, name)}
