@@ -125,7 +125,7 @@ class State:
     def load(cls, submission: Path) -> "State":
         """The state as saved; nothing of a file that is missing or damaged, nor a verdict that is not well formed."""
         saved = read_json(submission, VERDICTS) or {}
-        exercises = saved.get("exercises") if isinstance(saved.get("exercises"), dict) else {}
+        exercises = _dict(saved.get("exercises"))
         entries = {name: entry for name, entry in exercises.items() if isinstance(entry, dict) and _valid(name, entry.get("verdict"))}
         failing = read_json(submission, FAILING) or {}
         failing = {check: found for check, found in failing.items() if isinstance(found, dict) and {"function", "args"} <= set(found)}
@@ -143,9 +143,9 @@ class State:
     def _result(self, entry: dict) -> ExerciseResult:
         """A saved verdict as the run gave it: its checks with what they called and named, and their failing calls."""
         (result,) = Report.from_json({"exercises": [entry["verdict"]]}).exercises
-        evidence = entry.get("checks") if isinstance(entry.get("checks"), dict) else {}
+        evidence = _dict(entry.get("checks"))
         for check in result.checks:
-            kept = evidence.get(check.id) if isinstance(evidence.get(check.id), dict) else {}
+            kept = _dict(evidence.get(check.id))
             calls = kept.get("calls")
             check.calls = tuple(calls) if isinstance(calls, list) and all(isinstance(f, str) for f in calls) else ()
             for name in EVIDENCE:
@@ -175,6 +175,11 @@ class State:
         elif (state_dir(self.folder) / FAILING).is_file():
             (state_dir(self.folder) / FAILING).unlink(missing_ok=True)
         self.entries, self.failing, self.seed = entries, failing, report.seed
+
+
+def _dict(value) -> dict:
+    """A value read from a state file if it is a dict, else an empty one (a file edited by hand, or damaged)."""
+    return value if isinstance(value, dict) else {}
 
 
 def _valid(name: str, verdict) -> bool:
