@@ -25,7 +25,7 @@ def check(
     except SubmissionError as error:
         click.echo(f"Cannot check: {error}", err=True)
         return 2
-    choose_soon()  # the confinement's probe, a worker of its own, starts beside the checks' imports: FIGURE
+    choose_soon()  # the confinement's probe (a worker's start) runs while the checks are imported, not before the first worker
     from grader.check.runner import check_snapshot
     from grader.check.state import State, fingerprints
     from grader.sandbox.launcher import own_exercises
