@@ -11,7 +11,7 @@ from pathlib import Path
 
 from grader import kit
 from grader.check.checks.harness import BUDGET, SEED
-from grader.check.files import depends_on
+from grader.check.files import hashes_for
 from grader.check.results import ExerciseResult, Report
 from grader.check.untouched import recorded, untouched_stubs
 from grader.exercises import BY_NAME, NAMES
@@ -67,7 +67,7 @@ def check_snapshot(
     ran = as_recorded | _checked(snapshot.folder, snapshot.root, [name for name in todo if name not in as_recorded], stubs, options)
     reference = reference_hashes()
     for name, result in ran.items():
-        result.files = {f"{m}.py": snapshot.hashes[f"{m}.py"] for m in depends_on(snapshot.files, name)}
+        result.files = hashes_for(snapshot.files, name)
         own = f"{name}.py"
         result.same_as_reference = snapshot.source != SOLUTIONS_DIR.resolve() and result.files.get(own) == reference.get(own)
     known = saved | ran

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import grader
 from grader import kit
-from grader.check.files import depends_on, read_modules
+from grader.check.files import hashes_for, read_modules
 from grader.check.results import STATUSES, ExerciseResult, Report
 from grader.exercises import NAMES
 from grader.paths import SOLUTIONS_DIR
@@ -103,8 +103,7 @@ def exercise_fingerprint(hashes: Mapping[str, str], base: str | None = None) -> 
 def fingerprints(files: Mapping[str, bytes | None]) -> dict[str, str]:
     """Per exercise, the fingerprint of these files (the five as read once: a snapshot's, or read_modules')."""
     base = grader_digest()
-    hashes = {name: hashlib.sha256(data).hexdigest() if data is not None else "<missing>" for name, data in files.items()}
-    return {exercise: exercise_fingerprint({f"{m}.py": hashes[f"{m}.py"] for m in depends_on(files, exercise)}, base) for exercise in NAMES}
+    return {exercise: exercise_fingerprint(hashes_for(files, exercise), base) for exercise in NAMES}
 
 
 def live_fingerprints(submission: Path) -> dict[str, str]:
@@ -154,19 +153,17 @@ class State:
         return result
 
     def save(self, report: Report, by: str = "check") -> None:
-        """File each verdict of the report under the fingerprint of the files it was given (the run's snapshot; the live
-        files' for one made without them), beside the saved verdicts of other exercises, with each failed check's
-        failing call, when it was found and by which command (check, watch, status, compare), for `grader try`.
+        """File each verdict of the report under the fingerprint of the files it was given (the sha256 of the run's
+        snapshot), beside the saved verdicts of other exercises, with each failed check's failing call, when it was
+        found and by which command (check, watch, status, compare), for `grader try`.
 
-        What another process saved meanwhile stays: the files are read again just before they are written.
+        What another process saved meanwhile stays: the state files are read again just before they are written.
         """
         now, base = State.load(self.folder), grader_digest()
-        prints = {e.name: exercise_fingerprint(e.files, base) for e in report.exercises if e.files}
-        if len(prints) < len(report.exercises):  # verdicts made by hand: the live files, read now
-            prints = live_fingerprints(self.folder) | prints
         entries, failing, at = now.entries, now.failing, time.strftime("%H:%M:%S")
         for result in report.exercises:
-            entries[result.name] = {"fingerprint": prints[result.name], "verdict": _verdict(result), "checks": _evidence(result)}
+            fingerprint = exercise_fingerprint(result.files, base)  # no files given: one no folder's files have
+            entries[result.name] = {"fingerprint": fingerprint, "verdict": _verdict(result), "checks": _evidence(result)}
             failing = {check: found for check, found in failing.items() if check.partition(".")[0] != result.name}
             failing |= {check.id: {"by": by, "at": at, **check.example} for check in result.checks if check.example}
         write_json(self.folder, VERDICTS, {"grader_version": grader.__version__, "seed": report.seed, "exercises": entries})

@@ -8,7 +8,7 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from grader.check.files import depends_on
+from grader.check.files import depends_on, hashes_for, read_modules
 from grader.check.results import CheckResult, ExerciseResult, Report
 from grader.check.state import State, live_fingerprints
 from grader.cli import main
@@ -61,7 +61,8 @@ def test_grader_check_reads_each_file_once(folder, monkeypatch):
 @pytest.mark.slow
 def test_the_root_cause_from_a_saved_verdict_costs_no_second_read(folder, monkeypatch):
     """masking's saved verdict of the same files names the cause of heads: the report is made from the run's snapshot alone."""
-    wrong = ExerciseResult("masking", "failed", 0.0, 15.0, [CheckResult("masking.c", "failed", "-inf is missing above the diagonal")])
+    checks = [CheckResult("masking.c", "failed", "-inf is missing above the diagonal")]
+    wrong = ExerciseResult("masking", "failed", 0.0, 15.0, checks, files=hashes_for(read_modules(folder), "masking"))
     State(folder).save(Report([wrong], seed=0))
     counts = counting_opens(monkeypatch, folder)
     run = CliRunner().invoke(main, ["check", "heads", "--submission", str(folder)])

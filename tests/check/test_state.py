@@ -7,7 +7,7 @@ import pytest
 
 import grader
 from grader.check import runner, state
-from grader.check.files import depends_on, read_modules
+from grader.check.files import depends_on, hashes_for, read_modules
 from grader.check.results import CheckResult, ExerciseResult, Report
 from grader.check.state import State, checked_report, live_fingerprints
 from grader.course.stubs import write_stubs
@@ -20,9 +20,17 @@ def verdict(name, status="passed", note=""):
     return ExerciseResult(name, status, points, 10.0, [CheckResult(f"{name}.c", status, "")], note=note)
 
 
+def of_files(submission, *results):
+    """These verdicts, each given the folder's files as they are now, as a run gives a verdict its snapshot's."""
+    files = read_modules(submission)
+    for result in results:
+        result.files = hashes_for(files, result.name)
+    return list(results)
+
+
 def save(submission, *results, seed=0):
-    """Save these verdicts as a run would (without the files they were given: the live files')."""
-    State(submission).save(Report(list(results), seed=seed))
+    """Save these verdicts as a run would, of the folder's files as they are now."""
+    State(submission).save(Report(of_files(submission, *results), seed=seed))
 
 
 def cached(submission, names=NAMES):
@@ -47,7 +55,7 @@ def runs(monkeypatch):
         asked.append(todo)
         ran = {name: verdict(name, "failed") for name in todo}
         for name, result in ran.items():  # as the run files them: under the snapshot's files
-            result.files = {f"{m}.py": snapshot.hashes[f"{m}.py"] for m in depends_on(snapshot.files, name)}
+            result.files = hashes_for(snapshot.files, name)
         known = {**saved, **ran}
         runner.note_root_causes(list(known.values()))
         return Report([known[name] for name in exercises], seed=7)
@@ -101,7 +109,7 @@ def test_a_verdict_comes_back_as_the_run_gave_it(submission):
     failing.example = {"function": "attention_head", "args": "AAAA"}
     broken = CheckResult("heads.d", "error", "your heads.py cannot be imported", failed_import="softmax")
     result = ExerciseResult("heads", "failed", 0.0, 10.0, [failing, broken], note="fix softmax first", cause="softmax")
-    State(submission).save(Report([result], seed=0), by="watch")
+    State(submission).save(Report(of_files(submission, result), seed=0), by="watch")
     (back,) = cached(submission, ["heads"])
     assert (back.note, back.cause) == ("fix softmax first", "softmax")
     first, second = back.checks

@@ -6,6 +6,7 @@ import re
 
 from click.testing import CliRunner
 
+from grader.check.files import hashes_for, read_modules
 from grader.check.results import CheckResult, ExerciseResult, Report
 from grader.check.runner import run_checks
 from grader.check.state import State
@@ -31,7 +32,8 @@ def verdict(folder, exercise, statuses):
     """Save a verdict of these check ids (exercise.name: status) as `grader check` would."""
     checks = [CheckResult(f"{exercise}.{name}", status, calls=called().get(f"{exercise}.{name}", ())) for name, status in statuses.items()]
     status = "passed" if all(c.status == "passed" for c in checks) else "failed"
-    State(folder).save(Report([ExerciseResult(exercise, status, 0.0, BY_NAME[exercise].points, checks)], seed=0))
+    files = hashes_for(read_modules(folder), exercise)  # as of the files as they are
+    State(folder).save(Report([ExerciseResult(exercise, status, 0.0, BY_NAME[exercise].points, checks, files=files)], seed=0))
 
 
 def test_every_function_has_a_ladder_of_three_or_four_rungs():

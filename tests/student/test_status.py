@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from grader import style
 from grader.check import runner
-from grader.check.files import depends_on
+from grader.check.files import hashes_for
 from grader.check.results import CheckResult, ExerciseResult, Report
 from grader.cli import main
 from grader.exercises import BY_NAME, NAMES
@@ -32,7 +32,7 @@ def stand_in(monkeypatch, statuses):
             message = MASKING_WRONG if status == "failed" else ""
             got = BY_NAME[name].points if status == "passed" else 0.0
             check = CheckResult(f"{name}.property", status, message)
-            files = {f"{m}.py": snapshot.hashes[f"{m}.py"] for m in depends_on(snapshot.files, name)}  # the run's snapshot
+            files = hashes_for(snapshot.files, name)  # the run's snapshot
             known[name] = ExerciseResult(name, status, got, BY_NAME[name].points, [check], files=files)
         runner.note_root_causes(list(known.values()))
         return Report([known[name] for name in exercises], seed=1)
