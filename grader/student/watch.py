@@ -68,9 +68,9 @@ class Watcher:
     """The loop: check the exercise being worked on first, then any other whose files changed."""
 
     def __init__(self, folder: Path, exercise: str | None):
-        self.folder, self.where = folder, submission_args(folder, False)  # where: the options that name it in a command
-        self.fixed = exercise
+        self.folder, self.fixed = folder, exercise
         self.files = snapshot(folder)
+        self.where = submission_args(folder, False)  # the options that name the folder in a command
         self.prints = live_fingerprints(folder)  # each exercise's fingerprint of the files as last saved: read once a save
         self.state = State.load(folder)  # the saved verdicts: read once a save, and once a check has saved its own
         self.tried: set[tuple[str, str]] = set()  # (exercise, fingerprint) of runs that saved nothing
