@@ -1,4 +1,8 @@
-"""The watch's checks: each in a fresh Python process, which saves its verdict, and one kept ready for the next save."""
+"""The watch's checks: each in a fresh Python process, which saves its verdict, and one kept ready for the next save.
+
+The one kept ready has imported the grader and the checks and chosen the confinement before the
+save, so a save's verdict waits for none of that.
+"""
 
 import os
 import threading
