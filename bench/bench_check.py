@@ -19,7 +19,6 @@ that bound, if anything, is low.
 """
 
 import cProfile
-import json
 import os
 import pstats
 import shutil
@@ -34,7 +33,6 @@ import cpu
 import machine
 from kits import student_kit
 
-from grader.check.beside import COST
 from grader.check.checks.replay import CACHE_VAR
 from grader.exercises import NAMES
 from grader.paths import SOLUTIONS_DIR
@@ -115,54 +113,30 @@ def breakdown(args: list[str]) -> dict[str, float]:
 
 
 def cpu_split(runs: int) -> None:
-    """Print the CPU seconds of all five's processes by kind (medians), with one grader process and with two."""
+    """Print the CPU seconds of all five's processes by kind (medians)."""
     print("the CPU time of `grader check --solutions` (all five), by process (medians; wall and CPU in s):")
-    for jobs in ("1", "2"):
-        found = [cpu.by_kind(check(["--jobs", jobs]), keeping_bytecode()) for _ in range(runs)]
-        kinds = sorted({name for _, split in found for name in split})
-        parts = {name: statistics.median(split.get(name, (0, 0.0))[1] for _, split in found) for name in kinds}
-        counts = {name: max(split.get(name, (0, 0.0))[0] for _, split in found) for name in kinds}
-        total = statistics.median(sum(seconds for _, seconds in split.values()) for _, split in found)
-        shown = ", ".join(f"{name} ({counts[name]}) {seconds:.2f}" for name, seconds in parts.items())
-        print(f"  --jobs {jobs}: wall {statistics.median(w for w, _ in found):.2f}, CPU {total:.2f}: {shown}")
+    found = [cpu.by_kind(check([]), keeping_bytecode()) for _ in range(runs)]
+    kinds = sorted({name for _, split in found for name in split})
+    parts = {name: statistics.median(split.get(name, (0, 0.0))[1] for _, split in found) for name in kinds}
+    counts = {name: max(split.get(name, (0, 0.0))[0] for _, split in found) for name in kinds}
+    total = statistics.median(sum(seconds for _, seconds in split.values()) for _, split in found)
+    shown = ", ".join(f"{name} ({counts[name]}) {seconds:.2f}" for name, seconds in parts.items())
+    print(f"  wall {statistics.median(w for w, _ in found):.2f}, CPU {total:.2f}: {shown}")
 
 
 def cpu_bound(runs: int, floor: float) -> None:
-    """Print, for each exercise and all five, the CPU seconds of all of a run's processes (one grader process, medians)
+    """Print, for each exercise and all five, the CPU seconds of all of a run's processes (medians)
     and the least wall time that CPU allows on this machine's cores, against the floor: no scheduling, overlap or
     fewer round trips can take a run below it; only less work can."""
     cores = os.cpu_count() or 1
-    print(f"the least a run can take: the CPU time of all its processes (--jobs 1, medians) spread over all {cores} cores:")
+    print(f"the least a run can take: the CPU time of all its processes (medians) spread over all {cores} cores:")
     for label, args in [(name, [name]) for name in NAMES] + [("all five", [])]:
-        found = [
-            sum(seconds for _, seconds in cpu.by_kind(check([*args, "--jobs", "1"]), keeping_bytecode())[1].values()) for _ in range(runs)
-        ]
+        found = [sum(seconds for _, seconds in cpu.by_kind(check(args), keeping_bytecode())[1].values()) for _ in range(runs)]
         least = statistics.median(found) / cores
         target = TARGETS["all five" if label == "all five" else "one exercise"]
         print(
             f"  {label:<9} CPU {statistics.median(found):.2f} s, so at least {least:.2f} s: {least / floor:.1f}x the floor (target {target:g}x)"
         )
-
-
-COSTS = """
-import json, sys
-from pathlib import Path
-from grader.check.runner import run_checks
-report = run_checks(Path(sys.argv[1]), parallel=False)
-print(json.dumps({result.name: sum(check.seconds for check in result.checks) for result in report.exercises}))
-"""  # each exercise's checks in one fresh grader process, as `grader check --jobs 1` runs them
-
-
-def exercise_costs(folder: Path, cwd: Path | None, runs: int) -> dict[str, float]:
-    """The median seconds of each exercise's checks in a fresh grader process: what grader.check.beside.COST should say."""
-    found: dict[str, list[float]] = {}
-    for _ in range(runs):
-        run = subprocess.run([sys.executable, "-c", COSTS, str(folder)], capture_output=True, text=True, env=keeping_bytecode(), cwd=cwd)
-        if run.returncode != 0:
-            raise SystemExit(f"timing each exercise's checks failed:\n{run.stderr[-2000:]}")
-        for name, seconds in json.loads(run.stdout).items():
-            found.setdefault(name, []).append(seconds)
-    return {name: statistics.median(times) for name, times in found.items()}
 
 
 def main(runs: int) -> None:
@@ -191,7 +165,6 @@ def main(runs: int) -> None:
                 env = {CACHE_VAR: nothing_kept} if label.endswith("drawn") else {}
                 where = kit if label.startswith("status") else solved if label.startswith("student") else None
                 walls[label].append(timed(argv, env, where))
-    costs = {"full": exercise_costs(SOLUTIONS_DIR, None, runs), "student": exercise_costs(Path("exercises"), solved, runs)}
     shutil.rmtree(kit.parent)
     shutil.rmtree(solved.parent)
     floor = statistics.median(walls["floor"])
@@ -203,9 +176,6 @@ def main(runs: int) -> None:
             ratio = median / floor
             line += f"  {ratio:4.1f}x the floor: {'within' if ratio <= target else 'OVER'} the {target:g}x target"
         print(line, flush=True)
-    print("each exercise's checks in one grader process (median s), and what grader.check.beside.COST says, for its split:")
-    for which, found in costs.items():
-        print(f"  {which:<8}" + "  ".join(f"{name} {found[name]:.2f} ({COST[which][name]:.2f})" for name in NAMES))
     cpu_split(runs)
     cpu_bound(runs, floor)
     for args in (["softmax"], []):

@@ -1,4 +1,4 @@
-"""The CPU time of a grading run's processes, by kind: the grader, the process beside it, the workers, the reference helper.
+"""The CPU time of a grading run's processes, by kind: the grader, the workers, the reference helper.
 
 Each process's CPU time (user and system) is read every SAMPLE seconds while the run lasts (psutil),
 and the last reading kept: a process that ends between two readings loses what it spent meanwhile.
@@ -11,7 +11,6 @@ import psutil
 
 SAMPLE = 0.02
 KINDS = {  # a word of each process's command line, and what it is
-    "grader.check.beside": "the process beside",
     "grader.sandbox.helper": "the reference helper",
     "grader/sandbox/": "workers",
 }

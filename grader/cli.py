@@ -85,8 +85,7 @@ def hand_on(ctx, submission: Path) -> None:
 @JSON_FILE
 @JUNIT_FILE
 @click.option("--output", is_flag=True, help="Also show everything your functions printed, check by check.")
-@click.option("--jobs", type=click.IntRange(1, 2), default=2, show_default=True, help="Grader processes: 2 checks some exercises at once.")
-def check(exercises, submission, solutions, json_file, junit_file, output, jobs):
+def check(exercises, submission, solutions, json_file, junit_file, output):
     """Run the checks on your exercises (all five by default): public and hidden in the full kit, public in the student's.
 
     Exit status 0 when every selected exercise passes, 1 when any does not, 2 for a usage
@@ -100,7 +99,7 @@ def check(exercises, submission, solutions, json_file, junit_file, output, jobs)
     from grader.check.command import check as run
 
     no_reference(solutions)
-    sys.exit(run(exercises, submission, solutions, json_file, junit_file, output, jobs))
+    sys.exit(run(exercises, submission, solutions, json_file, junit_file, output))
 
 
 @main.command()

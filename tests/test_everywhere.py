@@ -10,7 +10,6 @@ import time
 import psutil
 import pytest
 
-from grader.check import beside
 from grader.exercises import BY_NAME
 from grader.paths import KIT_ROOT, SOLUTIONS_DIR
 
@@ -24,9 +23,6 @@ def test_the_reference_passes_with_every_warning_an_error_and_dev_mode(tmp_path)
     run = grader("-W", "error", "-X", "dev", "-m", "grader", "check", "--solutions", cwd=tmp_path)
     assert run.returncode == 0 and run.stderr == "", run.stderr[-2000:]
     assert "100.0 / 100.0" in run.stdout and not list(tmp_path.iterdir())  # nothing left where it ran
-
-
-BESIDE = "grader.check.beside"  # the second grader process's module, on its command line
 
 
 def _line(process) -> str:
@@ -48,23 +44,6 @@ def _hot(processes) -> bool:
     return False
 
 
-def _checking_its_own(main) -> bool:
-    """The grader is in its own share of the exercises: a worker of its own, not the process beside's, is in the hang."""
-    return _hot([child for child in main.children() if BESIDE not in _line(child)])
-
-
-def _waiting_for_the_one_beside(main) -> bool:
-    """The grader has ended its own share and waits for the process beside, whose worker is in the hang."""
-    children = main.children()
-    beside = [child for child in children if BESIDE in _line(child)]
-    own = [child for child in children if child not in beside and "helper import serve" not in _line(child)]
-    if not beside or own or not _hot(beside):
-        return False
-    spent = sum(main.cpu_times()[:2])
-    time.sleep(0.5)
-    return sum(main.cpu_times()[:2]) == spent  # and it has nothing left to do but wait
-
-
 def hanging(module: str) -> str:
     """The reference's module with its first function replaced by one that never returns: imported fine, a hang per call."""
     source = (SOLUTIONS_DIR / f"{module}.py").read_text(encoding="utf-8")
@@ -73,13 +52,8 @@ def hanging(module: str) -> str:
 
 @pytest.mark.slow
 @pytest.mark.posix("sends SIGINT, as Ctrl-C does in a terminal")
-@pytest.mark.parametrize("side", ["during-its-own-checks", "while-waiting-for-the-process-beside"])
-def test_ctrl_c_stops_a_check_saves_nothing_and_leaves_nothing_running(tmp_path, side):
-    names = ["scores", "heads"]  # the grader ends heads well before a hang of scores ends in the process beside, even under load
-    here, there = beside.split(names)  # which of them the grader checks itself, which the process beside
-    if side == "while-waiting-for-the-process-beside" and not there:
-        pytest.skip("one core: no process beside")
-    module, when = (here[0], _checking_its_own) if side == "during-its-own-checks" else (there[0], _waiting_for_the_one_beside)
+def test_ctrl_c_stops_a_check_saves_nothing_and_leaves_nothing_running(tmp_path):
+    names, module = ["scores", "heads"], "scores"  # Ctrl-C while a worker is in scores' hang
     folder = tmp_path / "work"
     shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
     (folder / f"{module}.py").write_text(hanging(module), encoding="utf-8")
@@ -92,10 +66,10 @@ def test_ctrl_c_stops_a_check_saves_nothing_and_leaves_nothing_running(tmp_path,
     )
     try:
         main, deadline = psutil.Process(check.pid), time.monotonic() + 120
-        while not when(main):
+        while not _hot(main.children()):
             assert time.monotonic() < deadline and check.poll() is None, f"the check of a hanging {module} never got there"
             time.sleep(0.05)
-        below = main.children(recursive=True)  # its workers, bubblewrap around them, the process beside
+        below = main.children(recursive=True)  # its workers and bubblewrap around them
         check.send_signal(signal.SIGINT)
         out, err = check.communicate(timeout=60)
     finally:

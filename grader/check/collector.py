@@ -64,7 +64,17 @@ class Collector:
         message = visible(message + submission.printed.told(exercise))
         example = submission.last_example(error) if status == "failed" else None
         example = example and {**example, "said": message.splitlines()[0]}  # what the check said, for `grader try`
-        self.results[check_id] = CheckResult(check_id, status, message, by_grader, printed=printed, example=example, calls=calls)
+        self.results[check_id] = CheckResult(
+            check_id,
+            status,
+            message,
+            by_grader,
+            printed=printed,
+            example=example,
+            calls=calls,
+            blamed_function=last_called(submission),
+            failed_import=failed_import(error),
+        )
 
 
 def _leaves(error):
@@ -74,6 +84,21 @@ def _leaves(error):
             yield from _leaves(inner)
     else:
         yield error
+
+
+def last_called(submission: Submission) -> str:
+    """The student's function the check called last, if it called any (the reference's calls are not the student's)."""
+    last = submission.last
+    return last[0] if last is not None and last[0] in submission.called else ""
+
+
+def failed_import(error) -> str:
+    """The student's module an import error the check ended on is in, as the worker named it; "" for any other end."""
+    for leaf in _leaves(error):
+        found = leaf.error if isinstance(leaf, Halt) else leaf
+        if isinstance(found, StudentError) and found.kind == "import":
+            return found.module
+    return ""
 
 
 def verdict(error) -> tuple[str, str, bool]:
@@ -152,10 +177,8 @@ def exercise_result(name: str, collector: Collector) -> ExerciseResult:
     return ExerciseResult(name, exercise_status(checks), partial_points(max_points, checks), max_points, checks)
 
 
-def checked(folder: Path, root: Path, names, stubs, *, profile, seed, timeout, budget, kinds, spares=()) -> dict[str, ExerciseResult]:
+def checked(folder: Path, root: Path, names, stubs, *, profile, seed, timeout, budget, kinds) -> dict[str, ExerciseResult]:
     """Each of these exercises' verdict, its checks run here on the snapshot in folder (root: the run's private folder).
-
-    spares: workers started ahead of the files, used first and stopped at the end.
 
     The reference runs here on one BLAS thread: OpenBLAS's own threads, racing the threads that
     start workers, left a matrix product waiting for ever (2 runs of 12 on a busy machine), and
@@ -163,7 +186,7 @@ def checked(folder: Path, root: Path, names, stubs, *, profile, seed, timeout, b
     """
     with threadpool_limits(limits=1, user_api="blas"):
         set_hypothesis_home_dir(root / ".hypothesis")  # never a .hypothesis/ folder where the grader runs
-        workers = StudentCodePool(folder, timeout=timeout, budget=budget, unwritten=frozenset(stubs), spares=spares)
+        workers = StudentCodePool(folder, timeout=timeout, budget=budget, unwritten=frozenset(stubs))
         try:
             workers.start_early(names)
             collector = collect(names, folder, profile, seed, timeout, budget, kinds, workers)

@@ -11,20 +11,13 @@ def check(
     json_file: Path | None = None,
     junit_file: Path | None = None,
     output: bool = False,
-    jobs: int = 2,
 ) -> int:
-    """`grader check`: run the checks, print the report, write --json and --junit; exit 0, 1, or 2 if unreadable.
-
-    jobs: 2 lets a second grader process check some of the exercises (grader.check.beside); batch, whose
-    own jobs run many of these at once, passes 1.
-    """
-    from grader.sandbox.isolation import IsolationError, choose_soon
-
-    choose_soon()  # the confinement's probe runs while the grader imports the rest
+    """`grader check`: run the checks, print the report, write --json and --junit; exit 0, 1, or 2 if unreadable."""
     import click
 
     from grader.check.junit import junit_xml
     from grader.check.report import render
+    from grader.sandbox.isolation import IsolationError, choose_soon
     from grader.sandbox.submission import SubmissionError, find_submission
 
     try:
@@ -32,26 +25,31 @@ def check(
     except SubmissionError as error:
         click.echo(f"Cannot check: {error}", err=True)
         return 2
-    from grader.check.cache import save_report
-    from grader.check.runner import run_checks
+    choose_soon()  # the confinement's probe (a worker's start) runs while the checks are imported, not before the first worker
+    from grader.check.runner import check_snapshot
+    from grader.check.state import State, fingerprints
     from grader.sandbox.launcher import own_exercises
-    from grader.sandbox.private import NotRegular
+    from grader.sandbox.private import NotRegular, Snapshot
 
+    own = own_exercises(folder)  # the student's own exercises/, where the verdict is remembered; another's is read, never written
     try:
-        report = run_checks(folder, exercises or None, parallel=jobs > 1)  # its verdicts carry the sha256 of the snapshot they were given
+        with Snapshot(folder) as snapshot:
+            state = State(folder) if solutions else State.load(folder)
+            saved = state.fresh(fingerprints(snapshot.files)) if state.entries else {}  # nothing saved: no fingerprint to take
+            report = check_snapshot(snapshot, exercises or None, saved=saved)
     except NotRegular as error:  # a module replaced by a link or a folder since it was found
         click.echo(f"Cannot check: In {folder}: {error}.", err=True)
         return 2
     except IsolationError as error:  # the tier asked for (ATTENTION_BY_HAND_ISOLATION) cannot be had here
         click.echo(f"Cannot check: {error}", err=True)
         return 2
-    click.echo(render(report, folder, solutions=solutions, output=output))
+    if own and not solutions:
+        state.save(report)
+    click.echo(render(report, folder, solutions=solutions, output=output, own=own))
     if json_file is not None and not write(json_file, json.dumps(report.to_json(), indent=1) + "\n"):
         return 2
     if junit_file is not None and not write(junit_file, junit_xml(report)):
         return 2
-    if not solutions and own_exercises(folder):  # another's folder (a submission) is read, never written
-        save_report(folder, report)
     return 0 if report.passed else 1
 
 

@@ -1,5 +1,6 @@
 """Which module files an exercise's verdict depends on: its own, those it builds on, and what they import."""
 
+import hashlib
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -33,3 +34,9 @@ def depends_on(files: Mapping[str, bytes | None], exercise: str) -> list[str]:
         seen.add(module)
         todo.extend(siblings(files.get(f"{module}.py") or b"") or ())
     return sorted(seen)
+
+
+def hashes_for(files: Mapping[str, bytes | None], exercise: str) -> dict[str, str]:
+    """{name.py: sha256} of each module an exercise's verdict depends on, of these files (one that was refused: "<missing>")."""
+    found = {f"{m}.py": files.get(f"{m}.py") for m in depends_on(files, exercise)}
+    return {name: hashlib.sha256(data).hexdigest() if data is not None else "<missing>" for name, data in found.items()}

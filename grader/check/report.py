@@ -14,7 +14,6 @@ from grader import kit
 from grader.check.results import ExerciseResult, Report
 from grader.exercises import BY_NAME, NAMES
 from grader.paths import default_submission
-from grader.sandbox.launcher import own_exercises
 from grader.style import mark, paint, shown_command
 
 ISOLATION = {
@@ -200,34 +199,17 @@ def all_pass(report: Report, where: tuple[str, ...]) -> str:
     return f"Every check that was run passes, public and hidden. Once all five exercises pass, run {compare}."
 
 
-def earlier_causes(report: Report, folder: Path) -> None:
-    """The root-cause note ("fix masking first") from the saved verdicts of earlier exercises this run did not check."""
-    from grader.check.cache import unchanged
-    from grader.check.runner import add_root_causes
+def render(report: Report, folder: Path, solutions: bool = False, output: bool = False, own: bool = True) -> str:
+    """The whole report as text, styled for a terminal or plain for a pipe; output adds all the student's code printed.
 
-    asked = {result.name for result in report.exercises}
-    needed = {used for result in report.exercises for used in BY_NAME[result.name].uses} - asked
-    if not needed:
-        return
-    try:
-        saved = [verdict for name, verdict in unchanged(folder).items() if name in needed]
-        earlier = Report.from_json({"exercises": saved}).exercises if saved else []
-    except (OSError, ValueError, KeyError, TypeError):  # no saved verdicts to go by: the run's own notes stay
-        return
-    if any(result.status != "passed" for result in earlier):
-        add_root_causes([*earlier, *report.exercises])
-
-
-def render(report: Report, folder: Path, solutions: bool = False, output: bool = False) -> str:
-    """The whole report as text, styled for a terminal or plain for a pipe; output adds all the student's code printed."""
+    own: the folder is the student's own exercises/, where `grader try` stops at a breakpoint.
+    """
     which = "the public checks" if report.checks == "public" else "the public and the hidden checks"
     lines = [f"Checked {folder} with {which} (Hypothesis seed {report.seed}; {ISOLATION[report.isolation]}).", ""]
     where = () if solutions else submission_args(folder, solutions)
-    if not solutions:
-        earlier_causes(report, folder)
     for result in report.exercises:
         if result.status != "passed":
-            lines += details(result, where, solutions or own_exercises(folder)) + [""]
+            lines += details(result, where, solutions or own) + [""]
         elif result.note:
             lines += [f"{mark('passed')} {result.name}: {result.note}", ""]
     lines += (printed(report) if output else []) + table(report) + [""] + next_step(report, folder, solutions)

@@ -22,6 +22,8 @@ class CheckResult:
     printed: str = ""  # everything the student's functions printed during the check, call by call
     example: dict | None = None  # the failing call's function and encoded arguments, for `grader try`; not in the JSON
     calls: tuple[str, ...] = ()  # the functions of its exercise the check called, in the exercise's order; not in the JSON
+    blamed_function: str = ""  # failing: the student's function it called last, whose call or result it was judging; not in the JSON
+    failed_import: str = ""  # an import that failed: the student's module whose file the error is in; not in the JSON
 
     def __post_init__(self):
         self.message, self.printed = shown(self.message), shown(self.printed)  # student text: every file and screen can hold it

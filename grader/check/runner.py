@@ -2,20 +2,18 @@
 
 The checks run in the grader's process (grader.check.collector, imported only when a
 check must run): the public checks of a module that is the stub as given end as recorded
-(grader.check.unwritten), so a new student's first `grader` loads neither Hypothesis nor a worker.
+(grader.check.untouched), so a new student's first `grader` loads neither Hypothesis nor a worker.
 """
 
 import hashlib
-import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from grader import kit
-from grader.check import beside
 from grader.check.checks.harness import BUDGET, SEED
-from grader.check.files import depends_on
+from grader.check.files import hashes_for
 from grader.check.results import ExerciseResult, Report
-from grader.check.unwritten import recorded, unwritten
+from grader.check.untouched import recorded, untouched_stubs
 from grader.exercises import BY_NAME, NAMES
 from grader.paths import SOLUTIONS_DIR
 from grader.sandbox import isolation
@@ -23,73 +21,68 @@ from grader.sandbox.private import Snapshot
 from grader.style import in_sentence
 
 KINDS = {"public": ("public",), "all": ("public", "hidden")}  # which folders of checks/ each kind of run uses
-IMPORT_ERROR = re.compile(r"your \w+\.py cannot be imported: .*\((\w+)\.py, line \d+")  # the sandbox's words, and where
 
 
-def run_checks(
-    submission: Path,
+def run_checks(submission: Path, exercises: Sequence[str] | None = None, **options) -> Report:
+    """Run the checks of these exercises (all by default) on a submission folder; never prints.
+
+    The five files are read once and copied (a Snapshot), and only that copy is graded: what the
+    student's code does to its folder during the run changes nothing. Raises NotRegular when a
+    module is not a regular file. options: those of check_snapshot.
+    """
+    with Snapshot(Path(submission)) as snapshot:
+        return check_snapshot(snapshot, exercises, **options)
+
+
+def check_snapshot(
+    snapshot: Snapshot,
     exercises: Sequence[str] | None = None,
     *,
+    saved: Mapping[str, ExerciseResult] | None = None,
+    rerun: bool = True,
     profile: str = "default",
     seed: int = SEED,
     timeout: float = 10.0,
     budget: float = BUDGET,
     checks: str | None = None,
-    spares=(),
     record: bool = True,
-    parallel: bool = False,
 ) -> Report:
-    """Run the checks of these exercises (all by default) on a submission folder; never prints.
+    """The verdicts of these exercises (all by default) on a snapshot's files, each noting the earlier exercise to fix first.
 
+    saved: verdicts of these very files from earlier runs (grader.check.state), by exercise: they
+    name the root causes too, and with rerun False they stand for their exercise instead of its checks.
     checks: "public" or "all" (public and hidden); by default all in the full kit, and the public
-    ones in the student's kit, which has no other.
-
-    The five files are copied first, and only that copy is graded: what the student's code does to
-    its folder during the run changes nothing. profile: a Hypothesis profile of
+    ones in the student's kit, which has no other. profile: a Hypothesis profile of
     grader/check/checks/conftest.py; timeout: seconds per call of student code; budget: for the run.
-    Raises NotRegular when a module is not a regular file. spares: workers started ahead of the files
-    (grader.sandbox.process.WorkerProcess with no folder), used before any other and stopped at the end.
     record: whether the public checks of an untouched stub end as recorded (False runs them, to write the record).
-    parallel: whether some exercises may be checked at once in a second grader process (grader.check.beside).
     """
-    names, submission = [name for name in NAMES if exercises is None or name in exercises], Path(submission)
+    names, saved = [name for name in NAMES if exercises is None or name in exercises], dict(saved or {})
     checks = checks or kit.checks_run()
     if checks not in KINDS or checks == "all" and kit.is_student_kit():
         raise ValueError(f"checks is 'public' or, in the full kit, 'all'; not {checks!r}")
-    with Snapshot(submission) as snapshot:
-        stubs = unwritten(snapshot.files)
-        kept = {name: found for name in stubs & set(names) if record and checks == "public" and (found := recorded(name))}
-        todo = [name for name in names if name not in kept]
-        here, there = beside.split(todo) if parallel else (todo, [])
-        options = {"profile": profile, "seed": seed, "timeout": timeout, "budget": budget, "kinds": KINDS[checks]}
-        other = beside.start(snapshot.folder, snapshot.root, there, stubs, options) if there else None
-        try:
-            ran = _checked(snapshot.folder, snapshot.root, here, stubs, spares, options)
-            ran |= beside.verdicts(other, snapshot.root, there, budget) if other is not None else {}
-        finally:
-            if other is not None:
-                other.close()  # its verdicts read, or Ctrl-C while it runs: it ends with all it started
-        files = {name: {f"{m}.py": snapshot.hashes[f"{m}.py"] for m in depends_on(snapshot.files, name)} for name in names}
-    tier = isolation.choose().name  # the workers of this run were confined the same way (chosen once per process)
-    results = [kept.get(name) or ran[name] for name in names]
+    todo = names if rerun else [name for name in names if name not in saved]
+    stubs = untouched_stubs(snapshot.files)
+    as_recorded = {name: found for name in stubs & set(todo) if record and checks == "public" and (found := recorded(name))}
+    options = {"profile": profile, "seed": seed, "timeout": timeout, "budget": budget, "kinds": KINDS[checks]}
+    ran = as_recorded | _checked(snapshot.folder, snapshot.root, [name for name in todo if name not in as_recorded], stubs, options)
     reference = reference_hashes()
-    for result in results:
-        result.files = files[result.name]
-        own = f"{result.name}.py"
-        result.same_as_reference = submission.resolve() != SOLUTIONS_DIR.resolve() and result.files.get(own) == reference.get(own)
-    add_root_causes(results)
-    return Report(results, seed=seed, isolation=tier, checks=checks)
+    for name, result in ran.items():
+        result.files = hashes_for(snapshot.files, name)
+        own = f"{name}.py"
+        result.same_as_reference = snapshot.source != SOLUTIONS_DIR.resolve() and result.files.get(own) == reference.get(own)
+    known = saved | ran
+    note_root_causes(list(known.values()))
+    tier = isolation.choose().name if ran else "none"  # the workers of this run were confined the same way (chosen once per process)
+    return Report([known[name] for name in names], seed=seed, isolation=tier, checks=checks)
 
 
-def _checked(folder: Path, root: Path, names: list[str], stubs, spares, options: dict) -> dict[str, ExerciseResult]:
+def _checked(folder: Path, root: Path, names: list[str], stubs, options: dict) -> dict[str, ExerciseResult]:
     """These exercises' verdicts, their checks run here (grader.check.collector, which loads Hypothesis)."""
     if not names:
-        for spare in spares:
-            spare.stop()
         return {}
     from grader.check.collector import checked
 
-    return checked(folder, root, names, stubs, spares=spares, **options)
+    return checked(folder, root, names, stubs, **options)
 
 
 def reference_hashes() -> dict[str, str]:
@@ -102,14 +95,16 @@ def reference_hashes() -> dict[str, str]:
     return found
 
 
-def add_root_causes(results: list[ExerciseResult]) -> None:
-    """Note, on an exercise that builds on earlier ones, which of those fail in this run or stop it from being imported.
+def note_root_causes(results: list[ExerciseResult]) -> None:
+    """Note, on each exercise that builds on earlier ones, which of those fail or stop it from being imported.
 
-    In the full kit those are graded with the reference in place; in the student's kit with the
-    student's own, so there a failure may come from an earlier exercise, and the note says so.
+    results: every verdict known of the same files. In the full kit the earlier exercises are graded
+    with the reference in place; in the student's kit with the student's own, so there a failure may
+    come from an earlier exercise, and the note says so.
     """
     status = {result.name: result.status for result in results}
     for result in results:
+        result.note, result.cause = "", ""
         if broken := unimportable(result):
             result.cause = broken[0]
             result.note = (
@@ -144,21 +139,19 @@ def add_root_causes(results: list[ExerciseResult]) -> None:
 
 
 def unimportable(result: ExerciseResult) -> list[str]:
-    """The other exercises whose module, named as the place of this one's import errors, stops this one from being imported."""
-    named = {found.group(1) for check in result.checks if check.status == "error" and (found := IMPORT_ERROR.match(check.message))}
+    """The other exercises whose module, named by this one's import errors as where they happened, stops it from being imported."""
+    named = {check.failed_import for check in result.checks if check.status == "error"}
     return [name for name in NAMES if name in named and name != result.name]
 
 
 def called_wrong(result: ExerciseResult) -> tuple[str, str] | None:
-    """(exercise, function) of an earlier exercise's function that a check of this one called directly and found wrong, if any.
+    """(exercise, function) of an earlier exercise's function that a failing check of this one called last, if any.
 
-    Only the student's kit calls them (the full kit serves the reference); a message that starts
-    with the function's name ("apply_causal_mask, called with ... should have shape", "... raised")
-    is about that function's own result.
+    Only the student's kit calls them (the full kit serves the reference): the check was judging
+    that function's own call or result when it failed.
     """
     for check in (check for check in result.checks if check.status in ("failed", "error")):
         for used in BY_NAME[result.name].uses:
-            for function in BY_NAME[used].functions:
-                if check.message.startswith((f"{function}, ", f"{function} raised ", f"{function}(")):
-                    return used, function
+            if check.blamed_function in BY_NAME[used].functions:
+                return used, check.blamed_function
     return None

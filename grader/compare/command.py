@@ -115,13 +115,13 @@ def unfinished(folder: Path) -> list:
     from grader.sandbox.isolation import choose_soon
 
     choose_soon()  # the confinement's probe runs while the checks are imported
-    from grader.check.cache import save_report
     from grader.check.runner import run_checks
+    from grader.check.state import State
 
     click.echo("Checking your five exercises before training (a few seconds)…")
     report = run_checks(folder)
     if launcher.own_exercises(folder):  # another's folder (a submission) is read, never written
-        save_report(folder, report, by="compare")
+        State(folder).save(report, by="compare")
     return [exercise for exercise in report.exercises if exercise.status != "passed"]
 
 

@@ -208,9 +208,7 @@ def run_check(folder: Path, result: Path, timeout: float, running: Running | Non
     Every process still carrying the child's run (what the submission left running) is killed before it returns.
     """
     env = {**os.environ, "NO_COLOR": "1"}
-    command = launcher.module(
-        "grader", "check", "--submission", str(folder), "--json", str(result), "--jobs", "1", root=KIT_ROOT
-    )  # batch's own jobs
+    command = launcher.module("grader", "check", "--submission", str(folder), "--json", str(result), root=KIT_ROOT)
     child = launcher.Child(command, env=env, cwd=result.parent, scratch=True)
     try:
         if running:

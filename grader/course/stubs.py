@@ -45,14 +45,14 @@ def write_stubs(folder: Path) -> Path:
 
 def digests() -> dict[str, str]:
     """The sha256 of each stub as the grader compares it (line ends as \\n): grader/check/stubs.json's contents."""
-    from grader.check.unwritten import digest
+    from grader.check.untouched import digest
 
     return {module: digest(stub_source(module).encode("utf-8")) for module in MODULES}
 
 
 def write_digests() -> Path:
     """Write grader/check/stubs.json from the stubs; its path."""
-    from grader.check.unwritten import STUBS
+    from grader.check.untouched import STUBS
 
     STUBS.write_text(json.dumps(digests(), indent=1) + "\n", encoding="utf-8")
     return STUBS
@@ -61,7 +61,7 @@ def write_digests() -> Path:
 def not_started() -> dict:
     """The public checks' verdicts on the stubs, as a run gives them: grader/check/not_started.json's contents."""
     from grader.check.runner import run_checks
-    from grader.check.unwritten import fingerprint
+    from grader.check.untouched import record_digest
 
     with tempfile.TemporaryDirectory() as tmp:
         report = run_checks(write_stubs(Path(tmp) / "exercises"), checks="public", record=False)
@@ -70,12 +70,12 @@ def not_started() -> dict:
     }
     if any(check["status"] != "not_started" for checks in found.values() for check in checks):
         raise ValueError(f"a public check does not end as not started on the stubs: {found}")
-    return {"fingerprint": fingerprint(), "exercises": found}
+    return {"fingerprint": record_digest(), "exercises": found}
 
 
 def write_not_started() -> Path:
     """Write grader/check/not_started.json from a run of the public checks on the stubs; its path."""
-    from grader.check.unwritten import RECORD
+    from grader.check.untouched import RECORD
 
     RECORD.write_text(json.dumps(not_started(), indent=1) + "\n", encoding="utf-8")
     return RECORD

@@ -16,7 +16,7 @@ HARD_FACTOR = 10.0  # the clock's last word, computing or not
 BUSY = 0.1  # share of one core a call uses while it computes, however loaded the machine (a sleeping loop: about 0.01)
 TREE_EVERY = 1.0  # seconds between looks for processes the worker started (a look reads every process's status)
 SAMPLE_EVERY = 0.5  # seconds a sample of the worker's CPU time serves as the start of the calls that follow
-CORES = max(os.cpu_count() or 1, 1)  # read once: 0.08 ms a call, on every call to the worker
+CORES = max(os.cpu_count() or 1, 1)  # read once, not on every call to the worker
 
 
 def cpu_seconds(process: psutil.Process) -> float:

@@ -18,11 +18,12 @@ class StudentError(Exception):
 
     KINDS = ("not_started", "raised", "timeout", "crashed", "import", "bad_output", "refused", "memory", "grader")
 
-    def __init__(self, kind: str, message: str, output: str = ""):
+    def __init__(self, kind: str, message: str, output: str = "", module: str = ""):
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.output = output
+        self.module = module  # for an import that failed: the student's module whose file the error is in, when known
 
 
 class _Failed(Exception):

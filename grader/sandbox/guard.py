@@ -5,6 +5,8 @@ import hashlib
 from pathlib import Path
 
 from grader.paths import MODULES
+from grader.sandbox.errors import NotRegular
+from grader.sandbox.private import read_module
 from grader.sandbox.worker.imports import sibling_names
 
 TOO_DEEP = (
@@ -13,7 +15,7 @@ TOO_DEEP = (
 )
 
 
-KEPT = 8  # folders' verdicts kept: a run's workers share one folder, and parsing it took 18 ms each
+KEPT = 8  # folders' refusals kept: a run's workers share one folder, read and parsed once
 
 
 def refusals(folder: Path) -> dict[str, str]:
@@ -21,10 +23,10 @@ def refusals(folder: Path) -> dict[str, str]:
     through a sibling), or it is too deep for Python's parser (that module only; its importers get the reference's).
     """
     files = {}
-    for path in sorted(folder.glob("*.py")):
+    for name in MODULES:
         try:
-            files[path.name] = path.read_bytes()
-        except OSError:
+            files[f"{name}.py"] = read_module(folder, name)  # the one reader of a student's module
+        except NotRegular:
             continue  # the worker reports it when the module is imported
     key = hashlib.sha256(repr(sorted((name, hashlib.sha256(data).digest()) for name, data in files.items())).encode()).digest()
     if key not in _found:

@@ -48,11 +48,8 @@ class StudentCode:
     function. Only the five modules are copied for the worker, as they are when it starts.
     """
 
-    def __init__(
-        self, folder: Path, *, reference: Mapping[str, Callable] | None = None, timeout: float = 10.0, spare: WorkerProcess | None = None
-    ):
+    def __init__(self, folder: Path, *, reference: Mapping[str, Callable] | None = None, timeout: float = 10.0):
         self.folder = Path(folder).resolve()
-        self._spare = spare  # a worker started ahead of the files, the first to be used
         self.reference = dict(reference or {})
         for qualified in self.reference:
             module, _, function = qualified.partition(".")
@@ -75,11 +72,10 @@ class StudentCode:
         self.close()
 
     def close(self):
-        """Stop the worker and every process it started (and the spare, if it was never used)."""
-        for worker in (self._worker, self._spare):
-            if worker is not None:
-                worker.stop()
-        self._worker = self._spare = None
+        """Stop the worker and every process it started."""
+        if self._worker is not None:
+            self._worker.stop()
+        self._worker = None
         self._imported.clear()
 
     def start(self) -> None:
@@ -104,23 +100,10 @@ class StudentCode:
         request = tuple(Batches([]) if type(arg) is Batches and not arg.sent else arg for arg in args)
         reply = self._exchange({"op": "call", "module": module, "function": function, "args": request}, limit, function)
         if "error" in reply:
-            raise StudentError(reply["error"], reply["message"], reply["output"])
+            raise _failure(reply)
         returned = tuple(_as_sent(args, i) if i in reply["same"] else back for i, back in enumerate(reply["args"]))
         after = tuple(_counted(back, args[i] if i < len(args) else None, self._pairs, self._taken) for i, back in enumerate(returned))
         return Outcome(reply["value"], after, reply["seconds"], reply["output"], reply["warnings"])
-
-    def _spare_started(self) -> WorkerProcess | None:
-        """The spare, given the files and started; None when there is none or it will not start (a fresh one is made then)."""
-        spare, self._spare = self._spare, None
-        if spare is None:
-            return None
-        try:
-            spare.launch.room.fill(self.folder)
-            spare.start(self.reference)
-        except (OSError, StudentError):
-            spare.stop()
-            return None
-        return spare
 
     def _import(self, module, limit):
         """Import the module in the worker, remembering a failure for the calls that follow."""
@@ -143,21 +126,19 @@ class StudentCode:
                 self._broken[module] = error
             raise error from None
         if "error" in reply:
-            self._broken[module] = StudentError(reply["error"], reply["message"], reply["output"])
+            self._broken[module] = _failure(reply)
             raise self._broken[module]
         self._imported.add(module)
 
     def _start(self) -> WorkerProcess:
-        """A fresh worker (the spare, given its files now, if there is one), confined as well as this machine allows."""
-        worker = self._spare_started()
-        if worker is None:
-            try:
-                worker = WorkerProcess(isolation.choose(), self.folder)
-            except isolation.IsolationError as error:
-                raise StudentError("grader", f"The grader cannot run your code: {error} {GRADER_FAULT}") from None
-            except OSError as error:
-                raise StudentError("grader", f"The grader could not start its worker process ({error}). {GRADER_FAULT}") from None
-            worker.start(self.reference)
+        """A fresh worker, confined as well as this machine allows."""
+        try:
+            worker = WorkerProcess(isolation.choose(), self.folder)
+        except isolation.IsolationError as error:
+            raise StudentError("grader", f"The grader cannot run your code: {error} {GRADER_FAULT}") from None
+        except OSError as error:
+            raise StudentError("grader", f"The grader could not start its worker process ({error}). {GRADER_FAULT}") from None
+        worker.start(self.reference)
         confinement = worker.confinement
         if confinement.name.endswith("+landlock") and not worker.landlocked:  # the tier recorded must be the one it had
             worker.stop()
@@ -199,7 +180,7 @@ class StudentCode:
         way instead of three, for asks made by the thousand); None leaves the frame to the exchange's thread: a reply, or
         an ask whose helper is not running yet (the helper dies with the thread that starts it, so only that one may).
         """
-        if not may_be_ask(frame):  # a reply, left undecoded: decoding it on this thread too cost the call 0.1 ms
+        if not may_be_ask(frame):  # a reply, left to the exchange's thread to decode
             return None
         try:
             message = _ask_in(frame)
@@ -263,6 +244,12 @@ def _counted(back, given, pairs: list, taken: int):
     if type(given) is Batches and given.sent:
         return Batches(given.pairs, back.taken if type(back) is Batches else 0, sent=True)
     return Batches(pairs, taken) if type(back) is Batches else back
+
+
+def _failure(reply: dict) -> StudentError:
+    """The StudentError an error reply stands for; an import's names the module whose file the error is in."""
+    module = reply.get("module")
+    return StudentError(reply["error"], reply["message"], reply["output"], module if module in MODULES else "")
 
 
 def _checked(reply, op):

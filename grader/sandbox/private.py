@@ -103,6 +103,7 @@ class Snapshot:
     """
 
     def __init__(self, folder: Path):
+        self.source = Path(folder).resolve()  # the folder it was read from
         self.files = {f"{name}.py": read_module(Path(folder), name) for name in MODULES}  # the one read of each file
         self.hashes = {name: hashlib.sha256(data).hexdigest() for name, data in self.files.items()}
         self.root = Path(tempfile.mkdtemp(prefix="grader-snapshot-"))
@@ -127,7 +128,7 @@ class Snapshot:
 class Room:
     """One worker's private folders: its code, its copy of the five files, and a home it may write.
 
-    folder None: the copy is made later (fill), for a worker started ahead of the files it will grade.
+    folder None: no copy, for the isolation probe's worker, which grades nothing.
     """
 
     def __init__(self, folder: Path | None, owner: int | None = None):
@@ -137,15 +138,11 @@ class Room:
         self.submission = self.root / "submission"
         self.submission.mkdir(mode=0o755)
         if folder is not None:
-            self.fill(folder)
+            copy_modules(Path(folder), self.submission)
         self.home = self.root / "home"
         self.home.mkdir(mode=0o700)
         if owner is not None:
             os.chown(self.home, owner, owner)
-
-    def fill(self, folder: Path) -> None:
-        """Copy the five modules of folder into the room."""
-        copy_modules(Path(folder), self.submission)
 
     def remove(self):
         shutil.rmtree(self.root, ignore_errors=True)

@@ -22,6 +22,7 @@ from grader.sandbox.errors import StudentError, _Failed
 from grader.sandbox.pipes import FramedPipe, PipeFailed
 from grader.sandbox.portable import simulating_other_os
 from grader.sandbox.private import Room
+from grader.sandbox.worker.codec import decode, encode
 from grader.sandbox.worker.frames import END_OF_CALL
 from grader.sandbox.worker.limits import MEMORY_BYTES
 
@@ -76,7 +77,7 @@ class Output:
 class WorkerProcess:
     """One worker process in its confinement: its framed pipe, its captured output, and how to end it for good.
 
-    folder None: a spare, started ahead (Python and numpy loaded) and given its files later (launch.room.fill).
+    folder None: a worker with no files, which is only asked whether it runs (the isolation probe's).
     """
 
     def __init__(self, confinement, folder):
@@ -129,8 +130,6 @@ class WorkerProcess:
 
     def _greeted(self, message: dict, word: str) -> dict:
         """The worker's reply to a message of the grader's own, which says word: True; else the worker is stopped."""
-        from grader.sandbox.worker.codec import decode, encode  # numpy: loaded here, so the probe's worker starts before it
-
         replies = []
         try:
             self.exchange(encode(message), STARTUP_SECONDS, STARTUP_CAP, lambda frame: replies.append(decode(frame)))

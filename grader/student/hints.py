@@ -1,6 +1,5 @@
 """`grader hint EXERCISE [FUNCTION]`: a ladder of hints per function, from the idea to the shape of the numpy call."""
 
-import re
 import shutil
 import textwrap
 from pathlib import Path
@@ -8,9 +7,9 @@ from pathlib import Path
 import click
 
 from grader import kit
-from grader.check.cache import cached_report, calls_known, last_known, read_json, write_json
 from grader.check.checks.harness import ARG_NAMES
 from grader.check.report import submission_args
+from grader.check.state import State, live_fingerprints, read_json, write_json
 from grader.exercises import BY_NAME
 from grader.style import paint, shown_command
 
@@ -217,25 +216,26 @@ def ladder_text(exercise: str, function: str, rung: int, done: bool, file: str, 
 
 def stuck_on(folder: Path, exercise: str) -> str | None:
     """The first function of the exercise that the last saved verdict, even of files changed since, does not pass."""
-    verdict = last_known(folder).get(exercise)
+    verdict = State.load(folder).last().get(exercise)
     if verdict is None:
         return None
-    calls, passes = calls_known(folder), {}
-    for check in verdict["checks"]:
-        about = blamed(check, calls.get(check["id"], ()))
-        passes[about] = passes.get(about, True) and check["status"] == "passed"
+    passes: dict[str | None, bool] = {}
+    for check in verdict.checks:
+        about = about_function(check)
+        passes[about] = passes.get(about, True) and check.status == "passed"
     return next((name for name in BY_NAME[exercise].functions if not passes.get(name, False)), None)
 
 
-def blamed(check: dict, called: tuple[str, ...]) -> str | None:
-    """The function a saved check is about: of those it called when it ran, the one its message starts with, else the last."""
-    first = re.match(r"\w+", str(check.get("message", "")))  # "sgd_step changed its input grads['w']; ..."
-    return first.group() if first and first.group() in called else called[-1] if called else None
+def about_function(check) -> str | None:
+    """The function of its exercise a saved check is about: the one it failed on, else the last of those it called."""
+    if check.blamed_function in check.calls:  # "sgd_step changed its input grads['w']; ..."
+        return check.blamed_function
+    return check.calls[-1] if check.calls else None
 
 
 def passed_note(folder: Path, exercise: str) -> None:
     """Say so when the last verdict of unchanged files already passed this exercise."""
-    report = cached_report(folder, [exercise])
-    if report is not None and report.exercises[0].status == "passed":
+    verdict = State.load(folder).fresh(live_fingerprints(folder)).get(exercise)
+    if verdict is not None and verdict.status == "passed":
         which = "public check (the hidden ones run when your work is graded)" if kit.is_student_kit() else "check"
         click.echo(paint(f"{exercise} already passes every {which}; here is the next hint all the same.", fg="green"))

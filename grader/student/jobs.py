@@ -1,4 +1,8 @@
-"""The watch's checks: each in a fresh Python process, which saves its verdict, and one kept ready for the next save."""
+"""The watch's checks: each in a fresh Python process, which saves its verdict, and one kept ready for the next save.
+
+The one kept ready has imported the grader and the checks and chosen the confinement before the
+save, so a save's verdict waits for none of that.
+"""
 
 import os
 import threading
@@ -15,10 +19,10 @@ def recheck_command(folder: Path, names: list[str]) -> list[str]:
     return launcher.module("grader.student.recheck", str(folder), *names, root=KIT_ROOT)
 
 
-class Job:
+class Recheck:
     """One run of the checks in a fresh Python process, which saves the verdict (no fork: it works on every OS).
 
-    names None: a job made ready ahead of a save (grader imported, workers started), told what to check by go().
+    names None: a recheck made ready ahead of a save (the checks imported, the confinement chosen), told what to check by go().
     """
 
     def __init__(self, folder: Path, names: list[str] | None):
@@ -40,7 +44,7 @@ class Job:
         except (OSError, ValueError):  # closed by stop()
             pass
 
-    def go(self, names: list[str]) -> "Job":
+    def go(self, names: list[str]) -> "Recheck":
         """Check these exercises now."""
         self.child.send(" ".join(names))
         return self

@@ -5,9 +5,9 @@ from pathlib import Path
 import click
 
 from grader import kit
-from grader.check.cache import checked_report, unchanged
 from grader.check.report import public_line, submission_args
 from grader.check.report import shown_folder as shown
+from grader.check.state import checked_report
 from grader.exercises import BY_NAME, EXERCISES, NAMES
 from grader.sandbox.isolation import choose_soon
 from grader.student.welcome import first_run, show_welcome
@@ -43,15 +43,17 @@ def status(submission: Path | None = None) -> int:
         return 2
     if first_run(folder):
         show_welcome()
-    missing = [name for name in NAMES if name not in unchanged(folder)]
-    if missing:
-        which = "your five exercises" if len(missing) == len(NAMES) else ", ".join(missing)
-        click.echo(paint(f"checking {which}…", dim=True))
-        choose_soon()  # the confinement's probe runs while the checks are imported
-    report = checked_report(folder)
+    report = checked_report(folder, before=checking)
     click.echo(table(report, folder))
     click.echo("\n" + next_step(report, folder))
     return 0
+
+
+def checking(missing: list[str]) -> None:
+    """Say which exercises are checked now, having no verdict on their files yet."""
+    which = "your five exercises" if len(missing) == len(NAMES) else ", ".join(missing)
+    click.echo(paint(f"checking {which}…", dim=True))
+    choose_soon()  # the confinement's probe runs while the checks are imported
 
 
 def points(value: float) -> str:

@@ -16,17 +16,17 @@ import click
 import numpy as np
 
 from grader import kit
-from grader.check.cache import failing_examples
 from grader.check.checks.examples import OUTPUTS, examples, expected
 from grader.check.checks.harness import ARG_NAMES, FORWARD, GRADIENT, largest_difference, narrower, reference_for
 from grader.check.checks.trained import by_definition
 from grader.check.checks.where import float32_digits, relation
 from grader.check.report import submission_args
+from grader.check.state import State
 from grader.exercises import BY_NAME
 from grader.sandbox import launcher
 from grader.sandbox.worker.codec import Batches, Foreign, ToyModel, decode, encode
 from grader.student import foreground
-from grader.student.given import read_inputs, shape_problem
+from grader.student.inputs import read_inputs, shape_problem
 from grader.student.status import resolve, unknown_function
 from grader.style import in_sentence, mark, paint, shown_command, visible
 
@@ -113,7 +113,7 @@ def failing(folder: Path, exercise: str, function: str) -> tuple | None:
 
     Of one run's kept inputs, the first whose expected value is known, else the first.
     """
-    found = [(check, kept) for check, kept in failing_examples(folder).items() if check.partition(".")[0] == exercise]
+    found = [(check, kept) for check, kept in State.load(folder).failing.items() if check.partition(".")[0] == exercise]
     latest = sorted(found, key=lambda item: str(item[1].get("at", "")), reverse=True)  # stable: check order within a run
     tried = [(check, kept, got) for check, kept in latest if kept["function"] == function and (got := _kept(exercise, function, kept))]
     if not tried:

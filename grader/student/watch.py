@@ -10,11 +10,12 @@ from pathlib import Path
 import click
 
 from grader import kit
-from grader.check.cache import files_fingerprint, last_known, unchanged
 from grader.check.report import submission_args
+from grader.check.results import Report
+from grader.check.state import State, live_fingerprints
 from grader.exercises import BY_NAME, NAMES
 from grader.paths import MODULES
-from grader.student.jobs import Job
+from grader.student.jobs import Recheck
 from grader.student.status import first_problem, next_step, points, resolve, shown
 from grader.style import colour_on, mark, paint, shown_command
 
@@ -67,15 +68,17 @@ class Watcher:
     """The loop: check the exercise being worked on first, then any other whose files changed."""
 
     def __init__(self, folder: Path, exercise: str | None):
-        self.folder = folder
-        self.fixed = exercise
+        self.folder, self.fixed = folder, exercise
         self.files = snapshot(folder)
+        self.where = submission_args(folder, False)  # the options that name the folder in a command
+        self.prints = live_fingerprints(folder)  # each exercise's fingerprint of the files as last saved: read once a save
+        self.state = State.load(folder)  # the saved verdicts: read once a save, and once a check has saved its own
         self.tried: set[tuple[str, str]] = set()  # (exercise, fingerprint) of runs that saved nothing
         self.faults: dict[str, str] = {}  # exercise -> what stopped the grader from checking it
         self.screen = ""
         self.target, self.saved = exercise or self.first_unpassed(), None
         self.checking, self.started = None, 0.0  # the exercise being checked, since when (time.monotonic())
-        self.ready: Job | None = None  # a check process made ready ahead of the next save
+        self.ready: Recheck | None = None  # a check process made ready ahead of the next save
         self.stopping = False  # Ctrl-C was pressed: the watch ends at its next pause
 
     def ctrl_c(self, *_) -> None:
@@ -94,7 +97,7 @@ class Watcher:
 
     def run(self) -> None:
         """Check, show, wait for a save; forever."""
-        self.ready = Job(self.folder, None)
+        self.ready = Recheck(self.folder, None)
         if not self.to_check():
             self.show()  # else the first check shows the screen
         while True:
@@ -117,8 +120,8 @@ class Watcher:
 
     def to_check(self) -> list[str]:
         """The exercises without a verdict on their current files: the target first, then lesson order."""
-        prints, fresh = files_fingerprint(self.folder), unchanged(self.folder)
-        stale = [n for n in NAMES if n not in fresh and (n, prints[n]) not in self.tried]
+        fresh = self.state.fresh(self.prints)
+        stale = [n for n in NAMES if n not in fresh and (n, self.prints[n]) not in self.tried]
         return sorted(stale, key=lambda n: n != self.target)
 
     def check(self, name: str) -> list[str]:
@@ -127,9 +130,8 @@ class Watcher:
         The job kept ready serves the exercise being worked on; another (one that builds on it) gets
         a job of its own, so that a save that cuts its check finds the ready one still ready.
         """
-        before = files_fingerprint(self.folder)[name]
         target = name == self.target
-        job = self.take_ready().go([name]) if target else Job(self.folder, [name])
+        job = self.take_ready().go([name]) if target else Recheck(self.folder, [name])
         self.checking, self.started, drawn = name, time.monotonic(), 0
         try:
             self.show()  # while the process starts: the old verdict is no longer shown as current
@@ -145,19 +147,22 @@ class Watcher:
             self.checking = None
             job.stop()
             if target or self.ready is None:
-                self.ready = Job(self.folder, None)  # for the next save, ready while the student edits
-        if files_fingerprint(self.folder)[name] == before and name not in unchanged(self.folder):
-            self.tried.add((name, before))  # it saved nothing: do not run it again on the same files (saved since, it may have)
+                self.ready = Recheck(self.folder, None)  # for the next save, ready while the student edits
         if job.failure:
             self.faults[name] = job.failure
         else:
             self.faults.pop(name, None)
+        self.state = State.load(self.folder)
+        if snapshot(self.folder) != self.files:
+            return self.wait_for_save()  # saved as the check ended: its verdict may be of the files before
+        if name not in self.state.fresh(self.prints):
+            self.tried.add((name, self.prints[name]))  # it saved nothing: do not run it again on the same files
         return []
 
-    def take_ready(self) -> "Job":
+    def take_ready(self) -> "Recheck":
         """The job made ready ahead, or a new one when it has ended (it could not get ready)."""
         job, self.ready = self.ready, None
-        return job if job is not None and job.running() else Job(self.folder, None)
+        return job if job is not None and job.running() else Recheck(self.folder, None)
 
     def close(self) -> None:
         """End the job kept ready."""
@@ -175,24 +180,20 @@ class Watcher:
                 changed = [m for m in MODULES if now[m] != self.files[m]]
                 self.files = now
                 if changed:
+                    self.prints, self.state = live_fingerprints(self.folder), State.load(self.folder)
                     return changed
             self.pause(POLL)
 
     def first_unpassed(self) -> str:
         """The first exercise in lesson order whose last verdict is not a pass."""
-        known = last_known(self.folder)
-        return next((name for name in NAMES if known.get(name, {}).get("status") != "passed"), NAMES[-1])
+        known = self.state.last()
+        return next((name for name in NAMES if name not in known or known[name].status != "passed"), NAMES[-1])
 
     def compose(self) -> str:
         """The screen: progress over the five with what each mark means, the verdict on the target, and what to do."""
-        from grader.check.results import Report
-        from grader.check.runner import add_root_causes
-
-        target, where = self.target, submission_args(self.folder, False)
-        known = last_known(self.folder)
-        report = Report.from_json({"exercises": [known[n] for n in NAMES if n in known]})
-        add_root_causes(report.exercises)
-        fresh = unchanged(self.folder)
+        target, where = self.target, self.where
+        known, fresh = self.state.last(), self.state.fresh(self.prints)
+        report = Report([known[n] for n in NAMES if n in known], seed=self.state.seed)
         since = self.started if self.checking == target else None  # its check has begun: "checking", even if the job saved
         result = None if since is not None else next((e for e in report.exercises if e.name == target and target in fresh), None)
         if result is not None and result.status == "passed":
@@ -231,8 +232,6 @@ class Watcher:
 
 def progress(report, fresh: dict, checking: str | None = None) -> str:
     """One line over the five exercises (a mark for the one being checked, a ? for a verdict still to come), and the points."""
-    from grader.check.results import Report
-
     by_name = {e.name: e for e in report.exercises}
     marks = []
     for name in NAMES:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import click
 
-from grader.check.cache import state_dir
+from grader.check.state import state_dir
 from grader.style import paint
 
 WELCOME = """\

@@ -8,9 +8,9 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from grader.check import cache
-from grader.check.files import depends_on
+from grader.check.files import depends_on, hashes_for, read_modules
 from grader.check.results import CheckResult, ExerciseResult, Report
+from grader.check.state import State, live_fingerprints
 from grader.cli import main
 from grader.paths import MODULES, SOLUTIONS_DIR
 from grader.sandbox.guard import refusals
@@ -58,15 +58,28 @@ def test_grader_check_reads_each_file_once(folder, monkeypatch):
     assert {name: counts.get(f"{name}.py", 0) for name in MODULES} == {name: 1 for name in MODULES}
 
 
+@pytest.mark.slow
+def test_the_root_cause_from_a_saved_verdict_costs_no_second_read(folder, monkeypatch):
+    """masking's saved verdict of the same files names the cause of heads: the report is made from the run's snapshot alone."""
+    checks = [CheckResult("masking.c", "failed", "-inf is missing above the diagonal")]
+    wrong = ExerciseResult("masking", "failed", 0.0, 15.0, checks, files=hashes_for(read_modules(folder), "masking"))
+    State(folder).save(Report([wrong], seed=0))
+    counts = counting_opens(monkeypatch, folder)
+    run = CliRunner().invoke(main, ["check", "heads", "--submission", str(folder)])
+    assert run.exit_code == 0, run.output
+    assert "heads uses your masking, which fails its checks" in run.output and "fix masking first" in run.output
+    assert {name: counts.get(f"{name}.py", 0) for name in MODULES} == {name: 1 for name in MODULES}
+
+
 def test_the_verdict_is_filed_under_the_files_it_was_given(folder):
     files = {f"{m}.py": read_module(folder, m) for m in MODULES}
     snapshot_hashes = {f"{m}.py": hashlib.sha256(files[f"{m}.py"]).hexdigest() for m in depends_on(files, "scores")}
     (folder / "scores.py").write_text("# saved while the checks ran\n")  # after the snapshot, before the verdict is saved
     verdict = ExerciseResult("scores", "passed", 10.0, 10.0, [CheckResult("scores.c", "passed", "")], files=snapshot_hashes)
-    cache.save_report(folder, Report([verdict], seed=0))
-    assert cache.cached_report(folder, ["scores"]) is None  # the live file is not the one graded
+    State(folder).save(Report([verdict], seed=0))
+    assert "scores" not in State.load(folder).fresh(live_fingerprints(folder))  # the live file is not the one graded
     shutil.copy(SOLUTIONS_DIR / "scores.py", folder)
-    assert cache.cached_report(folder, ["scores"]) is not None
+    assert "scores" in State.load(folder).fresh(live_fingerprints(folder))
 
 
 def test_a_run_reports_the_snapshots_hashes(folder):

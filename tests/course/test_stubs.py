@@ -9,7 +9,7 @@ from importlib import metadata
 
 import pytest
 
-from grader.check.unwritten import RECORD, STUBS
+from grader.check.untouched import RECORD, STUBS
 from grader.course.stubs import digests, not_started, stub_source
 from grader.paths import KIT_ROOT, MODULES, SOLUTIONS_DIR
 

@@ -1,4 +1,4 @@
-"""The sandbox's launcher: one door for a child Python, ended with all it started; the isolation probe's worker, kept for the run."""
+"""The sandbox's launcher: one door for a child Python, ended with all it started; the isolation probe's worker."""
 
 import os
 import signal
@@ -12,10 +12,8 @@ import psutil
 import pytest
 from busy import allowed
 
-from grader.paths import SOLUTIONS_DIR
-from grader.sandbox import isolation, launcher, spares
+from grader.sandbox import isolation, launcher
 from grader.sandbox.tree import end_processes
-from grader.sandbox.worker.codec import decode, encode
 
 
 @pytest.mark.slow
@@ -37,45 +35,20 @@ def test_the_output_kept_is_its_tail_and_says_how_much_was_cut():
     assert tail.startswith("... (") and "bytes of output not shown" in tail and tail.strip().endswith("END") and len(tail) < 200
 
 
-def test_the_probe_starts_a_worker_with_no_files_and_keeps_it_for_the_run(monkeypatch, tmp_path):
-    """The probe's worker answers before it has any file; the run's first worker is that one, given the run's files."""
-    given = []
-    real = spares.WorkerProcess
+def test_the_probe_starts_a_worker_with_no_files_and_stops_it(monkeypatch, tmp_path):
+    """The probe's worker answers before it has any file, and is gone with its room once it has."""
+    started = []
+    real = isolation.WorkerProcess
 
     def remember(confinement, folder):
-        given.append(folder)
-        return real(confinement, folder)
+        started.append(worker := real(confinement, folder))
+        return worker
 
-    monkeypatch.setattr(spares, "WorkerProcess", remember)
-    monkeypatch.setattr(spares, "_kept", [])
+    monkeypatch.setattr(isolation, "WorkerProcess", remember)
     monkeypatch.setattr("grader.paths.EXERCISES_DIR", tmp_path / "missing")  # the kit's exercises/ gone: no matter
-    assert spares.probe(isolation.Portable()) == ""
-    probed = spares._kept[0]
-    monkeypatch.setattr(isolation, "choose", isolation.Portable)
-    worker = isolation.spare()
-    try:
-        assert given == [None] and worker is probed and spares._kept == []
-        worker.launch.room.fill(SOLUTIONS_DIR)
-        worker.start()
-        replies = []
-        call = {"op": "call", "module": "softmax", "function": "softmax", "args": ([0.0, 0.0],)}
-        worker.exchange(encode(call), 30, 1 << 20, replies.append)
-        assert list(decode(replies[0])["value"]) == [0.5, 0.5]
-    finally:
-        worker.stop()
-
-
-def test_a_kept_worker_of_another_tier_is_stopped_not_used(monkeypatch):
-    monkeypatch.setattr(spares, "_kept", [])
-    assert spares.probe(isolation.Portable()) == ""
-    other = spares._kept[0]
-    other.confinement.tier = "user"  # as if the probe had found the user tier, and the run then asked for none
-    monkeypatch.setattr(isolation, "choose", isolation.Portable)
-    worker = isolation.spare()
-    try:
-        assert worker is not other and other.process.poll() is not None
-    finally:
-        worker.stop()
+    assert isolation.probe(isolation.Portable()) == ""
+    (worker,) = started
+    assert worker.process.poll() is not None and not worker.launch.room.root.exists()
 
 
 def test_a_probe_whose_worker_cannot_start_leaves_no_room_behind(monkeypatch, tmp_path):
@@ -86,28 +59,8 @@ def test_a_probe_whose_worker_cannot_start_leaves_no_room_behind(monkeypatch, tm
         raise PermissionError(13, "Permission denied", args[0][0])
 
     monkeypatch.setattr(launcher, "piped", refused)
-    assert "Permission denied" in spares.probe(isolation.Portable())
+    assert "Permission denied" in isolation.probe(isolation.Portable())
     assert list(tmp_path.iterdir()) == []
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux") or not isolation.linux.find_bwrap(), reason="bubblewrap on Linux")
-def test_the_probes_worker_outlives_the_thread_that_probed(monkeypatch):
-    """The probe runs in a thread of its own (choose_soon), which ends; its worker, started by that thread, still serves the run."""
-    monkeypatch.setattr(isolation, "_probed", {})
-    monkeypatch.setattr(spares, "_kept", [])
-    monkeypatch.setenv(isolation.TIER_VAR, "namespaces")
-    isolation.choose_soon()
-    deadline = time.monotonic() + allowed(60)
-    while not spares._kept and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.5)  # the thread has long finished its probe
-    worker = isolation.spare()
-    try:
-        assert worker.process.poll() is None
-        worker.launch.room.fill(SOLUTIONS_DIR)
-        worker.start()
-    finally:
-        worker.stop()
 
 
 def test_every_child_python_has_the_same_flags():

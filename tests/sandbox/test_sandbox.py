@@ -3,19 +3,15 @@
 import time
 
 import numpy as np
-import psutil
 import pytest
 from busy import allowed
 from folders import submission
 
 from grader.paths import SOLUTIONS_DIR
-from grader.sandbox import isolation
 from grader.sandbox.errors import StudentError
 from grader.sandbox.guard import refusals
 from grader.sandbox.handle import StudentCode, _as_sent, _checked
-from grader.sandbox.process import WorkerProcess
 from grader.sandbox.submission import SubmissionError, find_submission
-from grader.sandbox.tree import end_tree
 from grader.sandbox.worker.codec import MAX_WARNINGS, WARNING_CHARS, Batches, Foreign, ToyModel, decode, encode
 from grader.sandbox.worker.toymodel import BatchFeed, LinearModel
 from solutions.heads import attention_head
@@ -398,33 +394,6 @@ def test_find_submission_says_what_is_missing(tmp_path):
         find_submission(tmp_path / "nowhere", solutions=False)
     with pytest.raises(SubmissionError, match="name two different folders: give one of them"):
         find_submission(folder, solutions=True)
-
-
-def wait_for_python(pid: int, seconds: float = 30.0) -> None:
-    """Wait until a Python runs in this process or below it."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        root = psutil.Process(pid)
-        if any("python" in p.name() for p in [root, *root.children(recursive=True)]):
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"no Python started under process {pid}")
-
-
-@pytest.mark.slow  # ending the spare's tree waits out its grace period (about 2 s in all)
-def test_a_spare_worker_is_given_the_files_later_and_a_dead_one_is_replaced():
-    """A worker started ahead of the files (grader watch's) serves the call; one that died before is replaced, not blamed."""
-    x = np.array([[1.0, 2.0, 3.0]])
-    spare = WorkerProcess(isolation.choose(), None)
-    with StudentCode(SOLUTIONS_DIR, spare=spare) as student:
-        assert np.allclose(student.call("softmax", "softmax", x).value.sum(), 1.0)
-        assert student._worker is spare
-    dead = WorkerProcess(isolation.choose(), None)
-    wait_for_python(dead.process.pid)  # else the kill may come before bubblewrap starts the worker, which then lives on
-    end_tree(dead.process)
-    with StudentCode(SOLUTIONS_DIR, spare=dead) as student:
-        assert np.allclose(student.call("softmax", "softmax", x).value.sum(), 1.0)
-        assert student._worker is not dead
 
 
 def test_a_workers_room_holds_the_worker_package_whole_and_nothing_else_of_the_kit():

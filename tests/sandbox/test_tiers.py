@@ -112,15 +112,10 @@ def test_a_probe_runs_once_however_many_threads_ask(monkeypatch):
     assert probes == list(isolation.TIERS) and {c.name for c in chosen} == {"none"}
 
 
-def test_the_probe_starts_its_worker_before_the_grader_has_numpy():
-    """Choosing the confinement loads no numpy (its folder is found, not imported), so the probe runs while numpy loads."""
+def test_the_workers_site_folders_hold_numpy():
+    """The worker sees Python's site folders read-only: numpy's among them."""
     from pathlib import Path
 
     import numpy
 
-    program = (
-        "import sys; from grader.sandbox import isolation; isolation.site_dirs(); print(sorted({'numpy', 'hypothesis'} & set(sys.modules)))"
-    )
-    run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
-    assert run.stdout.strip() == "[]", run.stderr[-2000:]
     assert str(Path(numpy.__file__).resolve().parent.parent) in isolation.site_dirs()

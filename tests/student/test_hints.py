@@ -7,13 +7,14 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from grader.check.cache import save_report
+from grader.check.files import hashes_for, read_modules
 from grader.check.results import CheckResult, ExerciseResult, Report
 from grader.check.runner import run_checks
+from grader.check.state import State
 from grader.cli import main
 from grader.exercises import BY_NAME, NAMES
 from grader.paths import SOLUTIONS_DIR
-from grader.student.hints import LADDERS, blamed, ladder_text
+from grader.student.hints import LADDERS, about_function, ladder_text
 
 
 @functools.cache
@@ -28,14 +29,12 @@ def hint(folder, exercise, *function):
     return CliRunner().invoke(main, ["hint", exercise, *function, "--submission", str(folder)])
 
 
-def verdict(folder, exercise, statuses, messages=None):
+def verdict(folder, exercise, statuses):
     """Save a verdict of these check ids (exercise.name: status) as `grader check` would."""
-    checks = [
-        CheckResult(f"{exercise}.{name}", status, (messages or {}).get(name, ""), calls=called().get(f"{exercise}.{name}", ()))
-        for name, status in statuses.items()
-    ]
+    checks = [CheckResult(f"{exercise}.{name}", status, calls=called().get(f"{exercise}.{name}", ())) for name, status in statuses.items()]
     status = "passed" if all(c.status == "passed" for c in checks) else "failed"
-    save_report(folder, Report([ExerciseResult(exercise, status, 0.0, BY_NAME[exercise].points, checks)], seed=0))
+    files = hashes_for(read_modules(folder), exercise)  # as of the files as they are
+    State(folder).save(Report([ExerciseResult(exercise, status, 0.0, BY_NAME[exercise].points, checks, files=files)], seed=0))
 
 
 def test_every_function_has_a_ladder_of_three_or_four_rungs():
@@ -85,15 +84,18 @@ def test_checks_named_otherwise_map_to_the_function_they_call():
         "training.sgd_step_moves_downhill": "sgd_step",
         "training.train_steps_by_its_definition": "train",
     }
-    assert {check: blamed({"id": check, "message": "out is off"}, called()[check]) for check in expected} == expected
+    assert {check: about_function(CheckResult(check, "failed", "out is off", calls=called()[check])) for check in expected} == expected
 
 
-def test_a_check_of_several_functions_is_about_the_one_its_message_names():
+def test_a_check_of_several_functions_is_about_the_one_it_failed_on():
     check = "training.inputs_unchanged"
     assert called()[check] == ("softmax_backward", "attention_head_backward", "sgd_step")
-    assert blamed({"id": check, "message": "softmax_backward changed its input shares; it must ..."}, called()[check]) == "softmax_backward"
-    assert blamed({"id": check, "message": "the list of losses"}, called()[check]) == "sgd_step"
-    assert blamed({"id": "training.gone_since", "message": ""}, ()) is None
+    failed_first = CheckResult(
+        check, "failed", "the message's words do not matter", calls=called()[check], blamed_function="softmax_backward"
+    )
+    assert about_function(failed_first) == "softmax_backward"
+    assert about_function(CheckResult(check, "failed", "softmax_backward, say", calls=called()[check])) == "sgd_step"
+    assert about_function(CheckResult("training.gone_since", "failed")) is None
 
 
 @pytest.mark.slow
@@ -109,6 +111,7 @@ def test_a_check_that_failed_at_its_first_call_is_about_that_function(tmp_path):
     report = run_checks(folder, ["training"], profile="quick")
     checks = {c.id: c for c in report.exercises[0].checks}
     assert checks["training.inputs_unchanged"].status == "failed" and checks["training.inputs_unchanged"].calls == ("softmax_backward",)
+    assert checks["training.inputs_unchanged"].blamed_function == "softmax_backward"
 
 
 def test_each_request_climbs_one_rung(submission):

@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from grader import kit
-from grader.check.cache import checked_report
 from grader.check.checks.examples import examples
+from grader.check.state import checked_report
 from grader.cli import main
 from grader.paths import SOLUTIONS_DIR
 from grader.student import recheck

@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 from busy import allowed
 
-from grader.check.results import STATUSES, CheckResult, ExerciseResult
+from grader.check.files import hashes_for, read_modules
+from grader.check.results import STATUSES, CheckResult, ExerciseResult, Report
+from grader.check.state import State, live_fingerprints
 from grader.paths import KIT_ROOT, SOLUTIONS_DIR
 from grader.student import jobs, watch
 from grader.style import mark
@@ -174,7 +176,7 @@ def test_a_save_during_a_check_cuts_it_short(submission, monkeypatch):
 def test_a_check_of_another_exercise_leaves_the_ready_job_for_the_next_save(submission, monkeypatch):
     """heads rechecked because scores changed runs in a job of its own: a save that cuts it finds the ready job still ready."""
 
-    class Job:
+    class Recheck:
         failure = ""
 
         def __init__(self, folder, names):
@@ -190,10 +192,10 @@ def test_a_check_of_another_exercise_leaves_the_ready_job_for_the_next_save(subm
         def stop(self):
             pass
 
-    monkeypatch.setattr(watch, "Job", Job)
+    monkeypatch.setattr(watch, "Recheck", Recheck)
     monkeypatch.setattr(watch.Watcher, "show", lambda self: None)
     watcher = watch.Watcher(submission, "scores")
-    ready = watcher.ready = Job(submission, None)
+    ready = watcher.ready = Recheck(submission, None)
     watcher.check("heads")
     assert watcher.ready is ready and ready.told is None
     watcher.check("scores")
@@ -225,9 +227,9 @@ def test_the_first_screen_of_a_check_says_checking_even_when_the_verdict_is_save
     """A quick check on a busy machine: its verdict is saved before the screen is drawn. The screen still says "checking" first
     (a save is always followed by that screen, then the verdict), and the verdict follows once the check is over."""
     passed = ExerciseResult("scores", "passed", 1.0, 1.0, [CheckResult("scores.one", "passed")])
-    monkeypatch.setattr(watch, "Job", DoneJob)
-    monkeypatch.setattr(watch, "last_known", lambda folder: {"scores": passed.to_json()})
-    monkeypatch.setattr(watch, "unchanged", lambda folder: {"scores"})  # the verdict is on the files as they are
+    monkeypatch.setattr(watch, "Recheck", DoneJob)
+    passed.files = hashes_for(read_modules(submission), "scores")  # the verdict is on the files as they are
+    State(submission).save(Report([passed], seed=0))
     screens = []
     monkeypatch.setattr(watch.Watcher, "show", lambda self: screens.append(self.compose()))
     watcher = watch.Watcher(submission, "scores")
@@ -244,12 +246,11 @@ def test_a_save_just_after_a_check_saved_its_verdict_does_not_mark_that_check_as
     class SavedThenEdited(DoneJob):
         meanwhile = staticmethod(lambda: save(submission / "training.py", "# saved again\n"))
 
-    monkeypatch.setattr(watch, "Job", SavedThenEdited)
-    monkeypatch.setattr(watch, "unchanged", lambda folder: set())  # no verdict matches the files now on disk
+    monkeypatch.setattr(watch, "Recheck", SavedThenEdited)  # and no verdict is saved of the files now on disk
     monkeypatch.setattr(watch.Watcher, "show", lambda self: None)
     watcher = watch.Watcher(submission, "training")
-    before = watch.files_fingerprint(submission)["training"]
-    watcher.check("training")
+    before = live_fingerprints(submission)["training"]
+    assert watcher.check("training") == ["training"]
     assert ("training", before) not in watcher.tried
     assert "training" in watcher.to_check()
 
@@ -352,7 +353,7 @@ def test_ctrl_c_while_a_check_is_ended_stops_the_watch_once_it_is_ended(submissi
     under load, a job's temporary folder was once left so."""
     made: list = []
 
-    class Job:
+    class Recheck:
         failure = ""
 
         def __init__(self, folder, names):
@@ -372,7 +373,7 @@ def test_ctrl_c_while_a_check_is_ended_stops_the_watch_once_it_is_ended(submissi
                 time.sleep(0.1)
             self.stopped = True
 
-    monkeypatch.setattr(watch, "Job", Job)
+    monkeypatch.setattr(watch, "Recheck", Recheck)
     monkeypatch.setattr(watch.Watcher, "show", lambda self: None)
     shutil.copy(SOLUTIONS_DIR / "scores.py", submission / "scores.py")
     assert watch.watch("scores", submission) == 0
@@ -438,7 +439,7 @@ def test_a_job_is_done_once_its_verdict_is_saved_not_once_it_has_stopped_its_wor
     """The job prints SAVED after saving the verdict, then stops its workers: the watch shows the verdict meanwhile."""
     lingering = f"print({jobs.SAVED!r}, flush=True); import time; time.sleep(60)"  # a job whose workers take long to stop
     monkeypatch.setattr(jobs, "recheck_command", lambda folder, names: [sys.executable, "-c", lingering])
-    job = jobs.Job(tmp_path, ["scores"])
+    job = jobs.Recheck(tmp_path, ["scores"])
     try:
         deadline = time.monotonic() + allowed(20)
         while job.running() and time.monotonic() < deadline:

@@ -12,7 +12,6 @@ import numpy as np
 
 from grader import kit
 from grader.check.checks.harness import BUDGET, reference_for, reference_functions
-from grader.sandbox import isolation
 from grader.sandbox.errors import StudentError
 from grader.sandbox.handle import Outcome, StudentCode
 from grader.sandbox.helper import HELPER
@@ -40,10 +39,9 @@ class StudentCodePool:
     budget: seconds for the whole run; once it is spent, every call fails at once as a timeout.
     """
 
-    def __init__(self, folder, timeout: float = 10.0, budget: float = BUDGET, unwritten: frozenset = frozenset(), spares=()):
+    def __init__(self, folder, timeout: float = 10.0, budget: float = BUDGET, unwritten: frozenset = frozenset()):
         self.folder = folder
-        self.spares = list(spares)  # workers started ahead of the files (grader watch's): the first workers of the run
-        self.unwritten = unwritten  # modules that are the stubs as given (grader.check.unwritten): no worker needed
+        self.unwritten = unwritten  # modules that are the stubs as given (grader.check.untouched): no worker needed
         self.timeout = timeout
         self.factor = 1.0  # PATIENCE while a check runs at the comparison's sizes (patient())
         self.deadline = time.monotonic() + budget
@@ -57,11 +55,9 @@ class StudentCodePool:
         self.memo_bytes = 0
 
     def start_early(self, exercises) -> None:
-        """Start the workers these exercises' checks use, each given its files in a thread, while the checks are imported.
+        """Start the workers these exercises' checks use, each in a thread, so that they load while the checks are imported.
 
-        The confinement is chosen first (its probe, once per process, is best begun by
-        isolation.choose_soon() before the grader's imports). Each worker's process starts here, in
-        the run's own thread, so that Python and numpy load while the checks are collected.
+        The first to start chooses the confinement (its probe runs once per process; the others wait for it).
         """
         with_reference = not kit.is_student_kit()
         for name in (name for name in exercises if name not in self.unwritten):
@@ -74,8 +70,6 @@ class StudentCodePool:
             HELPER.start_soon()  # the reference's answers to the worker's asks: loaded while the checks are imported
         if reference in self.started:
             return
-        if not self.spares:
-            self.spares.extend(_spare())
         handle = self.started[reference] = self._handle(reference)
         ready = self.ready[reference] = threading.Event()
         thread = threading.Thread(target=_start, args=(handle, ready, self.closing), daemon=True, name="worker-start")
@@ -91,9 +85,8 @@ class StudentCodePool:
         return self.started[reference]
 
     def _handle(self, reference: frozenset) -> StudentCode:
-        """The worker with these functions served by the reference, on a spare if one is left."""
-        spare = self.spares.pop() if self.spares else None
-        return StudentCode(self.folder, reference=reference_for(reference), timeout=self.timeout, spare=spare)
+        """The worker with these functions served by the reference."""
+        return StudentCode(self.folder, reference=reference_for(reference), timeout=self.timeout)
 
     def call(self, reference: frozenset, module: str, function: str, args: tuple) -> Outcome:
         """module.function(*args) in the worker with these functions served by the reference; raises StudentError.
@@ -147,12 +140,11 @@ class StudentCodePool:
         self.closing.set()
         for thread in self.threads:
             thread.join()
-        stops = [worker.close for worker in self.started.values()] + [spare.stop for spare in self.spares]
+        stops = [worker.close for worker in self.started.values()]
         with ThreadPoolExecutor(max_workers=max(len(stops), 1), thread_name_prefix="worker-stop") as pool:
             for done in [pool.submit(stop) for stop in stops]:  # at once: each waits for its processes to end (20-30 ms)
                 done.result()
         self.started.clear()
-        self.spares.clear()
         HELPER.forget()
         self.memo.clear()  # a process that grades many (nbgrader) would keep every memo
         self.memo_bytes = 0
@@ -195,19 +187,10 @@ def _fresh(value):
     return copy.deepcopy(value)
 
 
-def _spare() -> list:
-    """A worker process started in the confinement chosen, with no files yet; none when it cannot start (the call says why)."""
-    try:
-        return [isolation.spare()]
-    except (isolation.IsolationError, OSError):
-        return []
-
-
 def _start(handle: StudentCode, ready: threading.Event, closing: threading.Event) -> None:
     """Give a worker its files and wait for it to answer, then stay until the run ends.
 
-    A worker this thread had to start itself (its spare would not) dies with the thread that
-    started it (PR_SET_PDEATHSIG); a fault says so at the worker's first call.
+    A worker dies with the thread that started it (PR_SET_PDEATHSIG); a fault says so at the worker's first call.
     """
     try:
         handle.start()

@@ -28,6 +28,17 @@ def import_failure(module, error, folder) -> str:
     return f"your {module}.py cannot be imported: {type(error).__name__}: {text(error)} {where(error, folder)}."
 
 
+def failed_in(module, error, folder) -> str:
+    """The student's module whose file an import's error is in: a syntax error's file, else the last of theirs in the traceback."""
+    if isinstance(error, SyntaxError):
+        return Path(error.filename or f"{module}.py").stem
+    try:
+        frames = [f for f in traceback.extract_tb(error.__traceback__) if Path(f.filename).parent == folder]
+    except BaseException:
+        return module
+    return Path(frames[-1].filename).stem if frames else module
+
+
 def call_failure(function, error, folder) -> str:
     """What went wrong in a call, for the student."""
     place = where(error, folder)

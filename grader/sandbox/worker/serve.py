@@ -15,7 +15,7 @@ from grader.sandbox.worker.channel import Channel
 from grader.sandbox.worker.codec import MAX_FRAME, MAX_WARNINGS, WARNING_CHARS, Foreign, array_bytes, as_sent, describe, encode, sent_back
 from grader.sandbox.worker.imports import install, refused
 from grader.sandbox.worker.limits import end_leftovers, limit_resources, watch_parent
-from grader.sandbox.worker.messages import call_failure, call_refusal, import_failure, not_written, text
+from grader.sandbox.worker.messages import call_failure, call_refusal, failed_in, import_failure, not_written, text
 from grader.sandbox.worker.session import Session
 
 NUMPY_ERRORS = np.geterr()  # numpy's defaults, before any student code: warn on overflow, 0/0 and x/0
@@ -67,7 +67,8 @@ def handle(session, message):
     try:
         loaded = session.import_module(module)
     except BaseException as error:  # whatever the student's module does at import
-        return {"error": "refused" if refused(error) else "import", "message": import_failure(module, error, session.folder)}
+        said, where = import_failure(module, error, session.folder), failed_in(module, error, session.folder)
+        return {"error": "refused" if refused(error) else "import", "message": said, "module": where}
     if op == "import":
         return {"value": None}
     function = message["function"]

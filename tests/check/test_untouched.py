@@ -5,9 +5,9 @@ import sys
 
 import pytest
 
-from grader.check import unwritten as unwritten_module
+from grader.check import untouched
 from grader.check.runner import run_checks
-from grader.check.unwritten import unwritten
+from grader.check.untouched import untouched_stubs
 from grader.paths import MODULES, SOLUTIONS_DIR
 from grader.sandbox.handle import StudentCode
 
@@ -20,13 +20,13 @@ def said(report) -> list[tuple]:
     return [(c.id, c.status, c.message) for e in report.exercises for c in e.checks]
 
 
-def test_a_stub_that_depends_on_stubs_only_is_unwritten(submission):
+def test_a_stub_that_depends_on_stubs_only_is_untouched(submission):
     files = read(submission)
-    assert unwritten(files) == set(MODULES)
+    assert untouched_stubs(files) == set(MODULES)
     files["masking.py"] += b"\n# a change\n"
-    assert unwritten(files) == {"scores", "softmax"}  # heads and training import masking
+    assert untouched_stubs(files) == {"scores", "softmax"}  # heads and training import masking
     files["softmax.py"] = files["softmax.py"].replace(b"\n", b"\r\n")  # as a Windows checkout writes it
-    assert "softmax" in unwritten(files)
+    assert "softmax" in untouched_stubs(files)
 
 
 def test_untouched_stubs_start_no_worker_and_say_what_running_them_says(submission, tmp_path, monkeypatch):
@@ -46,7 +46,7 @@ def test_untouched_stubs_start_no_worker_and_say_what_running_them_says(submissi
 @pytest.mark.parametrize("exercise", ["heads", "training"])
 def test_a_stub_beside_written_modules_is_run(submission, exercise):
     (submission / "masking.py").write_bytes((SOLUTIONS_DIR / "masking.py").read_bytes())
-    assert exercise not in unwritten(read(submission))
+    assert exercise not in untouched_stubs(read(submission))
     assert run_checks(submission, [exercise]).exercises[0].status == "not_started"
 
 
@@ -65,13 +65,13 @@ def test_the_public_checks_of_stubs_end_as_recorded_without_pytest(submission):
 
 def test_a_record_of_other_checks_is_not_used(submission, monkeypatch):
     """A record whose fingerprint is not these stubs' and checks' (a kit changed without `python -m grader.course.stubs`) is ignored."""
-    monkeypatch.setattr(unwritten_module, "fingerprint", lambda: "other checks")
-    unwritten_module._record.cache_clear()
+    monkeypatch.setattr(untouched, "record_digest", lambda: "other checks")
+    untouched._record.cache_clear()
     try:
-        assert unwritten_module.recorded("softmax") is None
+        assert untouched.recorded("softmax") is None
         assert run_checks(submission, ["softmax"], checks="public").exercises[0].status == "not_started"
     finally:
-        unwritten_module._record.cache_clear()
+        untouched._record.cache_clear()
 
 
 @pytest.mark.slow

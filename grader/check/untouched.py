@@ -1,4 +1,4 @@
-"""Modules that are the stubs as given: their functions still raise NotImplementedError, which needs no worker to see.
+"""Modules untouched since the kit gave them: their functions still raise NotImplementedError, which needs no worker to see.
 
 A new student's first `grader` runs the checks on five untouched stubs: a stub's every function
 raises NotImplementedError at once, so each check of an exercise whose module, and every module it
@@ -38,14 +38,14 @@ def stub_digests() -> dict[str, str]:
     return found if isinstance(found, dict) else {}
 
 
-def unwritten(files: Mapping[str, bytes | None]) -> set[str]:
+def untouched_stubs(files: Mapping[str, bytes | None]) -> set[str]:
     """The modules that are stubs and depend on stubs only, so that importing one and calling it raises NotImplementedError."""
     stubs = {m for m in MODULES if (source := files.get(f"{m}.py")) is not None and digest(source) == stub_digests().get(m)}
     return {m for m in stubs if set(depends_on(files, m)) <= stubs}
 
 
-def fingerprint() -> str:
-    """What the record's verdicts depend on: the stubs, and the public checks with everything they run on (hidden/ aside)."""
+def record_digest() -> str:
+    """A digest of what the record's verdicts depend on: the stubs, and the public checks with all they run on (hidden/ aside)."""
     found = hashlib.sha256(json.dumps(stub_digests(), sort_keys=True).encode())
     for path in sorted(CHECKS_DIR.rglob("*.py")):
         if "hidden" not in path.relative_to(CHECKS_DIR).parts:
@@ -60,7 +60,7 @@ def _record() -> dict:
         found = json.loads(RECORD.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    if not isinstance(found, dict) or found.get("fingerprint") != fingerprint() or not isinstance(found.get("exercises"), dict):
+    if not isinstance(found, dict) or found.get("fingerprint") != record_digest() or not isinstance(found.get("exercises"), dict):
         return {}
     return found["exercises"]
 
