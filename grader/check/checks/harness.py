@@ -1,8 +1,10 @@
 """What every check uses: calls into the student's worker and strict comparisons with plain messages."""
 
+import ast
 import base64
 import copy
 import importlib
+import re
 import time
 
 import numpy as np
@@ -10,7 +12,8 @@ import numpy as np
 from grader import kit
 from grader.check.checks.printed import Printed
 from grader.check.checks.where import float32_digits, relation, swapped_shape
-from grader.exercises import BY_NAME
+from grader.exercises import BY_NAME, EXERCISES
+from grader.paths import EXERCISES_DIR, SOLUTIONS_DIR
 from grader.sandbox.codec import Foreign, encode
 from grader.sandbox.errors import StudentError
 from grader.sandbox.handle import Outcome
@@ -25,6 +28,7 @@ SHOWN_LINES = 8  # an array printing more lines is summarised, so one failure's 
 MESSAGE_LINES = 25  # a failure's message longer than this in full shows every array of several lines by its start
 FORWARD = {"rtol": 1e-6, "atol": 1e-9}
 GRADIENT = {"rtol": 1e-4, "atol": 1e-7}
+PRECISION = 1e-8  # of the largest expected entry: float64 in another order differs by about 1e-15 of it, float32 by about 6e-8
 
 
 class CheckFailed(AssertionError):
@@ -228,18 +232,27 @@ class Submission:
         return Outcome(value, copies, time.monotonic() - started)
 
 
-ARG_NAMES = {
-    "attention_scores": ("q", "k"),
-    "causal_mask": ("T",),
-    "apply_causal_mask": ("scores",),
-    "softmax": ("x",),
-    "attention_head": ("x", "w_q", "w_k", "w_v"),
-    "multi_head_attention": ("x", "heads", "w_o"),
-    "softmax_backward": ("shares", "d_shares"),
-    "attention_head_backward": ("d_out", "x", "w_q", "w_k", "w_v"),
-    "sgd_step": ("params", "grads", "lr"),
-    "train": ("model", "batches", "steps", "lr"),
-}
+def signatures() -> dict[str, tuple[str, ...]]:
+    """Each function's parameter names, from the reference's signatures (the full kit) or the stubs' (the student's kit's exercises/).
+
+    A stub the student has made unparsable is read by its def lines, which the stubs write on one line each.
+    """
+    folder = SOLUTIONS_DIR if SOLUTIONS_DIR.is_dir() else EXERCISES_DIR
+    found = {}
+    for exercise in EXERCISES:
+        try:
+            text = (folder / f"{exercise.name}.py").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        try:
+            defs = [(node.name, [a.arg for a in node.args.args]) for node in ast.parse(text).body if isinstance(node, ast.FunctionDef)]
+        except (SyntaxError, ValueError):
+            defs = [(name, re.findall(r"(\w+)\s*(?:,|$)", listed)) for name, listed in re.findall(r"^def (\w+)\(([^)]*)\)", text, re.M)]
+        found |= {name: tuple(names) for name, names in defs if name in exercise.functions and name not in found}
+    return found
+
+
+ARG_NAMES = signatures()
 
 
 ONE_OUTPUT = {"attention_scores", "causal_mask", "apply_causal_mask", "softmax", "softmax_backward"}
@@ -265,7 +278,7 @@ def _named(function: str, args) -> dict:
 
 
 def expect_array(got, shape: tuple, what: str, inputs: dict, dtype_kind: str = "f"):
-    """Fail unless got is a plain ndarray of this shape and kind ("f" float, "b" bool), free of NaN."""
+    """Fail unless got is a plain ndarray of this shape and kind ("f" float, "b" bool), free of NaN, no narrower than its float inputs."""
     if isinstance(got, Foreign) or type(got) is not np.ndarray:
         kind = got.type_name if isinstance(got, Foreign) else type(got).__name__
         fail(f"{what} should be a numpy array (np.ndarray), but it is a {kind}.", inputs, got=got)
@@ -282,11 +295,15 @@ def expect_array(got, shape: tuple, what: str, inputs: dict, dtype_kind: str = "
         fail(f"{what} should hold numbers, but its dtype is {got.dtype}.", inputs, got=got)
     if dtype_kind == "f" and np.isnan(got.astype(float, copy=False)).any():
         fail(f"{what} contains NaN (not a number): look for 0 / 0, inf / inf, inf - inf or exp overflowing.", inputs, got=got)
+    if dtype_kind == "f" and narrower(got, inputs):
+        fail(f"{what} should keep the precision of its input, but its dtype is {got.dtype}.", inputs, got=got)
 
 
 def expect_close(got, expected, what: str, inputs: dict, tolerance=FORWARD, mistake=None):
-    """Fail unless got is an array shaped like expected and equal to it within the tolerance."""
+    """Fail unless got is an array shaped like expected, no narrower a float, and equal to it within the tolerance."""
     expect_array(got, expected.shape, what, inputs)
+    if got.dtype.kind == "f" and expected.dtype.kind == "f" and got.dtype.itemsize < expected.dtype.itemsize:
+        fail(f"{what} should be {expected.dtype}, as its input is, but its dtype is {got.dtype}.", inputs, expected, got)
     if not np.allclose(got, expected, equal_nan=False, **tolerance):
         named = mistake() if callable(mistake) else mistake
         rtol, atol = tolerance["rtol"], tolerance["atol"]
@@ -306,13 +323,62 @@ def expect_no_warnings(outcome, what: str, inputs: dict, rule: str, advice=None)
         fail("\n".join(lines), inputs)
 
 
+def expect_precise(got, expected, what: str, inputs: dict):
+    """Fail when got, an array already within the check's tolerance, is less precise than float64 arithmetic: float32 inside.
+
+    The tolerances allow for another order of the same float64 operations, and more; float32 rounding
+    inside shows as a difference of a few 1e-8 of the largest entry, which no float64 computation makes.
+    """
+    finite = np.isfinite(expected)
+    if expected.dtype != np.float64 or not finite.any():
+        return
+    scale = float(np.max(np.abs(expected[finite])))
+    with np.errstate(all="ignore"):
+        worst = float(np.max(np.abs(got.astype(float)[finite] - expected[finite]))) / scale if scale else 0.0
+    if worst > PRECISION:
+        fail(
+            f"{what} is less precise than float64 arithmetic: it differs from the expected result by {worst:.2g} of its largest entry, "
+            "where float64 in any order of the same operations differs by about 1e-15.",
+            inputs,
+            expected,
+            got,
+        )
+
+
 def expect_unchanged(before: dict, after, function: str):
-    """Fail when the student's function modified one of its input arrays."""
+    """Fail when the student's function changed one of its inputs.
+
+    before: by name, the grader's own deep copies of the arguments, made before the call; after: the
+    same arguments as the call left them, in the same order. Containers are compared whole: their
+    kind, length, keys and the keys' order, and every entry, arrays by dtype, shape and value.
+    """
     for (name, old), new in zip(before.items(), after):
-        if isinstance(old, np.ndarray) and not (
-            type(new) is np.ndarray and new.shape == old.shape and np.array_equal(new, old, equal_nan=True)
-        ):
+        if (found := difference(old, new)) is not None:
+            path, said, old_part, new_part = found
             fail(
-                f"{function} changed its input {name}; it must leave its inputs as they were (work on a copy, or build a new array).",
-                {f"{name} before": old, f"{name} after": new},
+                f"{function} changed its input {name}{path}; it must leave its inputs as they were (work on a copy, or build a new array).{said}",
+                {f"{name}{path} before": old_part, f"{name}{path} after": new_part},
             )
+
+
+def entries(n: int) -> str:
+    return f"{n} {'entry' if n == 1 else 'entries'}"
+
+
+def difference(old, new, path: str = "") -> tuple[str, str, object, object] | None:
+    """Where new differs from old, the first place found: (path such as "[0][2]" or "['w']", what changed in words, old's part, new's part)."""
+    if isinstance(old, np.ndarray):
+        same = type(new) is np.ndarray and new.dtype == old.dtype and new.shape == old.shape and np.array_equal(new, old, equal_nan=True)
+        return None if same else (path, "", old, new)
+    if type(new) is not type(old):
+        return path, f" It was a {type(old).__name__} before the call and is a {type(new).__name__} after.", old, new
+    if isinstance(old, (list, tuple)):
+        if len(new) != len(old):
+            return path, f" It had {entries(len(old))} before the call and {entries(len(new))} after.", old, new
+        return next((found for i, (a, b) in enumerate(zip(old, new)) if (found := difference(a, b, f"{path}[{i}]"))), None)
+    if isinstance(old, dict):
+        if list(new) != list(old):
+            how = " in another order" if set(new) == set(old) else ""
+            return path, f" Its keys were{how}: {list(old)} before the call, {list(new)} after.", list(old), list(new)
+        return next((found for key in old if (found := difference(old[key], new[key], f"{path}[{key!r}]"))), None)
+    return None if old == new else (path, "", old, new)

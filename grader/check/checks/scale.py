@@ -109,9 +109,9 @@ def masked(bound: float = 30.0) -> np.ndarray:
     return causal(scores(bound))
 
 
-def softmax_grads() -> tuple:
-    """x (B, T, T) and d_shares shaped like it."""
-    return scores(3.0), values((BATCH, T, T), 2.0, 1)
+def softmax_grads(masked: bool = False) -> tuple:
+    """x (B, T, T), -inf above the diagonal when masked, and d_shares shaped like it."""
+    return causal(scores(3.0)) if masked else scores(3.0), values((BATCH, T, T), 2.0, 1)
 
 
 def head_grads() -> tuple:

@@ -5,6 +5,7 @@ softmax (and the scores and mask) that the exercise builds on, called in the stu
 the student's own in the student's kit, the reference in the full kit.
 """
 
+import copy
 import functools
 
 import numpy as np
@@ -12,12 +13,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader import kit
-from grader.check.checks import scale
+from grader.check.checks import comparison, scale
 from grader.check.checks.examples import examples, expect_example
-from grader.check.checks.harness import GRADIENT, CheckFailed, Halt, expect_array, expect_close, expect_unchanged, fail
+from grader.check.checks.harness import FORWARD, GRADIENT, CheckFailed, Halt, expect_array, expect_close, expect_unchanged, fail
 from grader.check.checks.profiles import FEW
 from grader.check.checks.scale import at_scale
-from grader.check.checks.strategies import fill, head_inputs, softmax_inputs
+from grader.check.checks.strategies import RATES, fill, head_grads, params_and_grads, softmax_grads
 from grader.check.checks.trained import Pairs, by_definition, order_note, order_used
 from grader.check.checks.where import which_wrong
 from grader.check.checks.workers import ALSO_SERVED
@@ -27,9 +28,9 @@ from grader.sandbox.toymodel import LinearModel
 EXERCISE = "training"
 HEAD_NAMES = ("d_out", "x", "w_q", "w_k", "w_v")
 GRAD_NAMES = ("d_x", "d_w_q", "d_w_k", "d_w_v")
-RATES = st.sampled_from((0.5, 0.1, 0.01))  # learning rates
 LATER = ALSO_SERVED["training"]  # the reference, in the full kit, where a check builds on them
 STEP = 1e-5  # central differences: error about STEP² from the curvature, 1e-16/STEP from rounding
+FLOAT32 = {"rtol": 1e-5, "atol": 1e-6}  # float32 results: their rounding is about 6e-8 of each entry
 
 
 def whose() -> str:
@@ -101,20 +102,6 @@ def values_of(submission, module, function, *args, shape):
     return got
 
 
-@st.composite
-def softmax_grads(draw):
-    """x, and d_shares shaped like it."""
-    x = draw(softmax_inputs(bound=3.0, masked=False))
-    return x, fill(draw, x.shape, 2.0)
-
-
-@st.composite
-def head_grads(draw):
-    """d_out and the inputs of a head."""
-    x, w_q, w_k, w_v = draw(head_inputs())
-    return fill(draw, x.shape[:-1] + w_v.shape[-1:], 2.0), x, w_q, w_k, w_v
-
-
 @at_scale(scale.softmax_grads)
 @given(softmax_grads())
 def test_softmax_backward_finite_differences(submission, drawn):
@@ -170,32 +157,37 @@ def test_head_backward_finite_differences(submission, args):
         raise CheckFailed(f"{first}\n{said}", first.expected, first.inputs)
 
 
-@st.composite
-def params_and_grads(draw):
-    """A dict of parameters, gradients with the same names and shapes, and a learning rate."""
-    names = draw(st.lists(st.sampled_from(["w", "b", "w_q", "w_k", "w_v"]), min_size=1, max_size=3, unique=True))
-    shapes = {name: draw(st.lists(st.integers(1, 3), min_size=1, max_size=2).map(tuple)) for name in names}
-    params = {name: fill(draw, shape) for name, shape in shapes.items()}
-    grads = {name: fill(draw, shape) for name, shape in shapes.items()}
-    return params, grads, draw(RATES)
-
-
 @at_scale(scale.params_and_grads)
 @given(params_and_grads())
 def test_sgd_step_moves_downhill(submission, drawn):
-    """Afterwards params[name] holds p - lr·g for every name, and the step returns None."""
+    """Afterwards params[name] holds p - lr·g for every name, and the step returns None; grads come in another order than params."""
     params, grads, lr = drawn
     outcome = submission.call("training", "sgd_step", params, grads, lr)
+    expect_step(outcome, params, grads, lr, "after sgd_step", FORWARD)
+
+
+def expect_step(outcome, params: dict, grads: dict, lr: float, when: str, tolerance: dict) -> dict:
+    """Fail unless the sgd_step call returned None and left params[name] at p - lr·g for every name; params as it left them."""
     inputs = {"params": params, "grads": grads, "lr": lr}
     if outcome.value is not None:
         fail("sgd_step should return None and change params itself.", inputs, got=outcome.value)
     after = outcome.args[0]
     if not isinstance(after, dict) or set(after) != set(params):
-        fail("After sgd_step, params should hold the same names.", inputs, sorted(params), after)
+        fail(f"{when[0].upper()}{when[1:]}, params should hold the same names.", inputs, sorted(params), after)
     for name in params:
         expected = params[name] - lr * grads[name]
         mistake = "a step up the gradient (p + lr·g) instead of down" if np.allclose(after[name], params[name] + lr * grads[name]) else None
-        expect_close(after[name], expected, f"params[{name!r}] after sgd_step", inputs, mistake=mistake)
+        expect_close(after[name], expected, f"params[{name!r}] {when}", inputs, tolerance, mistake)
+    return after
+
+
+def test_sgd_step_as_the_comparison_calls_it(submission):
+    """Three steps on the attention model's parameters as `grader compare` makes them: float32, its gradients in another order."""
+    params, grads = comparison.params_and_grads()
+    for step in range(1, 4):
+        outcome = submission.call("training", "sgd_step", params, grads, comparison.LR)
+        when = f"after step {step} of sgd_step on the parameters `grader compare` trains (float32, their gradients in another order)"
+        params = expect_step(outcome, params, grads, comparison.LR, when, FLOAT32)
 
 
 @st.composite
@@ -277,21 +269,77 @@ def test_train_steps_by_its_definition(submission, run):
         expect_close(after[name], value, f"model.params[{name!r}] after {steps} step{'s' if steps != 1 else ''} of p - lr·g", inputs)
 
 
+def some_shares(x: np.ndarray) -> np.ndarray:
+    """Rows of positive shares summing to 1, shaped like x (not a softmax: any such rows serve)."""
+    weights = np.exp(-np.square(x))
+    return weights / weights.sum(axis=-1, keepdims=True)
+
+
 @at_scale(scale.head_grads)
 @FEW
 @given(head_grads())
 def test_inputs_unchanged(submission, args):
-    """softmax_backward, attention_head_backward and sgd_step's grads are the same after the calls."""
+    """softmax_backward's and attention_head_backward's arguments, and sgd_step's grads (its entries and their order), are the same after the calls."""
     x = args[1]
-    weights = np.exp(-np.square(x))
-    shares, d_shares = weights / weights.sum(axis=-1, keepdims=True), np.cos(x)  # rows of positive shares summing to 1
+    shares, d_shares = some_shares(x), np.cos(x)
     outcome = submission.call("training", "softmax_backward", shares, d_shares)
-    expect_unchanged({"shares": shares, "d_shares": d_shares}, outcome.args, "softmax_backward")
+    expect_unchanged({"shares": shares.copy(), "d_shares": d_shares.copy()}, outcome.args, "softmax_backward")
+    before = copy.deepcopy(args)
     outcome = submission.call("training", "attention_head_backward", *args, reference=LATER)
-    expect_unchanged(dict(zip(HEAD_NAMES, args)), outcome.args, "attention_head_backward")
-    grads = {"w": x}
-    outcome = submission.call("training", "sgd_step", {"w": x.copy()}, grads, 0.1)
-    expect_unchanged({"grads['w']": x}, [outcome.args[1]["w"]], "sgd_step")
+    expect_unchanged(dict(zip(HEAD_NAMES, before)), outcome.args, "attention_head_backward")
+    params, grads = {"w": x.copy(), "b": x[..., 0].copy()}, {"b": np.sin(x[..., 0]), "w": x}  # grads in another order, as the comparison's
+    before = copy.deepcopy(grads)
+    outcome = submission.call("training", "sgd_step", params, grads, 0.1)
+    expect_unchanged({"grads": before}, outcome.args[1:2], "sgd_step")
+
+
+TINY, HUGE = 2.0**-600, 2.0**600  # beyond float32's range both ways (1e-45 to 3e38); a power of two scales float64 exactly
+
+
+def scaled(factor: float) -> str:
+    return f"2**{int(np.log2(factor))}"
+
+
+@FEW
+@given(softmax_grads(masked=True))
+def test_softmax_backward_is_linear_in_d_shares(submission, drawn):
+    """softmax_backward(shares, c · d_shares) is c times softmax_backward(shares, d_shares), for c = 2**600 and 2**-600."""
+    x, d_shares = drawn
+    shares = some_shares(np.where(np.isneginf(x), 0.0, x)) * ~np.isneginf(x)
+    shares /= shares.sum(axis=-1, keepdims=True)
+    one = submission.call("training", "softmax_backward", shares, d_shares).value
+    expect_array(one, x.shape, "softmax_backward(shares, d_shares)", {"shares": shares, "d_shares": d_shares})
+    for factor in (HUGE, TINY):
+        got = submission.call("training", "softmax_backward", shares, d_shares * factor).value
+        inputs = {"shares": shares, "d_shares": d_shares * factor}
+        expect_array(got, x.shape, f"softmax_backward(shares, {scaled(factor)} · d_shares)", inputs)
+        what = f"softmax_backward(shares, {scaled(factor)} · d_shares) / {scaled(factor)}, against softmax_backward(shares, d_shares),"
+        expect_close(got / factor, one, what, inputs, GRADIENT)
+
+
+@FEW
+@given(head_grads())
+def test_head_backward_is_linear_in_d_out(submission, args):
+    """attention_head_backward(c · d_out, ...) is c times attention_head_backward(d_out, ...), for c = 2**600 and 2**-600."""
+    d_out, *point = args
+    one = backward(submission, args)
+    for factor in (HUGE, TINY):
+        got = backward(submission, (d_out * factor, *point))
+        inputs = dict(zip(HEAD_NAMES, (d_out * factor, *point)))
+        for name, mine, base in zip(GRAD_NAMES, got, one):
+            what = f"{name} for {scaled(factor)} · d_out, divided by {scaled(factor)}, against {name} for d_out,"
+            expect_close(mine / factor, base, what, inputs, GRADIENT)
+
+
+def backward(submission, args) -> tuple:
+    """The student's four gradients for these arguments, each checked to be an array shaped like what it is the gradient of."""
+    inputs = dict(zip(HEAD_NAMES, args))
+    got = submission.call("training", "attention_head_backward", *args, reference=LATER).value
+    if not isinstance(got, (tuple, list)) or len(got) != 4:
+        fail("attention_head_backward should return four arrays (d_x, d_w_q, d_w_k, d_w_v).", inputs, got=got)
+    for name, mine, like in zip(GRAD_NAMES, got, args[1:]):
+        expect_array(mine, like.shape, name, inputs)
+    return tuple(got)
 
 
 def test_softmax_backward_worked_examples(submission):
