@@ -92,17 +92,18 @@ def by_definition(x: np.ndarray) -> np.ndarray:
     return np.array([[share(row, j) for j in range(len(row))] for row in rows]).reshape(x.shape)
 
 
+@FEW
 @given(softmax_inputs(), FAR, LONE)
 def test_each_share_by_its_definition(submission, x, c, lone):
-    """Each share is exp(x_j) / sum over k of exp(x_k), for inputs of one shape in a row, near 0 or far from it.
+    """Each share is exp(x_j) / sum over k of exp(x_k), for two inputs of one shape in a row, near 0 or far from it.
 
-    Calls in a row show a function that keeps something from one call to the next; scores far below 0
-    show -inf turned into a large negative number; a row's lone finite score beyond float32's range shows float32.
+    The second call shows a function that keeps something from one call to the next; scores far below
+    0 show -inf turned into a large negative number; a row's lone finite score beyond float32's range, float32.
     """
     far = "" if c == 0 else f" for scores far from 0 (every drawn score shifted by {c:g})"
-    last = np.where(np.isneginf(x[..., -1:]), 0.0, x[..., -1:]) + lone
-    alone = np.where(np.arange(x.shape[-1]) == x.shape[-1] - 1, last, -np.inf)  # the last score of each row alone finite
-    for y, said in ((x + c, far), (x[..., ::-1] + c, far), (alone, f" for rows whose one finite score is far from 0 (about {lone:g})")):
+    last = np.where(np.isneginf(x[..., :1]), 0.0, x[..., :1]) + lone
+    alone = np.where(np.arange(x.shape[-1]) == x.shape[-1] - 1, last, -np.inf)  # one finite score a row, the last
+    for y, said in ((x + c, far), (alone, f" for rows whose one finite score is far from 0 (about {lone:g})")):
         expect_close(shares_of(submission, y), by_definition(y), f"softmax(x){said},", {"x": y}, FORWARD)
 
 
