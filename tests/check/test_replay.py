@@ -41,7 +41,7 @@ def cache(tmp_path, monkeypatch) -> Path:
 def test_a_passing_run_keeps_the_examples_and_a_failing_mutant_gets_the_same_message_either_way(tmp_path, cache, monkeypatch):
     first = run_checks(SOLUTIONS_DIR, ["softmax"])
     kept = records(cache)
-    assert len(kept) == 6  # five public drawn checks and the hidden one
+    assert len(kept) == 7  # six public drawn checks and the hidden one
     wrong = with_module(tmp_path / "wrong", "softmax", MUTANTS / "wrong" / "softmax__epsilon_below.py")
     replayed = run_checks(wrong, ["softmax"])
     monkeypatch.setenv(replay.CACHE_VAR, "off")

@@ -135,3 +135,15 @@ def run(test, submission) -> None:
         test.hypothesis.inner_test = inner
     if None not in seen:
         keep(name, seen)
+
+
+def replayed(test):
+    """Decorate a drawn check that has no run at the comparison's sizes (scale.at_scale has): its examples replayed all the same."""
+
+    def check(submission):
+        run(test, submission)
+
+    for name in ("__name__", "__qualname__", "__doc__", "__module__"):
+        setattr(check, name, getattr(test, name))
+    check.drawn = test  # the Hypothesis test, for the seed (seeding.py)
+    return check

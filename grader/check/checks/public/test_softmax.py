@@ -15,6 +15,7 @@ from grader.check.checks import scale
 from grader.check.checks.examples import examples, expect_example
 from grader.check.checks.harness import FORWARD, expect_array, expect_close, expect_no_warnings, expect_unchanged, fail
 from grader.check.checks.profiles import FEW
+from grader.check.checks.replay import replayed
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import SHIFTS, softmax_inputs
 
@@ -92,6 +93,7 @@ def by_definition(x: np.ndarray) -> np.ndarray:
     return np.array([[share(row, j) for j in range(len(row))] for row in rows]).reshape(x.shape)
 
 
+@replayed
 @FEW
 @given(softmax_inputs(), FAR, LONE)
 def test_each_share_by_its_definition(submission, x, c, lone):

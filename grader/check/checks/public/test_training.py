@@ -17,6 +17,7 @@ from grader.check.checks import comparison, scale
 from grader.check.checks.examples import examples, expect_example
 from grader.check.checks.harness import FORWARD, GRADIENT, CheckFailed, Halt, expect_array, expect_close, expect_unchanged, fail
 from grader.check.checks.profiles import FEW
+from grader.check.checks.replay import replayed
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import RATES, fill, head_grads, params_and_grads, softmax_grads
 from grader.check.checks.trained import Pairs, by_definition, order_note, order_used
@@ -300,6 +301,7 @@ def test_inputs_unchanged(submission, args):
 HUGE = 2.0**600  # beyond float32's range (3.4e38); a power of two scales float64 exactly
 
 
+@replayed
 @FEW
 @given(softmax_grads())
 def test_softmax_backward_is_linear_in_d_shares(submission, drawn):
@@ -315,6 +317,7 @@ def test_softmax_backward_is_linear_in_d_shares(submission, drawn):
     expect_close(got / HUGE, one, what, inputs, GRADIENT)
 
 
+@replayed
 @FEW
 @given(head_grads())
 def test_head_backward_is_linear_in_d_out(submission, args):
