@@ -89,8 +89,8 @@ def grade_one(mutant: Mutant) -> dict:
     }
 
 
-def grade(mutants: list[Mutant], progress=None) -> tuple[dict[str, dict], float]:
-    """Every mutant's verdict by id (kept ones read, the others graded two at a time), and the seconds spent grading."""
+def grade(mutants: list[Mutant], progress=None) -> tuple[dict[str, dict], int, float]:
+    """Every mutant's verdict by id (kept ones read, the others graded two at a time), how many were graded, and the seconds that took."""
     checks = checks_hash()
     verdicts = {m.id: found for m in mutants if (found := kept(m, checks)) is not None}
     todo = [m for m in mutants if m.id not in verdicts]
@@ -102,4 +102,4 @@ def grade(mutants: list[Mutant], progress=None) -> tuple[dict[str, dict], float]
                 verdicts[mutant.id] = verdict
                 if progress:
                     progress(mutant, verdict)
-    return verdicts, time.perf_counter() - started
+    return verdicts, len(todo), time.perf_counter() - started
