@@ -95,10 +95,17 @@ def pytest_unconfigure(config):
         del os.environ[CACHE_VAR]
 
 
-def pytest_collection_modifyitems(items):
-    """Skip each test marked linux or posix on an OS without it, giving the marker's reason, which it must have."""
+def pytest_addoption(parser):
+    parser.addoption("--thorough", action="store_true", help="also run the tests marked thorough (the mutation analysis, tests/mutation)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip each test marked linux or posix on an OS without it, giving the marker's reason, which it must have; and those
+    marked thorough unless --thorough is given."""
     here = {"linux": sys.platform == "linux", "posix": os.name == "posix"}
     for item in items:
+        if item.get_closest_marker("thorough") and not config.getoption("thorough"):
+            item.add_marker(pytest.mark.skip(reason="the thorough profile's: run with --thorough"))
         for name, needs in ONLY.items():
             marker = item.get_closest_marker(name)
             if marker is None:

@@ -25,6 +25,7 @@ from grader.paths import SOLUTIONS_DIR
 
 PROFILE = "mutation"
 PROCESSES = 2
+MUTATION_CACHE_VAR = "ATTENTION_BY_HAND_MUTATION_CACHE"  # kept across test runs, unlike the checks' examples during the tests
 
 
 def register_profile() -> None:
@@ -42,9 +43,11 @@ def checks_hash() -> str:
 
 
 def cache_folder() -> Path | None:
-    """Where verdicts are kept: beside the checks' examples in the user's cache folder; None when that is off."""
-    examples = replay.folder()
-    return None if examples is None else examples.parent / "mutation"
+    """Where verdicts are kept: MUTATION_CACHE_VAR's folder, else the user's cache folder's; None when it says "off"."""
+    chosen = os.environ.get(MUTATION_CACHE_VAR, "")
+    if chosen:
+        return None if chosen == "off" else Path(chosen)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "attention-by-hand" / "mutation"
 
 
 def key(mutant: Mutant, checks: str) -> str:

@@ -74,6 +74,7 @@ def test_each_equivalent_agrees_with_the_reference():
 
 
 @pytest.mark.slow
+@pytest.mark.thorough
 def test_every_mutant_fails_its_checks_or_is_equivalent():
     """The thorough run: every mutant graded again by its exercise's checks; the verdicts are the report's, and none survives.
 
