@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.check.checks import harness
-from grader.check.checks.harness import CheckFailed, expect_close, expect_unchanged
+from grader.check.checks import harness, signatures
+from grader.check.checks.harness import CheckFailed, expect_close
+from grader.check.checks.unchanged import expect_unchanged
 from grader.exercises import EXERCISES
 
 ARRAYS = st.integers(1, 4).map(lambda n: np.arange(n, dtype=float))
@@ -75,6 +76,6 @@ def test_the_student_s_kit_reads_the_names_from_its_stubs_even_broken(monkeypatc
     for path in pristine.glob("*.py"):
         (tmp_path / path.name).write_text(path.read_text())
     (tmp_path / "scores.py").write_text((pristine / "scores.py").read_text() + "\nthis is not python (\n")
-    monkeypatch.setattr(harness, "SOLUTIONS_DIR", tmp_path / "none")
-    monkeypatch.setattr(harness, "EXERCISES_DIR", tmp_path)
-    assert harness.signatures() == harness.ARG_NAMES
+    monkeypatch.setattr(signatures, "SOLUTIONS_DIR", tmp_path / "none")
+    monkeypatch.setattr(signatures, "EXERCISES_DIR", tmp_path)
+    assert signatures.signatures() == harness.ARG_NAMES

@@ -1,19 +1,17 @@
 """What every check uses: calls into the student's worker and strict comparisons with plain messages."""
 
-import ast
 import base64
 import copy
 import importlib
-import re
 import time
 
 import numpy as np
 
 from grader import kit
 from grader.check.checks.printed import Printed
+from grader.check.checks.signatures import ARG_NAMES
 from grader.check.checks.where import float32_digits, relation, swapped_shape
-from grader.exercises import BY_NAME, EXERCISES
-from grader.paths import EXERCISES_DIR, SOLUTIONS_DIR
+from grader.exercises import BY_NAME
 from grader.sandbox.codec import Foreign, encode
 from grader.sandbox.errors import StudentError
 from grader.sandbox.handle import Outcome
@@ -232,29 +230,6 @@ class Submission:
         return Outcome(value, copies, time.monotonic() - started)
 
 
-def signatures() -> dict[str, tuple[str, ...]]:
-    """Each function's parameter names, from the reference's signatures (the full kit) or the stubs' (the student's kit's exercises/).
-
-    A stub the student has made unparsable is read by its def lines, which the stubs write on one line each.
-    """
-    folder = SOLUTIONS_DIR if SOLUTIONS_DIR.is_dir() else EXERCISES_DIR
-    found = {}
-    for exercise in EXERCISES:
-        try:
-            text = (folder / f"{exercise.name}.py").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        try:
-            defs = [(node.name, [a.arg for a in node.args.args]) for node in ast.parse(text).body if isinstance(node, ast.FunctionDef)]
-        except (SyntaxError, ValueError):
-            defs = [(name, re.findall(r"(\w+)\s*(?:,|$)", listed)) for name, listed in re.findall(r"^def (\w+)\(([^)]*)\)", text, re.M)]
-        found |= {name: tuple(names) for name, names in defs if name in exercise.functions and name not in found}
-    return found
-
-
-ARG_NAMES = signatures()
-
-
 ONE_OUTPUT = {"attention_scores", "causal_mask", "apply_causal_mask", "softmax", "softmax_backward"}
 
 
@@ -343,42 +318,3 @@ def expect_precise(got, expected, what: str, inputs: dict):
             expected,
             got,
         )
-
-
-def expect_unchanged(before: dict, after, function: str):
-    """Fail when the student's function changed one of its inputs.
-
-    before: by name, the grader's own deep copies of the arguments, made before the call; after: the
-    same arguments as the call left them, in the same order. Containers are compared whole: their
-    kind, length, keys and the keys' order, and every entry, arrays by dtype, shape and value.
-    """
-    for (name, old), new in zip(before.items(), after):
-        if (found := difference(old, new)) is not None:
-            path, said, old_part, new_part = found
-            fail(
-                f"{function} changed its input {name}{path}; it must leave its inputs as they were (work on a copy, or build a new array).{said}",
-                {f"{name}{path} before": old_part, f"{name}{path} after": new_part},
-            )
-
-
-def entries(n: int) -> str:
-    return f"{n} {'entry' if n == 1 else 'entries'}"
-
-
-def difference(old, new, path: str = "") -> tuple[str, str, object, object] | None:
-    """Where new differs from old, the first place found: (path such as "[0][2]" or "['w']", what changed in words, old's part, new's part)."""
-    if isinstance(old, np.ndarray):
-        same = type(new) is np.ndarray and new.dtype == old.dtype and new.shape == old.shape and np.array_equal(new, old, equal_nan=True)
-        return None if same else (path, "", old, new)
-    if type(new) is not type(old):
-        return path, f" It was a {type(old).__name__} before the call and is a {type(new).__name__} after.", old, new
-    if isinstance(old, (list, tuple)):
-        if len(new) != len(old):
-            return path, f" It had {entries(len(old))} before the call and {entries(len(new))} after.", old, new
-        return next((found for i, (a, b) in enumerate(zip(old, new)) if (found := difference(a, b, f"{path}[{i}]"))), None)
-    if isinstance(old, dict):
-        if list(new) != list(old):
-            how = " in another order" if set(new) == set(old) else ""
-            return path, f" Its keys were{how}: {list(old)} before the call, {list(new)} after.", list(old), list(new)
-        return next((found for key in old if (found := difference(old[key], new[key], f"{path}[{key!r}]"))), None)
-    return None if old == new else (path, "", old, new)

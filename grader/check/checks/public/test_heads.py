@@ -11,10 +11,11 @@ from hypothesis import strategies as st
 
 from grader.check.checks import scale
 from grader.check.checks.examples import examples, expect_example
-from grader.check.checks.harness import FORWARD, expect_array, expect_close, expect_unchanged, fail
+from grader.check.checks.harness import FORWARD, expect_array, expect_close, fail
 from grader.check.checks.profiles import FEW
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import fill, head_inputs, multi_head_inputs
+from grader.check.checks.unchanged import expect_unchanged
 from grader.check.checks.where import heads_columns
 
 EXERCISE = "heads"

@@ -8,10 +8,11 @@ from hypothesis import strategies as st
 
 from grader.check.checks import scale
 from grader.check.checks.examples import examples, expect_example
-from grader.check.checks.harness import expect_array, expect_unchanged, fail
+from grader.check.checks.harness import expect_array, fail
 from grader.check.checks.profiles import FEW
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import SEEDS, queries_and_keys
+from grader.check.checks.unchanged import expect_unchanged
 
 EXERCISE = "scores"
 

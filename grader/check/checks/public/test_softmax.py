@@ -13,11 +13,12 @@ from hypothesis import strategies as st
 from grader.check.advice import warning_advice
 from grader.check.checks import scale
 from grader.check.checks.examples import examples, expect_example
-from grader.check.checks.harness import FORWARD, expect_array, expect_close, expect_no_warnings, expect_unchanged, fail
+from grader.check.checks.harness import FORWARD, expect_array, expect_close, expect_no_warnings, fail
 from grader.check.checks.profiles import FEW
 from grader.check.checks.replay import replayed
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import SHIFTS, softmax_inputs
+from grader.check.checks.unchanged import expect_unchanged
 
 EXERCISE = "softmax"
 FAR = st.sampled_from((0.0, -3e9, 3e9))  # every score shifted: near 0, or far from it (the log-sum-exp way keeps 1e-6 up to about 1e10)

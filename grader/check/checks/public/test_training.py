@@ -6,21 +6,22 @@ the student's own in the student's kit, the reference in the full kit.
 """
 
 import copy
-import functools
 
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
 from grader import kit
-from grader.check.checks import comparison, scale
+from grader.check.checks import scale
+from grader.check.checks.differences import central_differences, expect_gradient, moved
 from grader.check.checks.examples import examples, expect_example
-from grader.check.checks.harness import FORWARD, GRADIENT, CheckFailed, Halt, expect_array, expect_close, expect_unchanged, fail
+from grader.check.checks.harness import FORWARD, GRADIENT, CheckFailed, Halt, expect_array, expect_close, fail
 from grader.check.checks.profiles import FEW
 from grader.check.checks.replay import replayed
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import RATES, fill, head_grads, params_and_grads, softmax_grads
 from grader.check.checks.trained import Pairs, by_definition, order_note, order_used
+from grader.check.checks.unchanged import expect_unchanged
 from grader.check.checks.where import which_wrong
 from grader.check.checks.workers import ALSO_SERVED
 from grader.sandbox.codec import Batches, ToyModel
@@ -30,70 +31,12 @@ EXERCISE = "training"
 HEAD_NAMES = ("d_out", "x", "w_q", "w_k", "w_v")
 GRAD_NAMES = ("d_x", "d_w_q", "d_w_k", "d_w_v")
 LATER = ALSO_SERVED["training"]  # the reference, in the full kit, where a check builds on them
-STEP = 1e-5  # central differences: error about STEP² from the curvature, 1e-16/STEP from rounding
 FLOAT32 = {"rtol": 1e-5, "atol": 1e-6}  # float32 results: their rounding is about 6e-8 of each entry
 
 
 def whose() -> str:
     """Whose forward pass the finite differences differentiate, in words."""
     return "your own" if kit.is_student_kit() else "the reference"
-
-
-ENTRIES = 512  # a point of up to this many entries is moved one entry at a time; a larger one along a random direction
-
-
-def directions(point: np.ndarray) -> np.ndarray:
-    """(k, *shape): each entry alone for a small point, else one fixed random direction of length 1 (read-only)."""
-    return _directions(point.shape)
-
-
-@functools.lru_cache(maxsize=8)
-def _directions(shape: tuple) -> np.ndarray:
-    """directions' array for a point of this shape, kept for the example's other points and steps (each asks three times)."""
-    size = int(np.prod(shape))
-    if size <= ENTRIES:
-        ways = np.eye(size).reshape((size,) + shape)
-    else:
-        way = np.random.default_rng([7, *shape]).standard_normal((1,) + shape)
-        ways = way / np.sqrt(np.sum(way**2))
-    ways.flags.writeable = False
-    return ways
-
-
-def moved(points: list[np.ndarray]) -> list[np.ndarray]:
-    """All points at once, each point moved by +STEP and by -STEP along each of its directions, on a new leading axis.
-
-    For points with k_0, k_1, ... directions the leading axis has 2·(k_0 + k_1 + ...) rows: for point i,
-    k_i rows moved up, then k_i moved down; the other points as they are.
-    """
-    blocks = []
-    for i, point in enumerate(points):
-        step = directions(point) * STEP  # (k, *shape)
-        shifted = np.concatenate([point + step, point - step])  # (2k, *shape)
-        blocks.append([shifted if j == i else np.broadcast_to(other, (len(shifted),) + other.shape) for j, other in enumerate(points)])
-    return [np.concatenate([block[j] for block in blocks]) for j in range(len(points))]
-
-
-def central_differences(losses: np.ndarray, points: list[np.ndarray]) -> list[np.ndarray]:
-    """From the losses at the moved points (in the order of moved), each point's slope along each of its directions."""
-    slopes, start = [], 0
-    for point in points:
-        k = len(directions(point))
-        up, down = losses[start : start + k], losses[start + k : start + 2 * k]
-        slopes.append((up - down) / (2 * STEP))
-        start += 2 * k
-    return slopes
-
-
-def expect_gradient(got, slopes: np.ndarray, point: np.ndarray, what: str, inputs: dict):
-    """Fail unless got, the gradient at point, has the slopes found along the point's directions."""
-    ways = directions(point)
-    if len(ways) == point.size:  # one entry at a time: the slopes are the gradient itself
-        expect_close(got, slopes.reshape(point.shape), what, inputs, GRADIENT)
-        return
-    expect_array(got, point.shape, what, inputs)
-    along = np.tensordot(ways, got, axes=point.ndim)  # (k,)
-    expect_close(along, slopes, f"{what} taken along a fixed random direction (the slope there)", inputs, GRADIENT)
 
 
 def values_of(submission, module, function, *args, shape):
@@ -184,11 +127,11 @@ def expect_step(outcome, params: dict, grads: dict, lr: float, when: str, tolera
 
 def test_sgd_step_as_the_comparison_calls_it(submission):
     """Three steps on the attention model's parameters as `grader compare` makes them: float32, its gradients in another order."""
-    params, grads = comparison.params_and_grads()
+    params, grads = scale.as_compared()
     for step in range(1, 4):
-        outcome = submission.call("training", "sgd_step", params, grads, comparison.LR)
+        outcome = submission.call("training", "sgd_step", params, grads, scale.LR)
         when = f"after step {step} of sgd_step on the parameters `grader compare` trains (float32, their gradients in another order)"
-        params = expect_step(outcome, params, grads, comparison.LR, when, FLOAT32)
+        params = expect_step(outcome, params, grads, scale.LR, when, FLOAT32)
 
 
 @st.composite
