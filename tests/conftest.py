@@ -112,13 +112,19 @@ def pytest_make_collect_report(collector):
     return report
 
 
+def pytest_addoption(parser):
+    parser.addoption("--thorough", action="store_true", help="also run the tests marked thorough (the mutation analysis, tests/mutation)")
+
+
 def pytest_collection_modifyitems(config, items):
-    """Skip each test marked linux or posix on an OS without it, giving the marker's reason, which it must have;
-    and each test marked nbgrader where the nbgrader extra is not installed."""
+    """Skip each test marked linux or posix on an OS without it, giving the marker's reason, which it must have; each
+    marked nbgrader where the nbgrader extra is not installed; and those marked thorough unless --thorough is given."""
     here = {"linux": sys.platform == "linux", "posix": os.name == "posix"}
     for item in items:
         if config.without_nbgrader and item.get_closest_marker("nbgrader"):
             item.add_marker(pytest.mark.skip(reason=config.without_nbgrader))
+        if item.get_closest_marker("thorough") and not config.getoption("thorough"):
+            item.add_marker(pytest.mark.skip(reason="the thorough profile's: run with --thorough"))
         for name, needs in ONLY.items():
             marker = item.get_closest_marker(name)
             if marker is None:

@@ -41,7 +41,7 @@ def cache(tmp_path, monkeypatch) -> Path:
 def test_a_passing_run_keeps_the_examples_and_a_failing_mutant_gets_the_same_message_either_way(tmp_path, cache, monkeypatch):
     first = run_checks(SOLUTIONS_DIR, ["softmax"])
     kept = records(cache)
-    assert len(kept) == 6  # five public drawn checks and the hidden one
+    assert len(kept) == 7  # six public drawn checks and the hidden one
     wrong = with_module(tmp_path / "wrong", "softmax", MUTANTS / "wrong" / "softmax__epsilon_below.py")
     replayed = run_checks(wrong, ["softmax"])
     monkeypatch.setenv(replay.CACHE_VAR, "off")
@@ -97,11 +97,11 @@ def test_off_keeps_nothing(tmp_path, monkeypatch):
 def test_another_version_of_the_checks_or_libraries_has_records_of_its_own(cache, monkeypatch):
     run_checks(SOLUTIONS_DIR, ["masking"])
     monkeypatch.setattr(replay.hypothesis, "__version__", "0.0.0")
-    replay.fingerprint.cache_clear()
+    replay.examples_version.cache_clear()
     try:
         run_checks(SOLUTIONS_DIR, ["masking"])
     finally:
-        replay.fingerprint.cache_clear()
+        replay.examples_version.cache_clear()
     assert len({p.parent for p in records(cache)}) == 2
 
 
@@ -127,7 +127,7 @@ def test_replayed_and_drawn_verdicts_agree(tmp_path, cache, monkeypatch, mutant)
 
 
 def test_an_empty_or_unreadable_record_is_no_record(cache):
-    where = cache / replay.fingerprint()
+    where = cache / replay.examples_version()
     where.mkdir(parents=True)
     for name, data in {"empty": encode([]), "torn": encode([((), {})])[:-3], "not_a_list": encode({"d": 1})}.items():
         (where / f"{name}.examples").write_bytes(data)

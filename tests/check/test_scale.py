@@ -29,6 +29,28 @@ def test_the_parameters_are_the_attention_model_s():
     assert {name: value.shape for name, value in model.params.items()} == scale.PARAMS
 
 
+def test_the_gradients_order_dtype_and_lr_are_the_comparison_s():
+    """sgd_step as the comparison calls it: the model's own loss_and_grads gives its gradients in scale.GRADS' order, float32."""
+
+    def head(x, w_q, w_k, w_v):  # outputs of the head's shapes: the gradients' order does not depend on their values
+        return np.zeros(x.shape[:-1] + w_v.shape[-1:], x.dtype), np.zeros(x.shape[:-1] + x.shape[-2:-1], x.dtype)
+
+    def head_backward(d_out, x, w_q, w_k, w_v):
+        return np.zeros_like(x), np.zeros_like(w_q), np.zeros_like(w_k), np.zeros_like(w_v)
+
+    def softmax(logits):
+        return np.full_like(logits, 1.0 / logits.shape[-1])
+
+    model = models.AttentionMLP(np.random.default_rng(0), head, head_backward, softmax)
+    _, grads = model.loss_and_grads(*models.batch([np.array([0, 3, 1, 4, 0]), np.array([0, 2, 0])]))
+    assert tuple(grads) == scale.GRADS and tuple(model.params) == tuple(scale.PARAMS)
+    assert {g.dtype for g in grads.values()} == {p.dtype for p in model.params.values()} == {np.dtype(scale.DTYPE)}
+    assert scale.LR == job.LR
+    params, grads = scale.as_compared()
+    assert list(params) == list(model.params) and list(grads) == list(scale.GRADS)
+    assert all(params[name].shape == grads[name].shape == model.params[name].shape for name in params)
+
+
 def test_the_worked_examples_at_the_comparison_s_sizes_are_its_head():
     compared = {size.name: size for size in SIZES if size.name.startswith("comparison")}
     for size in compared.values():

@@ -9,6 +9,7 @@ import numpy as np
 
 from grader import kit
 from grader.check.checks.printed import Printed
+from grader.check.checks.signatures import ARG_NAMES
 from grader.check.checks.where import float32_digits, relation, swapped_shape
 from grader.exercises import BY_NAME
 from grader.sandbox.errors import StudentError
@@ -25,6 +26,7 @@ SHOWN_LINES = 8  # an array printing more lines is summarised, so one failure's 
 MESSAGE_LINES = 25  # a failure's message longer than this in full shows every array of several lines by its start
 FORWARD = {"rtol": 1e-6, "atol": 1e-9}
 GRADIENT = {"rtol": 1e-4, "atol": 1e-7}
+PRECISION = 1e-8  # of the largest expected entry: float64 in another order differs by about 1e-15 of it, float32 by about 6e-8
 
 
 class CheckFailed(AssertionError):
@@ -228,20 +230,6 @@ class Submission:
         return Outcome(value, copies, time.monotonic() - started)
 
 
-ARG_NAMES = {
-    "attention_scores": ("q", "k"),
-    "causal_mask": ("T",),
-    "apply_causal_mask": ("scores",),
-    "softmax": ("x",),
-    "attention_head": ("x", "w_q", "w_k", "w_v"),
-    "multi_head_attention": ("x", "heads", "w_o"),
-    "softmax_backward": ("shares", "d_shares"),
-    "attention_head_backward": ("d_out", "x", "w_q", "w_k", "w_v"),
-    "sgd_step": ("params", "grads", "lr"),
-    "train": ("model", "batches", "steps", "lr"),
-}
-
-
 ONE_OUTPUT = {"attention_scores", "causal_mask", "apply_causal_mask", "softmax", "softmax_backward"}
 
 
@@ -265,7 +253,7 @@ def _named(function: str, args) -> dict:
 
 
 def expect_array(got, shape: tuple, what: str, inputs: dict, dtype_kind: str = "f"):
-    """Fail unless got is a plain ndarray of this shape and kind ("f" float, "b" bool), free of NaN."""
+    """Fail unless got is a plain ndarray of this shape and kind ("f" float, "b" bool), free of NaN, no narrower than its float inputs."""
     if isinstance(got, Foreign) or type(got) is not np.ndarray:
         kind = got.type_name if isinstance(got, Foreign) else type(got).__name__
         fail(f"{what} should be a numpy array (np.ndarray), but it is a {kind}.", inputs, got=got)
@@ -282,11 +270,15 @@ def expect_array(got, shape: tuple, what: str, inputs: dict, dtype_kind: str = "
         fail(f"{what} should hold numbers, but its dtype is {got.dtype}.", inputs, got=got)
     if dtype_kind == "f" and np.isnan(got.astype(float, copy=False)).any():
         fail(f"{what} contains NaN (not a number): look for 0 / 0, inf / inf, inf - inf or exp overflowing.", inputs, got=got)
+    if dtype_kind == "f" and narrower(got, inputs):
+        fail(f"{what} should keep the precision of its input, but its dtype is {got.dtype}.", inputs, got=got)
 
 
 def expect_close(got, expected, what: str, inputs: dict, tolerance=FORWARD, mistake=None):
-    """Fail unless got is an array shaped like expected and equal to it within the tolerance."""
+    """Fail unless got is an array shaped like expected, no narrower a float, and equal to it within the tolerance."""
     expect_array(got, expected.shape, what, inputs)
+    if got.dtype.kind == "f" and expected.dtype.kind == "f" and got.dtype.itemsize < expected.dtype.itemsize:
+        fail(f"{what} should be {expected.dtype}, as its input is, but its dtype is {got.dtype}.", inputs, expected, got)
     if not np.allclose(got, expected, equal_nan=False, **tolerance):
         named = mistake() if callable(mistake) else mistake
         rtol, atol = tolerance["rtol"], tolerance["atol"]
@@ -306,13 +298,23 @@ def expect_no_warnings(outcome, what: str, inputs: dict, rule: str, advice=None)
         fail("\n".join(lines), inputs)
 
 
-def expect_unchanged(before: dict, after, function: str):
-    """Fail when the student's function modified one of its input arrays."""
-    for (name, old), new in zip(before.items(), after):
-        if isinstance(old, np.ndarray) and not (
-            type(new) is np.ndarray and new.shape == old.shape and np.array_equal(new, old, equal_nan=True)
-        ):
-            fail(
-                f"{function} changed its input {name}; it must leave its inputs as they were (work on a copy, or build a new array).",
-                {f"{name} before": old, f"{name} after": new},
-            )
+def expect_precise(got, expected, what: str, inputs: dict):
+    """Fail when got, an array already within the check's tolerance, is less precise than float64 arithmetic: float32 inside.
+
+    The tolerances allow for another order of the same float64 operations, and more; float32 rounding
+    inside shows as a difference of a few 1e-8 of the largest entry, which no float64 computation makes.
+    """
+    finite = np.isfinite(expected)
+    if expected.dtype != np.float64 or not finite.any():
+        return
+    scale = float(np.max(np.abs(expected[finite])))
+    with np.errstate(all="ignore"):
+        worst = float(np.max(np.abs(got.astype(float)[finite] - expected[finite]))) / scale if scale else 0.0
+    if worst > PRECISION:
+        fail(
+            f"{what} is less precise than float64 arithmetic: it differs from the expected result by {worst:.2g} of its largest entry, "
+            "where float64 in any order of the same operations differs by about 1e-15.",
+            inputs,
+            expected,
+            got,
+        )

@@ -25,7 +25,7 @@ from grader.sandbox.worker.codec import decode, encode
 
 CACHE_VAR = "ATTENTION_BY_HAND_CACHE"
 CHECKS = Path(__file__).resolve().parent
-KEPT = 4  # fingerprints' folders kept: older kits' and libraries' records are removed
+KEPT = 4  # versions' folders kept: older kits' and libraries' records are removed
 
 
 def folder() -> Path | None:
@@ -45,8 +45,8 @@ def folder() -> Path | None:
 
 
 @functools.cache
-def fingerprint() -> str:
-    """What every check's examples depend on: the checks' code and the libraries that draw them."""
+def examples_version() -> str:
+    """The version of every check's examples, which names their folder: a hash of the checks' code and the libraries that draw them."""
     digest = hashlib.sha256(f"{hypothesis.__version__} {np.__version__} {sys.version_info[:2]}".encode())
     for path in sorted(CHECKS.rglob("*.py")):
         digest.update(path.relative_to(CHECKS).as_posix().encode() + b"\0" + path.read_bytes())
@@ -69,7 +69,7 @@ def examples(name: str) -> list | None:
     if (base := folder()) is None:
         return None
     try:
-        kept = decode((base / fingerprint() / f"{name}.examples").read_bytes())
+        kept = decode((base / examples_version() / f"{name}.examples").read_bytes())
     except (OSError, ValueError):
         return None
     return kept if type(kept) is list and kept else None
@@ -79,7 +79,7 @@ def keep(name: str, seen: list) -> None:
     """Write a check's examples atomically; a folder that cannot be written keeps nothing."""
     if (base := folder()) is None:
         return
-    where = base / fingerprint()
+    where = base / examples_version()
     try:
         where.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=where, prefix=f".{name}.", suffix=".tmp")
@@ -92,7 +92,7 @@ def keep(name: str, seen: list) -> None:
 
 
 def tidy(base: Path) -> None:
-    """Remove the records of all but the KEPT newest fingerprints (other versions of the kit or its libraries)."""
+    """Remove the records of all but the KEPT newest versions (other versions of the kit or its libraries)."""
     try:
         older = sorted(base.iterdir(), key=lambda p: p.stat().st_mtime, reverse=True)[KEPT:]
         for old in older:
@@ -135,3 +135,15 @@ def run(test, submission) -> None:
         test.hypothesis.inner_test = inner
     if None not in seen:
         keep(name, seen)
+
+
+def replayed(test):
+    """Decorate a drawn check that has no run at the comparison's sizes (scale.at_scale has): its examples replayed all the same."""
+
+    def check(submission):
+        run(test, submission)
+
+    for name in ("__name__", "__qualname__", "__doc__", "__module__"):
+        setattr(check, name, getattr(test, name))
+    check.drawn = test  # the Hypothesis test, for the seed (seeding.py)
+    return check

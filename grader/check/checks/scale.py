@@ -31,6 +31,9 @@ PARAMS = {
     "w_k": (C, D),
     "w_v": (C, D_V),
 }  # the attention model's
+GRADS = ("w2", "b2", "w1", "b1", "emb", "w_q", "w_k", "w_v", "tok", "pos")  # its gradients, in the order its loss_and_grads gives them
+DTYPE = np.float32  # the attention model's parameters and gradients
+LR = 0.02  # the learning rate the comparison hands to train
 SAID = (
     f"At the sizes `grader compare` uses ({T} positions, the head's widths {C} and {D_V}, {len(PARAMS)} parameters, "
     f"{STEPS:,} steps; float64), this check fails:"
@@ -109,9 +112,9 @@ def masked(bound: float = 30.0) -> np.ndarray:
     return causal(scores(bound))
 
 
-def softmax_grads() -> tuple:
-    """x (B, T, T) and d_shares shaped like it."""
-    return scores(3.0), values((BATCH, T, T), 2.0, 1)
+def softmax_grads(masked: bool = False) -> tuple:
+    """x (B, T, T), -inf above the diagonal when masked, and d_shares shaped like it."""
+    return causal(scores(3.0)) if masked else scores(3.0), values((BATCH, T, T), 2.0, 1)
 
 
 def head_grads() -> tuple:
@@ -129,14 +132,20 @@ def multi_head() -> tuple:
 def params_and_grads() -> tuple:
     """The attention model's parameters, gradients of the same names and shapes, and the comparison's lr."""
     params = {name: values(shape, 1.0, n) for n, (name, shape) in enumerate(PARAMS.items())}
-    return params, {name: values(shape, 1.0, 20 + n) for n, (name, shape) in enumerate(PARAMS.items())}, 0.02
+    return params, {name: values(shape, 1.0, 20 + n) for n, (name, shape) in enumerate(PARAMS.items())}, LR
+
+
+def as_compared() -> tuple[dict, dict]:
+    """The attention model's parameters and gradients as `grader compare` hands them to sgd_step: float32, each dict in its model's order."""
+    params = {name: values(shape, 1.0, n).astype(DTYPE) for n, (name, shape) in enumerate(PARAMS.items())}
+    return params, {name: values(PARAMS[name], 0.2, 40 + n).astype(DTYPE) for n, name in enumerate(GRADS)}
 
 
 def training_run() -> tuple:
     """The toy model's weights, STEPS + 2 batches of BATCH rows, STEPS and the comparison's lr."""
     params = {"w": values((C, 2), 0.3), "b": values((2,), 0.3)}
     xs, ys = values((STEPS + 2, BATCH, C), 1.0, 1), values((STEPS + 2, BATCH, 2), 1.0, 2)  # one draw each (2,004 took 0.06 s)
-    return params, list(zip(xs, ys)), STEPS, 0.02
+    return params, list(zip(xs, ys)), STEPS, LR
 
 
 def warm() -> None:

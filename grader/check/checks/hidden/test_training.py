@@ -1,13 +1,12 @@
 """Hidden checks for exercise 5: softmax_backward, attention_head_backward and train against the reference."""
 
 from hypothesis import given
-from hypothesis import strategies as st
 
 from grader.check.checks import scale
-from grader.check.checks.harness import GRADIENT, expect_close, fail
-from grader.check.checks.public.test_training import GRAD_NAMES, HEAD_NAMES, LATER, head_grads
+from grader.check.checks.harness import GRADIENT, expect_close, expect_precise, fail
+from grader.check.checks.public.test_training import GRAD_NAMES, HEAD_NAMES, LATER
 from grader.check.checks.scale import at_scale
-from grader.check.checks.strategies import fill, softmax_inputs
+from grader.check.checks.strategies import head_grads, softmax_grads
 from grader.check.diagnosis import diagnose
 from solutions.softmax import softmax
 from solutions.training import attention_head_backward, softmax_backward
@@ -15,34 +14,24 @@ from solutions.training import attention_head_backward, softmax_backward
 EXERCISE = "training"
 
 
-@st.composite
-def softmax_grads(draw):
-    """shares = softmax(x), with -inf scores, and d_shares shaped like them."""
-    x = draw(softmax_inputs(bound=3.0))
-    return x, softmax(x), fill(draw, x.shape, 2.0)
-
-
-def softmax_grads_at_scale() -> tuple:
-    """shares of the comparison's masked scores, and d_shares."""
-    x = scale.masked(3.0)
-    return x, softmax(x), scale.values(x.shape, 2.0, 1)
-
-
-@at_scale(softmax_grads_at_scale)
-@given(softmax_grads())
+@at_scale(lambda: scale.softmax_grads(masked=True))
+@given(softmax_grads(masked=True))
 def test_softmax_backward_matches_reference(submission, drawn):
-    """The gradient equals the reference's, with -inf scores (zero shares) and any batch axes."""
-    x, shares, d_shares = drawn
+    """The gradient equals the reference's, with -inf scores (zero shares) and any batch axes, to float64's precision."""
+    x, d_shares = drawn
+    shares = softmax(x)
     got = submission.call("training", "softmax_backward", shares, d_shares).value
     inputs = {"shares": shares, "d_shares": d_shares}
     mistake = lambda: diagnose("softmax_backward", (shares, d_shares), got)  # noqa: E731
-    expect_close(got, softmax_backward(shares, d_shares), "softmax_backward(shares, d_shares)", inputs, GRADIENT, mistake)
+    expected = softmax_backward(shares, d_shares)
+    expect_close(got, expected, "softmax_backward(shares, d_shares)", inputs, GRADIENT, mistake)
+    expect_precise(got, expected, "softmax_backward(shares, d_shares)", inputs)
 
 
 @at_scale(scale.head_grads)
 @given(head_grads())
 def test_head_backward_matches_reference(submission, args):
-    """All four gradients equal the reference's, weight gradients summed over the batch axes."""
+    """All four gradients equal the reference's, weight gradients summed over the batch axes, to float64's precision."""
     got = submission.call("training", "attention_head_backward", *args, reference=LATER).value
     inputs = dict(zip(HEAD_NAMES, args))
     if not isinstance(got, (tuple, list)) or len(got) != 4:
@@ -50,3 +39,5 @@ def test_head_backward_matches_reference(submission, args):
     for n, (name, mine, theirs) in enumerate(zip(GRAD_NAMES, got, attention_head_backward(*args))):
         mistake = lambda mine=mine, n=n: diagnose("attention_head_backward", args, mine, part=n)  # noqa: E731
         expect_close(mine, theirs, name, inputs, GRADIENT, mistake)
+    for name, mine, theirs in zip(GRAD_NAMES, got, attention_head_backward(*args)):
+        expect_precise(mine, theirs, name, inputs)

@@ -1,15 +1,18 @@
 """Public checks for exercise 2, causal_mask(T) and apply_causal_mask(scores): the definition, properties, worked examples."""
 
+import copy
+
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.check.checks import scale
 from grader.check.checks.examples import examples, expect_example
-from grader.check.checks.harness import expect_array, expect_unchanged, fail
+from grader.check.checks.harness import expect_array, fail
 from grader.check.checks.profiles import FEW
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import square_scores
+from grader.check.checks.unchanged import expect_unchanged
 
 EXERCISE = "masking"
 
@@ -49,12 +52,12 @@ def test_each_position_sees_itself_and_the_past(submission, scores):
 
 
 @at_scale(scale.scores)
-@given(square_scores())
+@given(square_scores(masked=True))
 def test_seen_entries_unchanged(submission, scores):
-    """Every entry with j <= i is exactly the score it was."""
+    """Every entry with j <= i is exactly the score it was, -inf included (scores masked before)."""
     got = masked(submission, scores)
     seen = np.broadcast_to(may_look(scores.shape[-1]), scores.shape)
-    if not np.array_equal(got[seen], scores[seen]):
+    if not np.array_equal(got[seen], scores[seen], equal_nan=True):
         rule = "apply_causal_mask should keep every entry with j <= i exactly as it was (only j > i becomes -inf)."
         fail(rule, {"scores": scores}, got=got)
 
@@ -64,8 +67,9 @@ def test_seen_entries_unchanged(submission, scores):
 @given(square_scores())
 def test_inputs_unchanged(submission, scores):
     """The scores are the same after the call."""
+    before = copy.deepcopy(scores)
     outcome = submission.call("masking", "apply_causal_mask", scores)
-    expect_unchanged({"scores": scores}, outcome.args, "apply_causal_mask")
+    expect_unchanged({"scores": before}, outcome.args, "apply_causal_mask")
 
 
 def test_causal_mask_worked_examples(submission):

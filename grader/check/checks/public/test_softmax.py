@@ -3,20 +3,26 @@
 None needs the reference, and none holds the vectorised answer: what is right is stated entry by entry.
 """
 
+import copy
 import math
 
 import numpy as np
 from hypothesis import given
+from hypothesis import strategies as st
 
 from grader.check.advice import warning_advice
 from grader.check.checks import scale
 from grader.check.checks.examples import examples, expect_example
-from grader.check.checks.harness import expect_array, expect_no_warnings, expect_unchanged, fail
+from grader.check.checks.harness import FORWARD, expect_array, expect_close, expect_no_warnings, fail
 from grader.check.checks.profiles import FEW
+from grader.check.checks.replay import replayed
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import SHIFTS, softmax_inputs
+from grader.check.checks.unchanged import expect_unchanged
 
 EXERCISE = "softmax"
+FAR = st.sampled_from((0.0, -3e9, 3e9))  # every score shifted: near 0, or far from it (the log-sum-exp way keeps 1e-6 up to about 1e10)
+LONE = st.sampled_from((1e300, -1e300, 1e39))  # a row's one finite score, beyond float32's range (3.4e38)
 
 
 def shares_of(submission, x):
@@ -82,6 +88,28 @@ def epsilon_below(x: np.ndarray, got: np.ndarray) -> str | None:
     return None
 
 
+def by_definition(x: np.ndarray) -> np.ndarray:
+    """softmax(x) entry by entry, by its definition (share)."""
+    rows = x.reshape(-1, x.shape[-1]).tolist()
+    return np.array([[share(row, j) for j in range(len(row))] for row in rows]).reshape(x.shape)
+
+
+@replayed
+@FEW
+@given(softmax_inputs(), FAR, LONE)
+def test_each_share_by_its_definition(submission, x, c, lone):
+    """Each share is exp(x_j) / sum over k of exp(x_k), for two inputs of one shape in a row, near 0 or far from it.
+
+    The second call shows a function that keeps something from one call to the next; scores far below
+    0 show -inf turned into a large negative number; a row's lone finite score beyond float32's range, float32.
+    """
+    far = "" if c == 0 else f" for scores far from 0 (every drawn score shifted by {c:g})"
+    last = np.where(np.isneginf(x[..., :1]), 0.0, x[..., :1]) + lone
+    alone = np.where(np.arange(x.shape[-1]) == x.shape[-1] - 1, last, -np.inf)  # one finite score a row, the last
+    for y, said in ((x + c, far), (alone, f" for rows whose one finite score is far from 0 (about {lone:g})")):
+        expect_close(shares_of(submission, y), by_definition(y), f"softmax(x){said},", {"x": y}, FORWARD)
+
+
 @at_scale(lambda: scale.masked(10.0), lambda: 1234.5678)
 @given(softmax_inputs(bound=10.0), SHIFTS)
 def test_shift_invariant(submission, x, c):
@@ -111,8 +139,9 @@ def test_minus_inf_gives_exactly_zero(submission, x):
 @given(softmax_inputs())
 def test_inputs_unchanged(submission, x):
     """x is the same after the call."""
+    before = copy.deepcopy(x)
     outcome = submission.call("softmax", "softmax", x)
-    expect_unchanged({"x": x}, outcome.args, "softmax")
+    expect_unchanged({"x": before}, outcome.args, "softmax")
 
 
 @at_scale(lambda: scale.masked(1e4))

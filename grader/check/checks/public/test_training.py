@@ -5,7 +5,7 @@ softmax (and the scores and mask) that the exercise builds on, called in the stu
 the student's own in the student's kit, the reference in the full kit.
 """
 
-import functools
+import copy
 
 import numpy as np
 from hypothesis import given
@@ -13,12 +13,15 @@ from hypothesis import strategies as st
 
 from grader import kit
 from grader.check.checks import scale
+from grader.check.checks.differences import central_differences, expect_gradient, moved
 from grader.check.checks.examples import examples, expect_example
-from grader.check.checks.harness import GRADIENT, CheckFailed, Halt, expect_array, expect_close, expect_unchanged, fail
+from grader.check.checks.harness import FORWARD, GRADIENT, CheckFailed, Halt, expect_array, expect_close, fail
 from grader.check.checks.profiles import FEW
+from grader.check.checks.replay import replayed
 from grader.check.checks.scale import at_scale
-from grader.check.checks.strategies import fill, head_inputs, softmax_inputs
+from grader.check.checks.strategies import RATES, fill, head_grads, params_and_grads, softmax_grads
 from grader.check.checks.trained import Pairs, by_definition, order_note, order_used
+from grader.check.checks.unchanged import expect_unchanged
 from grader.check.checks.where import which_wrong
 from grader.check.checks.workers import ALSO_SERVED
 from grader.sandbox.worker.codec import Batches, ToyModel
@@ -27,9 +30,8 @@ from grader.sandbox.worker.toymodel import LinearModel
 EXERCISE = "training"
 HEAD_NAMES = ("d_out", "x", "w_q", "w_k", "w_v")
 GRAD_NAMES = ("d_x", "d_w_q", "d_w_k", "d_w_v")
-RATES = st.sampled_from((0.5, 0.1, 0.01))  # learning rates
 LATER = ALSO_SERVED["training"]  # the reference, in the full kit, where a check builds on them
-STEP = 1e-5  # central differences: error about STEP² from the curvature, 1e-16/STEP from rounding
+FLOAT32 = {"rtol": 1e-5, "atol": 1e-6}  # float32 results: their rounding is about 6e-8 of each entry
 
 
 def whose() -> str:
@@ -37,82 +39,11 @@ def whose() -> str:
     return "your own" if kit.is_student_kit() else "the reference"
 
 
-ENTRIES = 512  # a point of up to this many entries is moved one entry at a time; a larger one along a random direction
-
-
-def directions(point: np.ndarray) -> np.ndarray:
-    """(k, *shape): each entry alone for a small point, else one fixed random direction of length 1 (read-only)."""
-    return _directions(point.shape)
-
-
-@functools.lru_cache(maxsize=8)
-def _directions(shape: tuple) -> np.ndarray:
-    """directions' array for a point of this shape, kept for the example's other points and steps (each asks three times)."""
-    size = int(np.prod(shape))
-    if size <= ENTRIES:
-        ways = np.eye(size).reshape((size,) + shape)
-    else:
-        way = np.random.default_rng([7, *shape]).standard_normal((1,) + shape)
-        ways = way / np.sqrt(np.sum(way**2))
-    ways.flags.writeable = False
-    return ways
-
-
-def moved(points: list[np.ndarray]) -> list[np.ndarray]:
-    """All points at once, each point moved by +STEP and by -STEP along each of its directions, on a new leading axis.
-
-    For points with k_0, k_1, ... directions the leading axis has 2·(k_0 + k_1 + ...) rows: for point i,
-    k_i rows moved up, then k_i moved down; the other points as they are.
-    """
-    blocks = []
-    for i, point in enumerate(points):
-        step = directions(point) * STEP  # (k, *shape)
-        shifted = np.concatenate([point + step, point - step])  # (2k, *shape)
-        blocks.append([shifted if j == i else np.broadcast_to(other, (len(shifted),) + other.shape) for j, other in enumerate(points)])
-    return [np.concatenate([block[j] for block in blocks]) for j in range(len(points))]
-
-
-def central_differences(losses: np.ndarray, points: list[np.ndarray]) -> list[np.ndarray]:
-    """From the losses at the moved points (in the order of moved), each point's slope along each of its directions."""
-    slopes, start = [], 0
-    for point in points:
-        k = len(directions(point))
-        up, down = losses[start : start + k], losses[start + k : start + 2 * k]
-        slopes.append((up - down) / (2 * STEP))
-        start += 2 * k
-    return slopes
-
-
-def expect_gradient(got, slopes: np.ndarray, point: np.ndarray, what: str, inputs: dict):
-    """Fail unless got, the gradient at point, has the slopes found along the point's directions."""
-    ways = directions(point)
-    if len(ways) == point.size:  # one entry at a time: the slopes are the gradient itself
-        expect_close(got, slopes.reshape(point.shape), what, inputs, GRADIENT)
-        return
-    expect_array(got, point.shape, what, inputs)
-    along = np.tensordot(ways, got, axes=point.ndim)  # (k,)
-    expect_close(along, slopes, f"{what} taken along a fixed random direction (the slope there)", inputs, GRADIENT)
-
-
 def values_of(submission, module, function, *args, shape):
     """A forward function's value at many points in one call, checked to be an array of this shape."""
     got = submission.call(module, function, *args).value
     expect_array(got, shape, f"{function}, called with input of shape {args[0].shape},", {})
     return got
-
-
-@st.composite
-def softmax_grads(draw):
-    """x, and d_shares shaped like it."""
-    x = draw(softmax_inputs(bound=3.0, masked=False))
-    return x, fill(draw, x.shape, 2.0)
-
-
-@st.composite
-def head_grads(draw):
-    """d_out and the inputs of a head."""
-    x, w_q, w_k, w_v = draw(head_inputs())
-    return fill(draw, x.shape[:-1] + w_v.shape[-1:], 2.0), x, w_q, w_k, w_v
 
 
 @at_scale(scale.softmax_grads)
@@ -170,32 +101,37 @@ def test_head_backward_finite_differences(submission, args):
         raise CheckFailed(f"{first}\n{said}", first.expected, first.inputs)
 
 
-@st.composite
-def params_and_grads(draw):
-    """A dict of parameters, gradients with the same names and shapes, and a learning rate."""
-    names = draw(st.lists(st.sampled_from(["w", "b", "w_q", "w_k", "w_v"]), min_size=1, max_size=3, unique=True))
-    shapes = {name: draw(st.lists(st.integers(1, 3), min_size=1, max_size=2).map(tuple)) for name in names}
-    params = {name: fill(draw, shape) for name, shape in shapes.items()}
-    grads = {name: fill(draw, shape) for name, shape in shapes.items()}
-    return params, grads, draw(RATES)
-
-
 @at_scale(scale.params_and_grads)
 @given(params_and_grads())
 def test_sgd_step_moves_downhill(submission, drawn):
-    """Afterwards params[name] holds p - lr·g for every name, and the step returns None."""
+    """Afterwards params[name] holds p - lr·g for every name, and the step returns None; grads come in another order than params."""
     params, grads, lr = drawn
     outcome = submission.call("training", "sgd_step", params, grads, lr)
+    expect_step(outcome, params, grads, lr, "after sgd_step", FORWARD)
+
+
+def expect_step(outcome, params: dict, grads: dict, lr: float, when: str, tolerance: dict) -> dict:
+    """Fail unless the sgd_step call returned None and left params[name] at p - lr·g for every name; params as it left them."""
     inputs = {"params": params, "grads": grads, "lr": lr}
     if outcome.value is not None:
         fail("sgd_step should return None and change params itself.", inputs, got=outcome.value)
     after = outcome.args[0]
     if not isinstance(after, dict) or set(after) != set(params):
-        fail("After sgd_step, params should hold the same names.", inputs, sorted(params), after)
+        fail(f"{when[0].upper()}{when[1:]}, params should hold the same names.", inputs, sorted(params), after)
     for name in params:
         expected = params[name] - lr * grads[name]
         mistake = "a step up the gradient (p + lr·g) instead of down" if np.allclose(after[name], params[name] + lr * grads[name]) else None
-        expect_close(after[name], expected, f"params[{name!r}] after sgd_step", inputs, mistake=mistake)
+        expect_close(after[name], expected, f"params[{name!r}] {when}", inputs, tolerance, mistake)
+    return after
+
+
+def test_sgd_step_as_the_comparison_calls_it(submission):
+    """Three steps on the attention model's parameters as `grader compare` makes them: float32, its gradients in another order."""
+    params, grads = scale.as_compared()
+    for step in range(1, 4):
+        outcome = submission.call("training", "sgd_step", params, grads, scale.LR)
+        when = f"after step {step} of sgd_step on the parameters `grader compare` trains (float32, their gradients in another order)"
+        params = expect_step(outcome, params, grads, scale.LR, when, FLOAT32)
 
 
 @st.composite
@@ -224,7 +160,11 @@ def sgd_step_fails(submission, params: dict, pairs: list, lr: float) -> bool:
         type(after) is dict
         and set(after) == set(expected)
         and all(
-            type(after[n]) is np.ndarray and after[n].shape == expected[n].shape and np.allclose(after[n], expected[n]) for n in expected
+            type(after[n]) is np.ndarray
+            and after[n].shape == expected[n].shape
+            and after[n].dtype.itemsize >= expected[n].dtype.itemsize  # float32 weights fail sgd_step's own check
+            and np.allclose(after[n], expected[n])
+            for n in expected
         )
     )
 
@@ -277,21 +217,71 @@ def test_train_steps_by_its_definition(submission, run):
         expect_close(after[name], value, f"model.params[{name!r}] after {steps} step{'s' if steps != 1 else ''} of p - lr·g", inputs)
 
 
+def some_shares(x: np.ndarray) -> np.ndarray:
+    """Rows of positive shares summing to 1, shaped like x (not a softmax: any such rows serve)."""
+    weights = np.exp(-np.square(x))
+    return weights / weights.sum(axis=-1, keepdims=True)
+
+
 @at_scale(scale.head_grads)
 @FEW
 @given(head_grads())
 def test_inputs_unchanged(submission, args):
-    """softmax_backward, attention_head_backward and sgd_step's grads are the same after the calls."""
+    """softmax_backward's and attention_head_backward's arguments, and sgd_step's grads (its entries and their order), are the same after the calls."""
     x = args[1]
-    weights = np.exp(-np.square(x))
-    shares, d_shares = weights / weights.sum(axis=-1, keepdims=True), np.cos(x)  # rows of positive shares summing to 1
+    shares, d_shares = some_shares(x), np.cos(x)
     outcome = submission.call("training", "softmax_backward", shares, d_shares)
-    expect_unchanged({"shares": shares, "d_shares": d_shares}, outcome.args, "softmax_backward")
+    expect_unchanged({"shares": shares.copy(), "d_shares": d_shares.copy()}, outcome.args, "softmax_backward")
+    before = copy.deepcopy(args)
     outcome = submission.call("training", "attention_head_backward", *args, reference=LATER)
-    expect_unchanged(dict(zip(HEAD_NAMES, args)), outcome.args, "attention_head_backward")
-    grads = {"w": x}
-    outcome = submission.call("training", "sgd_step", {"w": x.copy()}, grads, 0.1)
-    expect_unchanged({"grads['w']": x}, [outcome.args[1]["w"]], "sgd_step")
+    expect_unchanged(dict(zip(HEAD_NAMES, before)), outcome.args, "attention_head_backward")
+    params, grads = {"w": x.copy(), "b": x[..., 0].copy()}, {"b": np.sin(x[..., 0]), "w": x}  # grads in another order, as the comparison's
+    before = copy.deepcopy(grads)
+    outcome = submission.call("training", "sgd_step", params, grads, 0.1)
+    expect_unchanged({"grads": before}, outcome.args[1:2], "sgd_step")
+
+
+HUGE = 2.0**600  # beyond float32's range (3.4e38); a power of two scales float64 exactly
+
+
+@replayed
+@FEW
+@given(softmax_grads())
+def test_softmax_backward_is_linear_in_d_shares(submission, drawn):
+    """softmax_backward(shares, 2**600 · d_shares) is 2**600 times softmax_backward(shares, d_shares): float64 throughout."""
+    x, d_shares = drawn
+    shares = values_of(submission, "softmax", "softmax", x, shape=x.shape)  # the finite differences' calls, answered again
+    one = submission.call("training", "softmax_backward", shares, d_shares).value
+    expect_array(one, x.shape, "softmax_backward(shares, d_shares)", {"shares": shares, "d_shares": d_shares})
+    inputs = {"shares": shares, "d_shares": d_shares * HUGE}
+    got = submission.call("training", "softmax_backward", shares, d_shares * HUGE).value
+    expect_array(got, x.shape, "softmax_backward(shares, 2**600 · d_shares)", inputs)
+    what = "softmax_backward(shares, 2**600 · d_shares) / 2**600, against softmax_backward(shares, d_shares),"
+    expect_close(got / HUGE, one, what, inputs, GRADIENT)
+
+
+@replayed
+@FEW
+@given(head_grads())
+def test_head_backward_is_linear_in_d_out(submission, args):
+    """attention_head_backward(2**600 · d_out, ...) is 2**600 times attention_head_backward(d_out, ...): float64 throughout."""
+    d_out, *point = args
+    one = backward(submission, args)  # the finite differences' call, answered again
+    got = backward(submission, (d_out * HUGE, *point))
+    inputs = dict(zip(HEAD_NAMES, (d_out * HUGE, *point)))
+    for name, mine, base in zip(GRAD_NAMES, got, one):
+        expect_close(mine / HUGE, base, f"{name} for 2**600 · d_out, divided by 2**600, against {name} for d_out,", inputs, GRADIENT)
+
+
+def backward(submission, args) -> tuple:
+    """The student's four gradients for these arguments, each checked to be an array shaped like what it is the gradient of."""
+    inputs = dict(zip(HEAD_NAMES, args))
+    got = submission.call("training", "attention_head_backward", *args, reference=LATER).value
+    if not isinstance(got, (tuple, list)) or len(got) != 4:
+        fail("attention_head_backward should return four arrays (d_x, d_w_q, d_w_k, d_w_v).", inputs, got=got)
+    for name, mine, like in zip(GRAD_NAMES, got, args[1:]):
+        expect_array(mine, like.shape, name, inputs)
+    return tuple(got)
 
 
 def test_softmax_backward_worked_examples(submission):
