@@ -7,7 +7,7 @@ comparison hands them; dicts in the comparison's orders; a list and a tuple of h
 
 import numpy as np
 
-from grader.sandbox.toymodel import BatchFeed, LinearModel
+from grader.sandbox.worker.toymodel import BatchFeed, LinearModel
 
 SIZES = [((), 1, 1, 1, 1), ((), 3, 2, 2, 2), ((2,), 4, 3, 2, 3), ((2, 3), 5, 3, 4, 2), ((1,), 12, 32, 32, 128)]  # batch, T, C, d, d_v
 SCALES = [1.0, 1e-150, 1e150, 3e9]

@@ -13,7 +13,7 @@ def signatures() -> dict[str, tuple[str, ...]]:
     A stub the student has made unparsable is read by its def lines, which the stubs write on one line each.
     """
     folder = SOLUTIONS_DIR if SOLUTIONS_DIR.is_dir() else EXERCISES_DIR
-    found = {}
+    found: dict[str, tuple[str, ...]] = {}
     for exercise in EXERCISES:
         try:
             text = (folder / f"{exercise.name}.py").read_text(encoding="utf-8", errors="replace")
