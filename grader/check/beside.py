@@ -66,7 +66,8 @@ def verdicts(child: launcher.Child, root: Path, names: list[str], budget: float)
 def _exercise(data: dict) -> ExerciseResult:
     """An exercise's verdict from its JSON here."""
     checks = [CheckResult(**{**check, "calls": tuple(check["calls"])}) for check in data["checks"]]
-    return ExerciseResult(data["name"], data["status"], float(data["points"]), float(data["max_points"]), checks)
+    points, most = float(data["points"]), float(data["max_points"])
+    return ExerciseResult(data["name"], data["status"], points, most, checks, functions=data.get("functions", {}))
 
 
 def _fault(name: str, why: str) -> ExerciseResult:

@@ -9,8 +9,9 @@ import numpy as np
 
 from grader import kit
 from grader.check.checks.printed import Printed
+from grader.check.checks.seen import SEEN
 from grader.check.checks.where import float32_digits, relation, swapped_shape
-from grader.exercises import BY_NAME
+from grader.exercises import BUILDS_ON, BY_NAME
 from grader.sandbox.codec import Foreign, encode
 from grader.sandbox.errors import StudentError
 from grader.sandbox.handle import Outcome
@@ -31,11 +32,13 @@ class CheckFailed(AssertionError):
     """A check's verdict on the student's code, with the message the student reads.
 
     expected and inputs: what the check knew the answer should be, on which input, for `grader try`.
+    blame: the function of the exercise the failure is about, when the check knows better than its declaration
+    (grader.check.checks.judged): the one a call raised in, or an earlier one the checked function calls.
     """
 
-    def __init__(self, message: str, expected=None, inputs: dict | None = None):
+    def __init__(self, message: str, expected=None, inputs: dict | None = None, blame: str | None = None):
         super().__init__(message)
-        self.expected, self.inputs = expected, inputs or {}
+        self.expected, self.inputs, self.blame = expected, inputs or {}, blame
 
 
 class Halt(BaseException):
@@ -45,10 +48,11 @@ class Halt(BaseException):
     not matter.
     """
 
-    def __init__(self, error: StudentError, inputs: dict):
+    def __init__(self, error: StudentError, inputs: dict, blame: str | None = None):
         super().__init__(error.message)
         self.error = error
         self.inputs = inputs
+        self.blame = blame  # the function called when it stopped
 
 
 def show(value, brief: bool = False) -> str:
@@ -81,12 +85,15 @@ def labelled(label: str, value, brief: bool = False) -> str:
     return f"  {label}" + show(value, brief).replace("\n", "\n" + " " * (2 + len(label)))
 
 
-def fail(what: str, inputs: dict, expected=None, got=None, mistake: str | None = None, where: str | None = None):
+def fail(what: str, inputs: dict, expected=None, got=None, mistake=None, where: str | None = None, blame: str | None = None):
     """Raise the verdict: the property in plain words, the input, what was expected and what came back.
 
+    mistake: the known mistakes (a name or several) whose own code gives got on this input; those are
+    named that gave the student's output on every failure of the check (grader.check.checks.seen).
     where: a note on which part of the result is wrong, when the check can tell. Arrays are shown
     by their start when the message would be longer than MESSAGE_LINES in full.
     """
+    mistake = SEEN.named([mistake] if isinstance(mistake, str) else mistake or ())
     notes = []
     if isinstance(expected, np.ndarray) and isinstance(got, np.ndarray) and got.shape == expected.shape and got.size:
         notes.append(largest_difference(got, expected))
@@ -94,12 +101,14 @@ def fail(what: str, inputs: dict, expected=None, got=None, mistake: str | None =
         notes.append(note)
     if note := where or relation(got, expected):
         notes.append(note)
-    if mistake:
-        notes.append(f"  This looks like a known mistake: {mistake}.")
+    if len(mistake) == 1:
+        notes.append(f"  This looks like a known mistake: {mistake[0]}.")
+    elif mistake:  # mistakes that give the same on every input that failed: the check cannot tell which
+        notes.append("  This looks like one of these known mistakes, alike on every input that failed here: " + "; or ".join(mistake) + ".")
     shown = values(inputs, expected, got)
     if len("\n".join([what, *shown, *notes]).splitlines()) > MESSAGE_LINES:
         shown = values(inputs, expected, got, brief=True)
-    raise CheckFailed("\n".join([what, *shown, *notes]), expected, inputs)
+    raise CheckFailed("\n".join([what, *shown, *notes]), expected, inputs, blame)
 
 
 def values(inputs: dict, expected, got, brief: bool = False) -> list[str]:
@@ -171,13 +180,17 @@ class Submission:
         self.base = reference_functions(exercise) if self.with_reference else frozenset()
         self.printed = Printed()
         self.last: tuple[str, tuple] | None = None  # (function, arguments) of the student's last call
-        self.functions = BY_NAME[exercise].functions
+        self.exercise, self.functions = exercise, BY_NAME[exercise].functions
         self.called: set[str] = set()  # the functions of this exercise the current check called
+        self.own_earlier: set[str] = set()  # earlier functions of this exercise (BUILDS_ON) the student's own stood under a call
+        self.standing_in: frozenset[str] = frozenset()  # functions of this exercise the reference serves everywhere, for a rerun
+        self.failing: set[str] = set()  # the functions of this exercise a check so far has failed
 
     def new_check(self) -> None:
-        """A check begins: nothing printed, nothing called yet."""
+        """A check begins: nothing printed, nothing called, no failure seen yet."""
         self.printed.new_check()
-        self.called = set()
+        self.called, self.own_earlier = set(), set()
+        SEEN.forget()
 
     def calls(self) -> tuple[str, ...]:
         """The functions of this exercise the current check called, in the exercise's order (the last built on the others)."""
@@ -200,15 +213,18 @@ class Submission:
 
         Returns the Outcome; fails the check on an exception.
         """
-        if f"{module}.{function}" in self.base:  # an earlier exercise, in the full kit: the reference, run here
+        if f"{module}.{function}" in self.base | self.standing_in:  # an earlier exercise, in the full kit: the reference, run here
             return self.reference(module, function, args)
         self.last = (function, args)
         self.called.add(function)
+        served = self.base | frozenset(reference) | self.standing_in if self.with_reference else frozenset()
+        if (earlier := BUILDS_ON.get(function)) and f"{module}.{earlier}" not in served:
+            self.own_earlier.add(earlier)
         broken = self.workers.broken
-        for key in ((module, function), (module, None)):
+        own = (module, function, self.standing_in) if self.standing_in else (module, function)  # a rerun's own record
+        for key in (own, (module, None)):
             if key in broken:
-                raise Halt(broken[key], {})
-        served = self.base | frozenset(reference) if self.with_reference else frozenset()
+                raise Halt(broken[key], {}, function)
         try:
             outcome = self.workers.call(served, module, function, args)
             self.printed.heard(function, outcome.output)
@@ -216,9 +232,23 @@ class Submission:
         except StudentError as error:
             self.printed.heard(function, error.output)
             if error.kind in FATAL:
-                broken[(module, None if error.kind in MODULE_WIDE else function)] = error
-                raise Halt(error, _named(function, args) if error.kind in ("timeout", "crashed") else {}) from None
-            fail(f"{error.message}\nIt happened on this input:", _named(function, args))
+                broken[(module, None) if error.kind in MODULE_WIDE else own] = error
+                raise Halt(error, _named(function, args) if error.kind in ("timeout", "crashed") else {}, function) from None
+            fail(f"{error.message}\nIt happened on this input:", _named(function, args), blame=function)
+
+    def quietly(self, module: str, function: str, *args, reference=()):
+        """The value of a call the verdict does not show (a diagnosis's own input); None when the call fails.
+
+        The failing example stays the check's: its last call and what it printed are kept.
+        """
+        last, printed = self.last, len(self.printed.example)
+        try:
+            return self.call(module, function, *args, reference=reference).value
+        except (CheckFailed, Halt):
+            return None
+        finally:
+            self.last = last
+            del self.printed.example[printed:]
 
     def reference(self, module: str, function: str, args: tuple) -> Outcome:
         """The reference of an earlier exercise, called in the grader on copies of the arguments."""
@@ -284,13 +314,27 @@ def expect_array(got, shape: tuple, what: str, inputs: dict, dtype_kind: str = "
         fail(f"{what} contains NaN (not a number): look for 0 / 0, inf / inf, inf - inf or exp overflowing.", inputs, got=got)
 
 
-def expect_close(got, expected, what: str, inputs: dict, tolerance=FORWARD, mistake=None):
-    """Fail unless got is an array shaped like expected and equal to it within the tolerance."""
+def expect_close(got, expected, what: str, inputs: dict, tolerance=FORWARD, mistake=None, where=None):
+    """Fail unless got is an array shaped like expected and equal to it within the tolerance.
+
+    mistake and where: as fail's, or functions giving them, called only on a failure; where adds to the note
+    of how got relates to expected.
+    """
     expect_array(got, expected.shape, what, inputs)
     if not np.allclose(got, expected, equal_nan=False, **tolerance):
         named = mistake() if callable(mistake) else mistake
+        said = where() if callable(where) else where
+        said = "\n".join(note for note in (relation(got, expected), said) if note) or None
         rtol, atol = tolerance["rtol"], tolerance["atol"]
-        fail(f"{what} is not what it should be (tolerance rtol={rtol:g}, atol={atol:g}).", inputs, expected, got, named)
+        fail(f"{what} is not what it should be (tolerance rtol={rtol:g}, atol={atol:g}).", inputs, expected, got, named, said)
+
+
+def close(got, expected, tolerance=FORWARD) -> bool:
+    """Whether got is a plain array shaped like expected and equal to it within the tolerance."""
+    if type(got) is not np.ndarray or got.shape != expected.shape or got.dtype.kind not in "fiu":
+        return False
+    with np.errstate(all="ignore"):
+        return bool(np.allclose(got, expected, equal_nan=False, **tolerance))
 
 
 def expect_no_warnings(outcome, what: str, inputs: dict, rule: str, advice=None):

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from grader.check.checks.seen import SEEN
+
 CLOSE: dict[str, Any] = {"rtol": 1e-6, "atol": 1e-9}
 
 
@@ -25,9 +27,18 @@ def relation(got, expected) -> str | None:
         if got.shape != expected.shape or not np.isfinite(got).all() or not np.isfinite(expected).all():
             return None
         factor = _factor(got, expected)
+        if factor is None and _rounded_down(got, expected):
+            return (
+                "  Your result is the expected one rounded down to a whole number everywhere: look for // (floor division) or a rounding."
+            )
     if factor is None:
         return None
     return f"  Your result is the expected one times {named(factor)} everywhere: a constant factor, so look at the scaling."
+
+
+def _rounded_down(got: np.ndarray, expected: np.ndarray) -> bool:
+    """Whether got is floor(expected) everywhere, and that shows: at least two entries of expected are not whole numbers."""
+    return int(np.sum(expected != np.floor(expected))) >= 2 and bool(np.array_equal(got, np.floor(expected)))
 
 
 def named(factor: float) -> str:
@@ -52,8 +63,11 @@ def _factor(got: np.ndarray, expected: np.ndarray, close: dict = CLOSE) -> float
     return factor
 
 
-def scaled_shares(got, expected, d: int) -> str | None:
-    """A note when got's shares are the softmax of the right scores times one constant: the scores scaled by another number than √d."""
+def scaled_shares(got, expected, d: int | None) -> str | None:
+    """A note when got's shares are the softmax of the right scores times one constant: the scores scaled by another number than √d.
+
+    d: the size of a query, for a head's shares; None for softmax's own, whose scores are its input x.
+    """
     if not (type(got) is np.ndarray and isinstance(expected, np.ndarray) and got.shape == expected.shape and got.dtype.kind == "f"):
         return None
     seen = expected > 0
@@ -67,6 +81,10 @@ def scaled_shares(got, expected, d: int) -> str | None:
         factor = _factor(mine, right, {"rtol": 1e-4, "atol": 1e-6})
     if factor is None:
         return None
+    if d is None and np.isclose(factor, -1.0):
+        return "  Your shares are the softmax of -x: the sign of every score is flipped before exp."
+    if d is None:
+        return f"  Your shares are the softmax of x times {named(factor)}: the scores are scaled before exp."
     return (
         f"  Your shares are the softmax of the right scores times {named(factor)}: look at how the scores are scaled "
         f"(q·k/√d, with d the size of a query, here {d})."
@@ -74,14 +92,28 @@ def scaled_shares(got, expected, d: int) -> str | None:
 
 
 def which_wrong(names: list[str], wrong: list[str], kind: str = "outputs") -> str | None:
-    """Which of a function's several outputs are wrong and which right: "Of the four gradients, d_x is wrong and ... are right."."""
+    """Which of a function's several outputs are wrong and which right: "Of the four gradients, d_x is wrong and ... are right.".
+
+    An output is called right only when it was right on every input the check saw fail: on a small
+    input a wrong product can give the right number (one column), and the larger inputs tried first show it.
+    """
     if len(names) < 2 or not wrong:
         return None
-    right, count = [n for n in names if n not in wrong], {2: "two", 3: "three", 4: "four"}.get(len(names), str(len(names)))
-    if not right and len(names) == 2:
+    ever = SEEN.ever_wrong(" ".join(names), wrong)
+    elsewhere, right = [n for n in names if n in ever and n not in wrong], [n for n in names if n not in ever]
+    count = {2: "two", 3: "three", 4: "four"}.get(len(names), str(len(names)))
+    if not right and not elsewhere and len(names) == 2:
         return f"  Both {kind}, {' and '.join(names)}, are wrong."
-    said = f"  Of the {count} {kind}, {', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} wrong"
-    return said + (f" and {', '.join(right)} {'is' if len(right) == 1 else 'are'} right." if right else f": all {count}.")
+    said = f"  Of the {count} {kind}, {_listed(wrong)} {'is' if len(wrong) == 1 else 'are'} wrong"
+    if elsewhere:
+        said += f" here, and {_listed(elsewhere)} {'was' if len(elsewhere) == 1 else 'were'} wrong on another input this check tried"
+        return said + (f"; {_listed(right)} {'is' if len(right) == 1 else 'are'} right on every input that failed." if right else ".")
+    return said + (f" and {_listed(right)} {'is' if len(right) == 1 else 'are'} right." if right else f": all {count}.")
+
+
+def _listed(names: list[str]) -> str:
+    """Names joined with commas, as the messages list them."""
+    return ", ".join(names)
 
 
 def swapped_shape(got_shape: tuple, shape: tuple) -> str | None:

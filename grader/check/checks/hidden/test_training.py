@@ -4,10 +4,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.check.checks import scale
-from grader.check.checks.harness import GRADIENT, expect_close, fail
+from grader.check.checks.harness import GRADIENT, close, expect_close, fail
+from grader.check.checks.judged import judges
 from grader.check.checks.public.test_training import GRAD_NAMES, HEAD_NAMES, LATER, head_grads
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import fill, softmax_inputs
+from grader.check.checks.where import which_wrong
 from grader.check.diagnosis import diagnose
 from solutions.softmax import softmax
 from solutions.training import attention_head_backward, softmax_backward
@@ -28,6 +30,7 @@ def softmax_grads_at_scale() -> tuple:
     return x, softmax(x), scale.values(x.shape, 2.0, 1)
 
 
+@judges("softmax_backward")
 @at_scale(softmax_grads_at_scale)
 @given(softmax_grads())
 def test_softmax_backward_matches_reference(submission, drawn):
@@ -35,10 +38,11 @@ def test_softmax_backward_matches_reference(submission, drawn):
     x, shares, d_shares = drawn
     got = submission.call("training", "softmax_backward", shares, d_shares).value
     inputs = {"shares": shares, "d_shares": d_shares}
-    mistake = lambda: diagnose("softmax_backward", (shares, d_shares), got)  # noqa: E731
+    mistake = lambda: diagnose("softmax_backward", (shares, d_shares), got, submission=submission)  # noqa: E731
     expect_close(got, softmax_backward(shares, d_shares), "softmax_backward(shares, d_shares)", inputs, GRADIENT, mistake)
 
 
+@judges("attention_head_backward")
 @at_scale(scale.head_grads)
 @given(head_grads())
 def test_head_backward_matches_reference(submission, args):
@@ -47,6 +51,8 @@ def test_head_backward_matches_reference(submission, args):
     inputs = dict(zip(HEAD_NAMES, args))
     if not isinstance(got, (tuple, list)) or len(got) != 4:
         fail("attention_head_backward should return four arrays (d_x, d_w_q, d_w_k, d_w_v).", inputs, got=got)
-    for n, (name, mine, theirs) in enumerate(zip(GRAD_NAMES, got, attention_head_backward(*args))):
-        mistake = lambda mine=mine, n=n: diagnose("attention_head_backward", args, mine, part=n)  # noqa: E731
-        expect_close(mine, theirs, name, inputs, GRADIENT, mistake)
+    expected = attention_head_backward(*args)
+    wrong = [name for name, mine, theirs in zip(GRAD_NAMES, got, expected) if not close(mine, theirs, GRADIENT)]
+    for n, (name, mine, theirs) in enumerate(zip(GRAD_NAMES, got, expected)):
+        mistake = lambda mine=mine, n=n: diagnose("attention_head_backward", args, mine, n, submission, LATER)  # noqa: E731
+        expect_close(mine, theirs, name, inputs, GRADIENT, mistake, where=lambda: which_wrong(list(GRAD_NAMES), wrong, "gradients"))

@@ -12,6 +12,7 @@ from grader.check.advice import warning_advice
 from grader.check.checks import scale
 from grader.check.checks.examples import examples, expect_example
 from grader.check.checks.harness import expect_array, expect_no_warnings, expect_unchanged, fail
+from grader.check.checks.judged import judges
 from grader.check.checks.profiles import FEW
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import SHIFTS, softmax_inputs
@@ -25,17 +26,21 @@ def shares_of(submission, x):
     if type(got) is np.ndarray and got.shape == x.shape and np.isnan(got).any():
         rows = np.isnan(got).any(axis=-1)
         what = f"softmax(x) contains NaN (not a number) in {rows.sum()} row(s): look for 0 / 0, inf / inf, inf - inf or exp overflowing."
-        fail(what, {"x": x}, got=got, mistake=overflow(x, rows))
+        fail(what, {"x": x}, got=got, mistake=overflow(x, got))
     expect_array(got, x.shape, "softmax(x)", {"x": x})
     return got
 
 
-def overflow(x: np.ndarray, rows: np.ndarray) -> str | None:
-    """The known mistake behind NaN rows whose largest score is past exp's range, else None."""
-    top = np.max(np.where(np.isneginf(x), -np.inf, x)[rows], axis=-1)
-    return "exp without subtracting each row's maximum first (it overflows past 709)" if (top > 709).any() else None
+def overflow(x: np.ndarray, got: np.ndarray) -> str | None:
+    """The known mistake of exp(x) without the shift, when its own code gives got on x (NaN for NaN), else None."""
+    with np.errstate(all="ignore"):
+        e = np.exp(x)
+        unshifted = e / np.sum(e, axis=-1, keepdims=True)
+    same = np.array_equal(np.isnan(got), np.isnan(unshifted)) and np.allclose(got, unshifted, rtol=1e-6, atol=1e-9, equal_nan=True)
+    return "exp without subtracting each row's maximum first (it overflows past 709)" if same else None
 
 
+@judges("softmax")
 @at_scale(lambda: scale.masked(1e4))
 @given(softmax_inputs(bound=1e4))
 def test_rows_sum_to_one(submission, x):
@@ -82,6 +87,7 @@ def epsilon_below(x: np.ndarray, got: np.ndarray) -> str | None:
     return None
 
 
+@judges("softmax")
 @at_scale(lambda: scale.masked(10.0), lambda: 1234.5678)
 @given(softmax_inputs(bound=10.0), SHIFTS)
 def test_shift_invariant(submission, x, c):
@@ -96,6 +102,7 @@ def test_shift_invariant(submission, x, c):
         )
 
 
+@judges("softmax")
 @at_scale(scale.masked)
 @given(softmax_inputs())
 def test_minus_inf_gives_exactly_zero(submission, x):
@@ -106,6 +113,7 @@ def test_minus_inf_gives_exactly_zero(submission, x):
         fail("Every -inf score should get a share of exactly 0.", {"x": x}, got=got)
 
 
+@judges("softmax", guard=True)
 @at_scale(scale.masked)
 @FEW
 @given(softmax_inputs())
@@ -115,6 +123,7 @@ def test_inputs_unchanged(submission, x):
     expect_unchanged({"x": x}, outcome.args, "softmax")
 
 
+@judges("softmax")
 @at_scale(lambda: scale.masked(1e4))
 @given(softmax_inputs(bound=1e4))
 def test_no_warnings_on_extreme_inputs(submission, x):
@@ -125,6 +134,7 @@ def test_no_warnings_on_extreme_inputs(submission, x):
     shares_of(submission, x)  # the warnings are the worker's word (np.errstate silences them): the grader looks at the shares too
 
 
+@judges("softmax")
 def test_worked_examples(submission):
     """Masked scores and logits, from a few numbers up to the comparison's float32 sizes."""
     for example in examples("softmax.softmax"):

@@ -15,6 +15,7 @@ from grader import kit
 from grader.check.checks import scale
 from grader.check.checks.examples import examples, expect_example
 from grader.check.checks.harness import GRADIENT, CheckFailed, Halt, expect_array, expect_close, expect_unchanged, fail
+from grader.check.checks.judged import judges
 from grader.check.checks.profiles import FEW
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import fill, head_inputs, softmax_inputs
@@ -115,6 +116,7 @@ def head_grads(draw):
     return fill(draw, x.shape[:-1] + w_v.shape[-1:], 2.0), x, w_q, w_k, w_v
 
 
+@judges("softmax_backward")
 @at_scale(scale.softmax_grads)
 @given(softmax_grads())
 def test_softmax_backward_finite_differences(submission, drawn):
@@ -143,6 +145,7 @@ def head_losses(submission, d_out, x, w_q, w_k, w_v) -> np.ndarray:
     return np.sum(d_out * out, axis=tuple(range(1, out.ndim))).reshape(n)
 
 
+@judges("attention_head_backward")
 @at_scale(scale.head_grads)
 @given(head_grads())
 def test_head_backward_finite_differences(submission, args):
@@ -180,6 +183,7 @@ def params_and_grads(draw):
     return params, grads, draw(RATES)
 
 
+@judges("sgd_step", defining=True)
 @at_scale(scale.params_and_grads)
 @given(params_and_grads())
 def test_sgd_step_moves_downhill(submission, drawn):
@@ -229,6 +233,7 @@ def sgd_step_fails(submission, params: dict, pairs: list, lr: float) -> bool:
     )
 
 
+@judges("train", defining=True)
 @at_scale(counted_run)
 @given(training_runs())
 def test_train_steps_by_its_definition(submission, run):
@@ -277,6 +282,7 @@ def test_train_steps_by_its_definition(submission, run):
         expect_close(after[name], value, f"model.params[{name!r}] after {steps} step{'s' if steps != 1 else ''} of p - lr·g", inputs)
 
 
+@judges("softmax_backward", "attention_head_backward", "sgd_step", guard=True)
 @at_scale(scale.head_grads)
 @FEW
 @given(head_grads())
@@ -294,12 +300,14 @@ def test_inputs_unchanged(submission, args):
     expect_unchanged({"grads['w']": x}, [outcome.args[1]["w"]], "sgd_step")
 
 
+@judges("softmax_backward")
 def test_softmax_backward_worked_examples(submission):
     """softmax_backward on the worked examples, up to the comparison's float32 shares."""
     for example in examples("training.softmax_backward"):
         expect_example(submission.call("training", "softmax_backward", *example.args()).value, example)
 
 
+@judges("attention_head_backward")
 def test_head_backward_worked_examples(submission):
     """attention_head_backward on the worked examples, up to the comparison's own float32 head."""
     for example in examples("training.attention_head_backward"):
