@@ -193,17 +193,28 @@ def function_points(exercise: Exercise, checks: list[CheckResult]) -> dict[str, 
 
     None while it passes none of the checks of what it computes (a stub, a `pass`: guards alone) or
     fails a defining one (sgd_step moving downhill). A check counts for the functions it gives a verdict
-    (grader.check.checks.judged); one recorded without (an older record) for those it called.
+    (grader.check.checks.judged); one recorded without (an older record) for those it called. A check
+    of a later function that fails only because of this one (it passes with the reference's standing in)
+    counts for this one only when it passes every check of its own: else those already judge it, and
+    the same mistake earns the same points whether the later function calls it or not.
     """
     found = {}
     for function in exercise.functions:
-        verdicts = [(check.role, told) for check in checks if (told := _verdicts(exercise, check).get(function)) is not None]
-        passed = sum(told == "passed" for _, told in verdicts)
-        works = any(told == "passed" for role, told in verdicts if role != "guard")
-        defined = all(told == "passed" for role, told in verdicts if role == "defining")
+        own, caused = [], []
+        for check in checks:
+            told = _verdicts(exercise, check)
+            if function in told:
+                came = told[function] != "passed" and "passed" in told.values()  # another function passed it: this one is the cause
+                (caused if came else own).append(("work" if came else check.role, told[function]))
+        counted = own + caused if own and all(told == "passed" for _, told in own) else own
+        passed = sum(told == "passed" for _, told in counted)
+        works = any(told == "passed" for role, told in counted if role != "guard")
+        defined = all(told == "passed" for role, told in counted if role == "defining")
         share = exercise.share(function)
-        earned = share * passed / len(verdicts) if works and defined else 0.0
-        found[function] = {"points": math.floor(2 * earned) / 2, "max_points": share, "passed": passed, "checks": len(verdicts)}
+        earned = share * passed / len(counted) if works and defined else 0.0
+        found[function] = {"points": math.floor(2 * earned) / 2, "max_points": share, "passed": passed, "checks": len(counted)}
+        if passed and not (works and defined):
+            found[function]["why"] = "it fails its defining check" if not defined else "it passes only checks of how it treats its inputs"
     return found
 
 

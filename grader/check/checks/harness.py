@@ -97,7 +97,7 @@ def fail(what: str, inputs: dict, expected=None, got=None, mistake=None, where: 
     notes = []
     if isinstance(expected, np.ndarray) and isinstance(got, np.ndarray) and got.shape == expected.shape and got.size:
         notes.append(largest_difference(got, expected))
-    if note := narrower(got, inputs) or float32_digits(got, expected, inputs):
+    if note := narrower(got, inputs, expected) or float32_digits(got, expected, inputs):
         notes.append(note)
     if note := where or relation(got, expected):
         notes.append(note)
@@ -137,19 +137,23 @@ def largest_difference(got: np.ndarray, expected: np.ndarray) -> str:
     return f"  The largest difference is{where}: expected {str(expected[index])}, got {str(got[index])} (a difference of {gap[index]:.3g}).{also}"
 
 
-def narrower(got, inputs: dict) -> str | None:
-    """A note when got is a float array of fewer digits than the float inputs (float32 from float64, say)."""
+def narrower(got, inputs: dict, expected=None) -> str | None:
+    """A note when got is a float array of fewer digits than the float inputs (float32 from float64, say), or than expected."""
     arrays = [getattr(v, "value", v) for v in inputs.values()]
     widths = [a.dtype for a in arrays if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+    which = "the input"
+    if not widths and isinstance(expected, np.ndarray) and expected.dtype.kind == "f":  # inputs of other kinds (train's batches)
+        widths, which = [expected.dtype], "the expected result"
     if not (isinstance(got, np.ndarray) and got.dtype.kind == "f" and widths):
         return None
     wide = max(widths, key=lambda d: d.itemsize)
     if got.dtype.itemsize >= wide.itemsize:
         return None
     digits = round((np.finfo(got.dtype).nmant + 1) * np.log10(2))  # float32: 24 bits, about 7 significant digits
+    keep = "the input's dtype" if which == "the input" else str(wide)
     return (
-        f"  Your result is {got.dtype}, but the input is {wide}: {got.dtype} keeps about {digits} significant digits, "
-        f"so it differs after those. Keep the input's dtype (look for .astype or np.{got.dtype})."
+        f"  Your result is {got.dtype}, but {which} is {wide}: {got.dtype} keeps about {digits} significant digits, "
+        f"so it differs after those. Keep {keep} (look for .astype or np.{got.dtype})."
     )
 
 

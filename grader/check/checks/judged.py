@@ -134,8 +134,7 @@ def counted(check, error, status: str, submission: Submission) -> dict[str, str]
     """The verdict a check gives each function it judged: all of them when it passed, else the one blamed.
 
     A failure that goes away with the reference's earlier function standing in passes the function the
-    check judges, and counts for no other: the earlier function's own checks judge it, so its mistake
-    costs the same whether the later one calls it or not.
+    check judges and fails the earlier one (grader.check.results.function_points says how that counts).
     """
     judged = declared(check)
     functions = judged.functions if judged else submission.calls() or submission.functions
@@ -145,5 +144,5 @@ def counted(check, error, status: str, submission: Submission) -> dict[str, str]
     function = blamed(check, submission, stopped) if stopped is not None else None
     if function is None:  # the check cannot say which: against every function it judges
         return dict.fromkeys(functions, status)
-    cleared = getattr(stopped, "cleared", None)  # it passes with the reference's earlier function: the earlier one's own checks judge that
-    return {cleared: "passed"} if cleared else {function: status}
+    cleared = getattr(stopped, "cleared", None)  # it passes with the reference's earlier function standing in
+    return ({cleared: "passed"} if cleared else {}) | {function: status}
