@@ -5,6 +5,7 @@ The full kit's only: it is built from the reference, so `grader release` leaves 
 
 import numpy as np
 
+from grader.check.checks.harness import CheckFailed, Halt
 from grader.check.checks.seen import SEEN
 from grader.exercises import MODULE_OF
 from solutions.heads import attention_head, multi_head_attention
@@ -185,10 +186,25 @@ def diagnose(key: str, args: tuple, got, part: int | None = None, submission=Non
     found = _matching(key, args, got, part)
     if found and submission is not None and SEEN.first((key, part)):
         probe = PROBES[key]()
-        value = submission.quietly(MODULE_OF[key], key, *probe, reference=reference)
+        value = _quietly(submission, MODULE_OF[key], key, probe, reference)
         there = set(_matching(key, probe, _picked(key, value, part), part))
         found = tuple(name for name in found if name in there)
     return found
+
+
+def _quietly(submission, module: str, function: str, args: tuple, reference):
+    """The student's function's value on args, or None when the call fails; the check's failing example stays its own.
+
+    (Its last call, for `grader try`, and what it printed there are kept.)
+    """
+    last, printed = submission.last, len(submission.printed.example)
+    try:
+        return submission.call(module, function, *args, reference=reference).value
+    except (CheckFailed, Halt):
+        return None
+    finally:
+        submission.last = last
+        del submission.printed.example[printed:]
 
 
 def _matching(key: str, args: tuple, got, part: int | None) -> tuple[str, ...]:

@@ -200,7 +200,8 @@ def function_points(exercise: Exercise, checks: list[CheckResult]) -> dict[str, 
     """
     found = {}
     for function in exercise.functions:
-        own, caused = [], []
+        own: list[tuple[str, str]] = []  # (role, verdict) of its own checks
+        caused: list[tuple[str, str]] = []  # of later functions' checks it alone made fail
         for check in checks:
             told = _verdicts(exercise, check)
             if function in told:

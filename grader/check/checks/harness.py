@@ -10,7 +10,7 @@ import numpy as np
 from grader import kit
 from grader.check.checks.printed import Printed
 from grader.check.checks.seen import SEEN
-from grader.check.checks.where import float32_digits, relation, swapped_shape
+from grader.check.checks.where import float32_digits, largest_difference, narrower, relation, swapped_shape  # noqa: F401  (narrower and largest_difference for grader try)
 from grader.exercises import BUILDS_ON, BY_NAME
 from grader.sandbox.codec import Foreign, encode
 from grader.sandbox.errors import StudentError
@@ -121,42 +121,6 @@ def values(inputs: dict, expected, got, brief: bool = False) -> list[str]:
     return lines
 
 
-def largest_difference(got: np.ndarray, expected: np.ndarray) -> str:
-    """Where the entry that differs most is, with both values in full (the arrays above are rounded)."""
-    with np.errstate(all="ignore"):
-        gap = np.abs(got.astype(float) - expected.astype(float))
-        gap = np.where(got == expected, 0.0, np.where(np.isnan(gap), np.inf, gap))
-    index = tuple(int(i) for i in np.unravel_index(int(np.argmax(gap)), gap.shape))
-    where = f" at index {index}" if index else ""
-    with np.errstate(all="ignore"):
-        apart = gap > FORWARD["atol"] + FORWARD["rtol"] * np.abs(expected.astype(float))  # beyond rounding
-    first = tuple(int(i) for i in np.argwhere(apart)[0]) if apart.any() else index
-    also = (
-        f" The first entry to differ is at index {first}: expected {str(expected[first])}, got {str(got[first])}." if first != index else ""
-    )
-    return f"  The largest difference is{where}: expected {str(expected[index])}, got {str(got[index])} (a difference of {gap[index]:.3g}).{also}"
-
-
-def narrower(got, inputs: dict, expected=None) -> str | None:
-    """A note when got is a float array of fewer digits than the float inputs (float32 from float64, say), or than expected."""
-    arrays = [getattr(v, "value", v) for v in inputs.values()]
-    widths = [a.dtype for a in arrays if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
-    which = "the input"
-    if not widths and isinstance(expected, np.ndarray) and expected.dtype.kind == "f":  # inputs of other kinds (train's batches)
-        widths, which = [expected.dtype], "the expected result"
-    if not (isinstance(got, np.ndarray) and got.dtype.kind == "f" and widths):
-        return None
-    wide = max(widths, key=lambda d: d.itemsize)
-    if got.dtype.itemsize >= wide.itemsize:
-        return None
-    digits = round((np.finfo(got.dtype).nmant + 1) * np.log10(2))  # float32: 24 bits, about 7 significant digits
-    keep = "the input's dtype" if which == "the input" else str(wide)
-    return (
-        f"  Your result is {got.dtype}, but {which} is {wide}: {got.dtype} keeps about {digits} significant digits, "
-        f"so it differs after those. Keep {keep} (look for .astype or np.{got.dtype})."
-    )
-
-
 def reference_functions(exercise: str) -> frozenset[str]:
     """The qualified names of every function of the exercises this one builds on."""
     return frozenset(f"{used}.{function}" for used in BY_NAME[exercise].uses for function in BY_NAME[used].functions)
@@ -240,20 +204,6 @@ class Submission:
                 raise Halt(error, _named(function, args) if error.kind in ("timeout", "crashed") else {}, function) from None
             fail(f"{error.message}\nIt happened on this input:", _named(function, args), blame=function)
 
-    def quietly(self, module: str, function: str, *args, reference=()):
-        """The value of a call the verdict does not show (a diagnosis's own input); None when the call fails.
-
-        The failing example stays the check's: its last call and what it printed are kept.
-        """
-        last, printed = self.last, len(self.printed.example)
-        try:
-            return self.call(module, function, *args, reference=reference).value
-        except (CheckFailed, Halt):
-            return None
-        finally:
-            self.last = last
-            del self.printed.example[printed:]
-
     def reference(self, module: str, function: str, args: tuple) -> Outcome:
         """The reference of an earlier exercise, called in the grader on copies of the arguments."""
         copies = copy.deepcopy(args)
@@ -331,14 +281,6 @@ def expect_close(got, expected, what: str, inputs: dict, tolerance=FORWARD, mist
         said = "\n".join(note for note in (relation(got, expected), said) if note) or None
         rtol, atol = tolerance["rtol"], tolerance["atol"]
         fail(f"{what} is not what it should be (tolerance rtol={rtol:g}, atol={atol:g}).", inputs, expected, got, named, said)
-
-
-def close(got, expected, tolerance=FORWARD) -> bool:
-    """Whether got is a plain array shaped like expected and equal to it within the tolerance."""
-    if type(got) is not np.ndarray or got.shape != expected.shape or got.dtype.kind not in "fiu":
-        return False
-    with np.errstate(all="ignore"):
-        return bool(np.allclose(got, expected, equal_nan=False, **tolerance))
 
 
 def expect_no_warnings(outcome, what: str, inputs: dict, rule: str, advice=None):

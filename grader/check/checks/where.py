@@ -1,4 +1,5 @@
-"""Where a wrong result is wrong: the expected one transposed, a constant multiple, or which columns of the heads' output.
+"""Where a wrong result is wrong: its largest difference, a narrower dtype, the expected one transposed, a constant multiple,
+rounded down, or which columns of the heads' output.
 
 Each says something true of the arrays the message shows, in both kits (no reference needed).
 """
@@ -111,6 +112,18 @@ def which_wrong(names: list[str], wrong: list[str], kind: str = "outputs") -> st
     return said + (f" and {_listed(right)} {'is' if len(right) == 1 else 'are'} right." if right else f": all {count}.")
 
 
+def wrong_parts(names, got, expected, tolerance: dict) -> list[str]:
+    """The names of the outputs of got that are not plain arrays shaped like and close to expected's."""
+    return [name for name, mine, theirs in zip(names, got, expected) if not _close(mine, theirs, tolerance)]
+
+
+def _close(got, expected: np.ndarray, tolerance: dict) -> bool:
+    if type(got) is not np.ndarray or got.shape != expected.shape or got.dtype.kind not in "fiu":
+        return False
+    with np.errstate(all="ignore"):
+        return bool(np.allclose(got, expected, equal_nan=False, **tolerance))
+
+
 def _listed(names: list[str]) -> str:
     """Names joined with commas, as the messages list them."""
     return ", ".join(names)
@@ -173,4 +186,40 @@ def float32_digits(got, expected, inputs: dict) -> str | None:
     return (
         f"  Your result is float64 but agrees with the expected one only to about 7 significant digits (a relative difference of {worst:.2g}), "
         "as float32 does: somewhere your computation runs in float32 (look for .astype or np.float32) although the input is float64."
+    )
+
+
+def largest_difference(got: np.ndarray, expected: np.ndarray) -> str:
+    """Where the entry that differs most is, with both values in full (the arrays above are rounded)."""
+    with np.errstate(all="ignore"):
+        gap = np.abs(got.astype(float) - expected.astype(float))
+        gap = np.where(got == expected, 0.0, np.where(np.isnan(gap), np.inf, gap))
+    index = tuple(int(i) for i in np.unravel_index(int(np.argmax(gap)), gap.shape))
+    where = f" at index {index}" if index else ""
+    with np.errstate(all="ignore"):
+        apart = gap > CLOSE["atol"] + CLOSE["rtol"] * np.abs(expected.astype(float))  # beyond rounding
+    first = tuple(int(i) for i in np.argwhere(apart)[0]) if apart.any() else index
+    also = (
+        f" The first entry to differ is at index {first}: expected {str(expected[first])}, got {str(got[first])}." if first != index else ""
+    )
+    return f"  The largest difference is{where}: expected {str(expected[index])}, got {str(got[index])} (a difference of {gap[index]:.3g}).{also}"
+
+
+def narrower(got, inputs: dict, expected=None) -> str | None:
+    """A note when got is a float array of fewer digits than the float inputs (float32 from float64, say), or than expected."""
+    arrays = [getattr(v, "value", v) for v in inputs.values()]
+    widths = [a.dtype for a in arrays if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+    which = "the input"
+    if not widths and isinstance(expected, np.ndarray) and expected.dtype.kind == "f":  # inputs of other kinds (train's batches)
+        widths, which = [expected.dtype], "the expected result"
+    if not (isinstance(got, np.ndarray) and got.dtype.kind == "f" and widths):
+        return None
+    wide = max(widths, key=lambda d: d.itemsize)
+    if got.dtype.itemsize >= wide.itemsize:
+        return None
+    digits = round((np.finfo(got.dtype).nmant + 1) * np.log10(2))  # float32: 24 bits, about 7 significant digits
+    keep = "the input's dtype" if which == "the input" else str(wide)
+    return (
+        f"  Your result is {got.dtype}, but {which} is {wide}: {got.dtype} keeps about {digits} significant digits, "
+        f"so it differs after those. Keep {keep} (look for .astype or np.{got.dtype})."
     )

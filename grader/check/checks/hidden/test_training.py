@@ -4,12 +4,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.check.checks import scale
-from grader.check.checks.harness import GRADIENT, close, expect_close, fail
+from grader.check.checks.harness import GRADIENT, expect_close, fail
 from grader.check.checks.judged import judges
 from grader.check.checks.public.test_training import GRAD_NAMES, HEAD_NAMES, LATER, head_grads
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import fill, softmax_inputs
-from grader.check.checks.where import which_wrong
+from grader.check.checks.where import which_wrong, wrong_parts
 from grader.check.diagnosis import diagnose
 from solutions.softmax import softmax
 from solutions.training import attention_head_backward, softmax_backward
@@ -52,7 +52,7 @@ def test_head_backward_matches_reference(submission, args):
     if not isinstance(got, (tuple, list)) or len(got) != 4:
         fail("attention_head_backward should return four arrays (d_x, d_w_q, d_w_k, d_w_v).", inputs, got=got)
     expected = attention_head_backward(*args)
-    wrong = [name for name, mine, theirs in zip(GRAD_NAMES, got, expected) if not close(mine, theirs, GRADIENT)]
+    wrong = wrong_parts(GRAD_NAMES, got, expected, GRADIENT)
     for n, (name, mine, theirs) in enumerate(zip(GRAD_NAMES, got, expected)):
         mistake = lambda mine=mine, n=n: diagnose("attention_head_backward", args, mine, n, submission, LATER)  # noqa: E731
         expect_close(mine, theirs, name, inputs, GRADIENT, mistake, where=lambda: which_wrong(list(GRAD_NAMES), wrong, "gradients"))
