@@ -198,7 +198,7 @@ def function_points(exercise: Exercise, checks: list[CheckResult]) -> dict[str, 
     counts for this one only when it passes every check of its own: else those already judge it, and
     the same mistake earns the same points whether the later function calls it or not.
     """
-    found = {}
+    found: dict[str, dict] = {}
     for function in exercise.functions:
         own: list[tuple[str, str]] = []  # (role, verdict) of its own checks
         caused: list[tuple[str, str]] = []  # of later functions' checks it alone made fail
