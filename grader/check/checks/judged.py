@@ -45,7 +45,7 @@ def judges(*functions: str, defining: bool = False, guard: bool = False):
 
 
 def declared(check) -> Judged | None:
-    """A check's declaration, None when it has none (tests/check/test_judged.py holds that every check has one)."""
+    """A check's declaration, None when it has none (tests/check/test_points.py holds that every check has one)."""
     return getattr(check, "judged", None)
 
 
@@ -61,16 +61,16 @@ def run(check, submission: Submission) -> None:
         if stopped is None or isinstance(stopped, Halt) and stopped.error.kind != "not_started":
             raise  # a hang or a crash is not run again
         function = blamed(check, submission, stopped) or ""
+        submission.failing.add(function)
         earlier = BUILDS_ON.get(function)
         if earlier is None or earlier not in submission.own_earlier or not submission.with_reference:
-            submission.failing.add(function)
-            if earlier in submission.failing and earlier in submission.own_earlier:  # the student's kit
+            if earlier in submission.failing and earlier in submission.own_earlier:  # the student's kit: no reference to try
                 said = f"  {function} may call your {earlier}, which fails a check of its own: if it does, fix {earlier} first."
                 raise noted(stopped, said) from None
             raise
         if not passes_with_reference(check, submission, earlier):
-            submission.failing.add(function)
             raise
+        submission.failing.discard(function)
         submission.failing.add(earlier)
         if isinstance(stopped, Halt):
             said = f"{function} stops in your {earlier}, which is not written yet: it still raises NotImplementedError."
