@@ -159,12 +159,16 @@ class Report:
 
 
 def exercise_status(checks: list[CheckResult]) -> str:
-    """An exercise's status from its checks: an error wins, then untouched stubs, then failures."""
+    """An exercise's status from its checks: an error wins, then untouched stubs, then failures.
+
+    A function that stops only in an earlier one that is a stub, and passes with the reference's standing in, is
+    written: its exercise has failed, not "not started".
+    """
     statuses = {check.status for check in checks}
     if not checks or "error" in statuses:
         return "error"
-    if statuses == {"not_started"}:
-        return "not_started"
+    if statuses == {"not_started"} and not any("passed" in check.functions.values() for check in checks):
+        return "not_started"  # stubs alone: no function passes, even with the reference of an earlier one standing in
     return "passed" if statuses == {"passed"} else "failed"
 
 
