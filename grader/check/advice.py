@@ -2,7 +2,10 @@
 
 # (words in a numpy warning, what it most likely means and what to do), first match wins.
 WARNING_ADVICE = [
-    ("overflow encountered in exp", "Past about 709, exp overflows to inf: subtract each row's maximum before exp"),
+    (
+        "overflow encountered in exp",
+        "Past about 709, exp overflows to inf: subtract each row's maximum from its entries before exp (x - max, so that no exponent is above 0)",
+    ),
     ("overflow", "A number grew past the float range (about 1.8e308): subtract each row's maximum before exp"),
     (
         "invalid value encountered",

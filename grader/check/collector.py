@@ -18,11 +18,11 @@ from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
 from threadpoolctl import threadpool_limits
 
-from grader.check.checks import profiles  # noqa: F401  (registers the profiles)
+from grader.check.checks import judged, profiles  # noqa: F401  (registers the profiles)
 from grader.check.checks.harness import CheckFailed, Halt, Submission, labelled
 from grader.check.checks.seeding import seeded
 from grader.check.checks.workers import StudentCodePool
-from grader.check.results import CheckResult, ExerciseResult, exercise_status, partial_points
+from grader.check.results import CheckResult, ExerciseResult, exercise_status, function_points, partial_points
 from grader.exercises import BY_NAME
 from grader.sandbox.errors import StudentError
 from grader.sandbox.process import GRADER_FAULT
@@ -50,17 +50,20 @@ class Collector:
         started, error = time.perf_counter(), None
         try:
             submission.new_check()
-            check(submission)
+            judged.run(check, submission)  # a failure that is an earlier function's is blamed on it
         except KeyboardInterrupt:
             raise
         except BaseException as raised:  # noqa: BLE001  (a check's end, whatever it is, is its verdict)
             error = raised
         self.seconds[check_id] = time.perf_counter() - started
         printed, calls = visible(submission.printed.everything()), submission.calls()
+        role = getattr(judged.declared(check), "role", "work")
         if error is None:
-            self.results[check_id] = CheckResult(check_id, "passed", printed=printed, calls=calls)
+            functions = judged.counted(check, None, "passed", submission)
+            self.results[check_id] = CheckResult(check_id, "passed", printed=printed, calls=calls, functions=functions, role=role)
             return
         status, message, by_grader = verdict(error)
+        functions = judged.counted(check, error, status, submission)
         message = visible(message + submission.printed.told(exercise))
         example = submission.last_example(error) if status == "failed" else None
         example = example and {**example, "said": message.splitlines()[0]}  # what the check said, for `grader try`
@@ -74,6 +77,8 @@ class Collector:
             calls=calls,
             blamed_function=last_called(submission),
             failed_import=failed_import(error),
+            functions=functions,
+            role=role,
         )
 
 
@@ -174,7 +179,10 @@ def exercise_result(name: str, collector: Collector) -> ExerciseResult:
     for check in checks:
         check.seconds = collector.seconds.get(check.id, 0.0)
         check.public = check.id in collector.public
-    return ExerciseResult(name, exercise_status(checks), partial_points(max_points, checks), max_points, checks)
+    exercise = BY_NAME[name]
+    return ExerciseResult(
+        name, exercise_status(checks), partial_points(exercise, checks), max_points, checks, functions=function_points(exercise, checks)
+    )
 
 
 def checked(folder: Path, root: Path, names, stubs, *, profile, seed, timeout, budget, kinds) -> dict[str, ExerciseResult]:

@@ -5,6 +5,9 @@ The full kit's only: it is built from the reference, so `grader release` leaves 
 
 import numpy as np
 
+from grader.check.checks.harness import CheckFailed, Halt
+from grader.check.checks.seen import SEEN
+from grader.exercises import MODULE_OF
 from solutions.heads import attention_head, multi_head_attention
 from solutions.masking import apply_causal_mask, causal_mask
 from solutions.scores import attention_scores
@@ -67,6 +70,12 @@ MISTAKES = {
         ("q·k divided by d instead of √d", lambda q, k: q @ _t(k) / q.shape[-1]),
         ("q·k multiplied by √d instead of divided", lambda q, k: q @ _t(k) * np.sqrt(q.shape[-1])),
         ("keys times queries: the scores transposed", lambda q, k: _t(attention_scores(q, k))),
+        ("q·k divided by √T, the number of positions, instead of √d", lambda q, k: q @ _t(k) / np.sqrt(q.shape[-2])),
+        (
+            "d taken as q.shape[1], which is the size of a query only for a 2-D q (q.shape[-1] always is)",
+            lambda q, k: q @ _t(k) / np.sqrt(q.shape[1]),
+        ),
+        ("// (floor division) in place of /: q·k divided by √d, then rounded down", lambda q, k: q @ _t(k) // np.sqrt(q.shape[-1])),
     ],
     "causal_mask": [
         ("the upper triangle (j >= i) instead of the lower", lambda t: np.triu(np.ones((t, t), dtype=bool))),
@@ -78,6 +87,10 @@ MISTAKES = {
         ("the diagonal hidden: a position may not look at itself", lambda s: _mask_with(s, lambda m: np.tril(m, -1), -np.inf)),
         ("the wrong triangle hidden (j < i instead of j > i)", lambda s: _mask_with(s, np.triu, -np.inf)),
         ("masked entries set to a large negative number instead of -inf", lambda s: _mask_with(s, np.tril, -1e9)),
+        (
+            "np.where's two choices swapped: -inf where a position may look and the score where it may not",
+            lambda s: np.where(causal_mask(s.shape[-1]), -np.inf, s),
+        ),
     ],
     "softmax": [
         ("a softmax along the first axis instead of the last", lambda x: _softmax_over(x, 0)),
@@ -87,6 +100,10 @@ MISTAKES = {
         (
             "one maximum for the whole array subtracted instead of each row's own",
             lambda x: _softmax_unshifted(x - np.max(x)),
+        ),
+        (
+            "exp(max − x) in place of exp(x − max): the shift subtracted the wrong way round",
+            lambda x: _softmax_unshifted(np.max(x, axis=-1, keepdims=True) - x),
         ),
     ],
     "attention_head": [
@@ -156,15 +173,80 @@ def _output(function, args: tuple, part: int | None):
     return value[part] if part is not None and value is not None else value
 
 
-def diagnose(key: str, args: tuple, got, part: int | None = None) -> str | None:
-    """The name of the known mistake whose output on args equals got, if any.
+def diagnose(key: str, args: tuple, got, part: int | None = None, submission=None, reference=()) -> tuple[str, ...]:
+    """The names of the known mistakes whose own code, on args, gives got, in MISTAKES' order.
 
     A mistake that gives the right answer on these inputs (a softmax along the first axis of a
-    1-D row, say) is never named: the diagnosis must be true of the input the message shows.
+    1-D row, say) is left out: the diagnosis must be true of the input the message shows. With the
+    submission, the student's function also runs once per check on a general input (PROBES), where
+    the known mistakes differ from each other and from the right answer: a mistake whose code does not
+    give the student's output there as well is left out (on a 1×1 input most scalings look alike).
+    The harness names those left that matched every failure of the check (grader.check.checks.seen).
     """
+    found = _matching(key, args, got, part)
+    if found and submission is not None and SEEN.first((key, part)):
+        probe = PROBES[key]()
+        value = _quietly(submission, MODULE_OF[key], key, probe, reference)
+        there = set(_matching(key, probe, _picked(key, value, part), part))
+        found = tuple(name for name in found if name in there)
+    return found
+
+
+def _quietly(submission, module: str, function: str, args: tuple, reference):
+    """The student's function's value on args, or None when the call fails; the check's failing example stays its own.
+
+    (Its last call, for `grader try`, and what it printed there are kept.)
+    """
+    last, printed = submission.last, len(submission.printed.example)
+    try:
+        return submission.call(module, function, *args, reference=reference).value
+    except (CheckFailed, Halt):
+        return None
+    finally:
+        submission.last = last
+        del submission.printed.example[printed:]
+
+
+def _matching(key: str, args: tuple, got, part: int | None) -> tuple[str, ...]:
+    """The known mistakes whose output on args equals got and differs from the right one."""
     right = _output(RIGHT[key], args, part)
+    found = []
     for name, wrong in MISTAKES.get(key, ()):
         value = _output(wrong, args, part)
         if _matches(got, value) and not _matches(np.asarray(right), value):
-            return name
-    return None
+            found.append(name)
+    return tuple(found)
+
+
+def _picked(key: str, value, part: int | None):
+    """The output a diagnosis compares, from the whole of what the student's function returned (None if it has no such part)."""
+    if part is None and key != "multi_head_attention":
+        return value
+    at = 0 if part is None else part
+    return value[at] if isinstance(value, (tuple, list)) and len(value) > at else None
+
+
+def _probe(seed: int, *shapes, bound: float = 2.0) -> list[np.ndarray]:
+    """Arrays of these shapes, values in [-bound, bound], the same on every run."""
+    rng = np.random.default_rng([20250601, seed])
+    return [rng.uniform(-bound, bound, shape) for shape in shapes]
+
+
+def _head_probe() -> tuple:
+    """x (2, 3, 4, 3) and a head's three (3, 2) weights."""
+    return tuple(_probe(3, (2, 3, 4, 3), (3, 2), (3, 2), (3, 2)))
+
+
+PROBES = {  # a general input per function: every size distinct (T, S, d, a batch axis), values far from whole numbers
+    "attention_scores": lambda: tuple(_probe(1, (2, 5, 4, 3), (2, 5, 6, 3), bound=3.0)),
+    "causal_mask": lambda: (5,),
+    "apply_causal_mask": lambda: tuple(_probe(2, (2, 3, 4, 4))),
+    "softmax": lambda: (np.where(np.triu(np.ones((4, 5), bool), 2), -np.inf, _probe(4, (2, 3, 4, 5), bound=800.0)[0]),),
+    "attention_head": _head_probe,
+    "multi_head_attention": lambda: (_head_probe()[0], [_head_probe()[1:], tuple(_probe(5, (3, 2), (3, 2), (3, 2)))], _probe(6, (4, 3))[0]),
+    "softmax_backward": lambda: (
+        softmax(np.where(np.triu(np.ones((4, 4), bool), 1), -np.inf, _probe(7, (2, 3, 4, 4))[0])),
+        _probe(8, (2, 3, 4, 4))[0],
+    ),
+    "attention_head_backward": lambda: (_probe(9, (2, 3, 4, 2))[0], *_head_probe()),
+}

@@ -77,6 +77,8 @@ def details(result: ExerciseResult, where: tuple[str, ...] = (), own: bool = Tru
             f"    passes every public check ({seen} of {public}) and fails {hidden - passed} of {hidden} hidden: "
             f"in the student's kit `grader check {result.name}` shows it passing."
         )
+    if report_checks(result) == "all" and len(result.functions) > 1:
+        lines.append(f"    points by function: {shares(result)}.")
     said: dict[str, str] = {}  # cause -> the check whose message said it in full: one message per cause
     for check in result.checks:
         if check.status == "passed":
@@ -97,6 +99,19 @@ def details(result: ExerciseResult, where: tuple[str, ...] = (), own: bool = Tru
     elif result.status == "failed":  # another's folder keeps no input, and its code runs confined
         lines.append(f"  Debug it: {shown_command('try', result.name, *where)} runs these functions, confined, on a small worked example.")
     return lines
+
+
+def shares(result: ExerciseResult) -> str:
+    """Each function's points of its share: "causal_mask 0.0 of 5, apply_causal_mask 10.0 of 10"."""
+    told = []
+    for name, earned in result.functions.items():
+        why = (
+            f" (it passes {earned['passed']} of its {earned['checks']} checks, but {earned['why'].removeprefix('it ')})"
+            if "why" in earned
+            else ""
+        )
+        told.append(f"{name} {points(earned['points'])} of {earned['max_points']:g}{why}")
+    return ", ".join(told)
 
 
 def printed(report: Report) -> list[str]:

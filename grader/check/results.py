@@ -4,6 +4,7 @@ import math
 import os
 from dataclasses import dataclass, field
 
+from grader.exercises import BY_NAME, Exercise
 from grader.sandbox.worker.codec import shown
 
 STATUSES = ("passed", "failed", "not_started", "error")
@@ -24,13 +25,15 @@ class CheckResult:
     calls: tuple[str, ...] = ()  # the functions of its exercise the check called, in the exercise's order; not in the JSON
     blamed_function: str = ""  # failing: the student's function it called last, whose call or result it was judging; not in the JSON
     failed_import: str = ""  # an import that failed: the student's module whose file the error is in; not in the JSON
+    functions: dict[str, str] = field(default_factory=dict)  # the verdict it gives each function it counts for (checks.judged)
+    role: str = "work"  # "defining", "guard" or "work" (grader.check.checks.judged); not in the JSON
 
     def __post_init__(self):
         self.message, self.printed = shown(self.message), shown(self.printed)  # student text: every file and screen can hold it
 
     def to_json(self) -> dict:
         """This check as check.schema.json writes it; "fault": "grader" marks an error that is the grader's."""
-        told = {"id": self.id, "status": self.status, "message": self.message, "public": self.public}
+        told = {"id": self.id, "status": self.status, "message": self.message, "public": self.public, "functions": dict(self.functions)}
         return told | ({"fault": "grader"} if self.by_grader else {}) | ({"printed": self.printed} if self.printed else {})
 
 
@@ -47,6 +50,7 @@ class ExerciseResult:
     cause: str = ""  # that earlier exercise, to fix first
     files: dict[str, str] = field(default_factory=dict)  # the sha256 of each file the verdict depends on
     same_as_reference: bool = False  # the exercise's own module is the reference's, byte for byte
+    functions: dict[str, dict] = field(default_factory=dict)  # each function's points, max_points, passed and checks
 
     def counts(self, public: bool) -> tuple[int, int]:
         """How many of the public (or hidden) checks passed, and how many there are."""
@@ -65,6 +69,10 @@ class ExerciseResult:
         failing = [check for check in self.checks if check.status != "passed"]
         return bool(failing) and all(check.by_grader for check in failing)
 
+    def __post_init__(self):
+        exercise = BY_NAME[self.name]  # every function of the exercise, in its order; none earned where no check counted
+        self.functions = {name: dict(self.functions.get(name) or _none(share)) for name, share in zip(exercise.functions, exercise.shares)}
+
     def to_json(self) -> dict:
         """This exercise as check.schema.json writes it."""
         return {
@@ -77,6 +85,7 @@ class ExerciseResult:
             "hidden": dict(zip(("passed", "checks"), self.counts(False))),
             "files": dict(self.files),
             "same_as_reference": self.same_as_reference,
+            "functions": {name: dict(points) for name, points in self.functions.items()},
         }
 
 
@@ -136,6 +145,7 @@ class Report:
                         c.get("fault") == "grader",
                         public=c.get("public") is True,
                         printed=c.get("printed", ""),
+                        functions=dict(c.get("functions", {})),
                     )
                     for c in e["checks"]
                 ],
@@ -143,6 +153,7 @@ class Report:
                 cause=e.get("cause", ""),
                 files=dict(e.get("files", {})),
                 same_as_reference=bool(e.get("same_as_reference", False)),
+                functions={name: dict(points) for name, points in e.get("functions", {}).items()},
             )
             for e in data["exercises"]
         ]
@@ -150,12 +161,16 @@ class Report:
 
 
 def exercise_status(checks: list[CheckResult]) -> str:
-    """An exercise's status from its checks: an error wins, then untouched stubs, then failures."""
+    """An exercise's status from its checks: an error wins, then untouched stubs, then failures.
+
+    A function that stops only in an earlier one that is a stub, and passes with the reference's standing in, is
+    written: its exercise has failed, not "not started".
+    """
     statuses = {check.status for check in checks}
     if not checks or "error" in statuses:
         return "error"
-    if statuses == {"not_started"}:
-        return "not_started"
+    if statuses == {"not_started"} and not any("passed" in check.functions.values() for check in checks):
+        return "not_started"  # stubs alone: no function passes, even with the reference of an earlier one standing in
     return "passed" if statuses == {"passed"} else "failed"
 
 
@@ -168,13 +183,53 @@ def score_all_or_nothing() -> None:
     os.environ[SCORING_VAR] = ALL_OR_NOTHING
 
 
-def partial_points(max_points: float, checks: list[CheckResult]) -> float:
-    """max_points times the share of checks passed, rounded down to a half point; all or nothing when the course chose so."""
+def partial_points(exercise: Exercise, checks: list[CheckResult]) -> float:
+    """The exercise's points: all when every check passes, else the sum of its functions' (function_points); all or nothing when the course chose so."""
     if not checks:
         return 0.0
-    passed = sum(check.status == "passed" for check in checks)
-    if passed == len(checks):
-        return float(max_points)
+    if all(check.status == "passed" for check in checks):
+        return float(exercise.points)
     if os.environ.get(SCORING_VAR) == ALL_OR_NOTHING:
         return 0.0
-    return math.floor(2 * max_points * passed / len(checks)) / 2
+    return sum(earned["points"] for earned in function_points(exercise, checks).values())
+
+
+def function_points(exercise: Exercise, checks: list[CheckResult]) -> dict[str, dict]:
+    """Each function's points: its share times the share of its own checks that pass, rounded down to a half point.
+
+    None while it passes none of the checks of what it computes (a stub, a `pass`: guards alone) or
+    fails a defining one (sgd_step moving downhill). A check counts for the functions it gives a verdict
+    (grader.check.checks.judged); one recorded without (an older record) for those it called. A check
+    of a later function that fails only because of this one (it passes with the reference's standing in)
+    counts for this one only when it passes every check of its own: else those already judge it, and
+    the same mistake earns the same points whether the later function calls it or not.
+    """
+    found: dict[str, dict] = {}
+    for function in exercise.functions:
+        own: list[tuple[str, str]] = []  # (role, verdict) of its own checks
+        caused: list[tuple[str, str]] = []  # of later functions' checks it alone made fail
+        for check in checks:
+            told = _verdicts(exercise, check)
+            if function in told:
+                came = told[function] != "passed" and "passed" in told.values()  # another function passed it: this one is the cause
+                (caused if came else own).append(("work" if came else check.role, told[function]))
+        counted = own + caused if own and all(told == "passed" for _, told in own) else own
+        passed = sum(told == "passed" for _, told in counted)
+        works = any(told == "passed" for role, told in counted if role != "guard")
+        defined = all(told == "passed" for role, told in counted if role == "defining")
+        share = exercise.share(function)
+        earned = share * passed / len(counted) if works and defined else 0.0
+        found[function] = {"points": math.floor(2 * earned) / 2, "max_points": share, "passed": passed, "checks": len(counted)}
+        if passed and not (works and defined):
+            found[function]["why"] = "it fails its defining check" if not defined else "it passes only checks of how it treats its inputs"
+    return found
+
+
+def _none(share: float) -> dict:
+    """The points of a function no check counted for."""
+    return {"points": 0.0, "max_points": share, "passed": 0, "checks": 0}
+
+
+def _verdicts(exercise: Exercise, check: CheckResult) -> dict[str, str]:
+    """The verdict a check gives each function it counts for."""
+    return check.functions or dict.fromkeys(check.calls or exercise.functions, check.status)

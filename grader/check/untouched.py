@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from grader.check.files import depends_on
-from grader.check.results import CheckResult, ExerciseResult, exercise_status, partial_points
+from grader.check.results import CheckResult, ExerciseResult, exercise_status, function_points, partial_points
 from grader.exercises import BY_NAME
 from grader.paths import CHECKS_DIR, MODULES
 
@@ -71,5 +71,14 @@ def recorded(name: str) -> ExerciseResult | None:
         checks = [CheckResult(c["id"], c["status"], c["message"], public=True, calls=tuple(c["calls"])) for c in _record()[name]]
     except (KeyError, TypeError):
         return None
-    most = BY_NAME[name].points
-    return ExerciseResult(name, exercise_status(checks), partial_points(most, checks), most, checks) if checks else None
+    exercise = BY_NAME[name]
+    if not checks:
+        return None
+    return ExerciseResult(
+        name,
+        exercise_status(checks),
+        partial_points(exercise, checks),
+        exercise.points,
+        checks,
+        functions=function_points(exercise, checks),
+    )

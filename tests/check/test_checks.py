@@ -7,6 +7,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 import pytest
+import replayed
 
 from grader.check.checks.harness import reference_functions
 from grader.check.checks.scale import SAID
@@ -38,6 +39,12 @@ NAMED = {
     "training__train_reversed": "train used the batches in another order than given",
     "training__train_shuffled": "train used the batches in another order than given",
     "heads__scores_by_sqrt_C": "Your shares are the softmax of the right scores times 0.816497 (= √2/√3)",
+    "scores__floor_division": "This looks like a known mistake: // (floor division) in place of /",
+    "scores__d_from_second_axis": "This looks like a known mistake: d taken as q.shape[1]",
+    "scores__sqrt_of_T": "This looks like a known mistake: q·k divided by √T",
+    "softmax__max_minus_x": "This looks like a known mistake: exp(max − x) in place of exp(x − max)",
+    "masking__where_swapped": "This looks like a known mistake: np.where's two choices swapped",
+    "training__sgd_float32": "The failure comes from your sgd_step, which train calls",
 }
 
 # Mistakes that only the comparison's sizes show: every small input Hypothesis draws passes.
@@ -53,13 +60,12 @@ AT_SCALE_ONLY = {
 # Known mistakes that only the hidden checks catch: the student's kit shows them passing, the instructor's report names them.
 PUBLIC_MISSES = {"heads__fitted_to_worked_examples"}
 
-# In training, each function is checked with the later ones it builds on from the reference.
-OWN_CHECKS = {
-    "softmax_backward": ("softmax_backward", "inputs_unchanged"),
-    "head_backward": ("head_backward", "inputs_unchanged"),
-    "sgd": ("sgd_step", "inputs_unchanged"),
-    "train": ("train",),
-}
+# In training, the function a mutant's name says is wrong: each is checked with the ones it builds on from the reference.
+OWN_FUNCTION = {"softmax_backward": "softmax_backward", "head_backward": "attention_head_backward", "sgd": "sgd_step", "train": "train"}
+
+# Outputs a message must not call right: the mutant's mistake makes them wrong, though a small input can hide it.
+NOT_RIGHT = {"training__head_backward_d_k_untransposed": "d_w_k", "training__head_backward_d_v_untransposed": "d_w_v"}
+CALLED_RIGHT = re.compile(r"(?:and|;) ([\w, ]+) (?:is|are) right")
 
 
 def exercise_of(mutant: Path) -> str:
@@ -134,13 +140,42 @@ def test_wrong_implementation_fails(verdicts, mutant):
 
 
 @pytest.mark.slow
+def test_a_named_mistake_is_what_the_code_does(verdicts, tmp_path):
+    """Every known mistake a mutant's report names gives the mutant's own output on a general input and on drawn ones.
+
+    Where a message names several as alike on every input that failed, the mutant's mistake is one of them.
+    """
+    replays = []
+    for mutant in WRONG:
+        said = [names for c in verdicts[mutant.stem]["checks"] for names in replayed.namings(c["message"])]
+        module = replayed.mutant_module(mutant, tmp_path) if said else None
+        for names in said:
+            found = {name: replayed.code(name) for name in names}
+            assert None not in found.values(), (mutant.stem, names)  # a name with no code to replay
+            true = [name for name, (function, code) in found.items() if replayed.is_what_it_does(function, code, getattr(module, function))]
+            assert true == names if len(names) == 1 else true, (mutant.stem, names, true)
+            replays.append((mutant.stem, names))
+    assert len({stem for stem, _ in replays}) >= 15, replays
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("mutant", [m for m in WRONG if exercise_of(m) == "training"], ids=lambda m: m.stem)
 def test_training_mistake_counts_once(verdicts, mutant):
-    """A wrong function in training fails only its own checks, since the others use the reference."""
+    """A wrong function in training fails only its own share: every failing verdict is against it, since the others use the reference."""
     what = mutant.stem.split("__")[1]
-    own = next(checks for prefix, checks in OWN_CHECKS.items() if what.startswith(prefix))
-    failed = [c["id"].split(".")[1] for c in verdicts[mutant.stem]["checks"] if c["status"] != "passed"]
-    assert all(check.startswith(own) for check in failed), failed
+    own = next(function for prefix, function in OWN_FUNCTION.items() if what.startswith(prefix))
+    failing = {function for c in verdicts[mutant.stem]["checks"] for function, told in c["functions"].items() if told != "passed"}
+    assert failing == {own}, [(c["id"], c["functions"]) for c in verdicts[mutant.stem]["checks"] if c["status"] != "passed"]
+    earned = verdicts[mutant.stem]["functions"]
+    assert all(e["points"] == e["max_points"] for function, e in earned.items() if function != own), earned
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mutant", sorted(NOT_RIGHT), ids=str)
+def test_an_output_the_mistake_makes_wrong_is_never_called_right(verdicts, mutant):
+    """On a one-column input a wrong d_k gives the right d_w_k; the message does not call it right, since larger inputs showed it wrong."""
+    said = [name.strip() for c in verdicts[mutant]["checks"] for found in CALLED_RIGHT.findall(c["message"]) for name in found.split(",")]
+    assert said and NOT_RIGHT[mutant] not in said, said
 
 
 @pytest.mark.slow

@@ -49,13 +49,13 @@ def test_the_right_output_is_never_called_a_mistake(case):
     for part in PARTS.get(key, (None,)):
         value = RIGHT[key](*args)
         right = value if part is None else value[part]
-        assert diagnose(key, args, np.asarray(right), part) is None, (key, args)
+        assert diagnose(key, args, np.asarray(right), part) == (), (key, args)
 
 
 def test_the_issue_case_a_1d_softmax_is_not_along_the_wrong_axis():
     """x = [2740.] with an epsilon under the line: along the first axis is the last, so that mistake is not named."""
     x = np.array([2740.0])
-    assert diagnose("softmax", (x,), np.array([1.0 / (1.0 + 1e-8)])) is None
+    assert diagnose("softmax", (x,), np.array([1.0 / (1.0 + 1e-8)])) == ()
 
 
 @st.composite
@@ -83,7 +83,7 @@ def general(draw, key):
 @settings(max_examples=5, deadline=None, derandomize=True, database=None)
 @given(st.data())
 def test_each_mistake_is_named_where_it_shows(data):
-    """Every known mistake's own output, on a general input, gets its own name (or one giving the very same output)."""
+    """Every known mistake's own output, on a general input, is found to be that mistake."""
     for key, mistakes in MISTAKES.items():
         args = data.draw(general(key))
         for name, wrong in mistakes:
@@ -94,5 +94,4 @@ def test_each_mistake_is_named_where_it_shows(data):
                 right = np.asarray(RIGHT[key](*args) if part is None else RIGHT[key](*args)[part])
                 if got.shape == right.shape and np.allclose(got, right, equal_nan=True):
                     continue  # this part is right in this mistake (the shares of a head with a wrong value path)
-                named = diagnose(key, args, got, part)
-                assert named is not None, (key, name, part)
+                assert name in diagnose(key, args, got, part), (key, name, part)

@@ -3,6 +3,7 @@
 import json
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -43,13 +44,31 @@ def assert_spec_json(data: dict, names: list[str]) -> None:
     assert set(data["total"]) == {"points", "max_points"}
     assert [e["name"] for e in data["exercises"]] == names
     for exercise in data["exercises"]:
-        assert set(exercise) == {"name", "status", "points", "max_points", "checks", "public", "hidden", "files", "same_as_reference"}
+        assert set(exercise) == {
+            "name",
+            "status",
+            "points",
+            "max_points",
+            "checks",
+            "public",
+            "hidden",
+            "files",
+            "same_as_reference",
+            "functions",
+        }
+        functions = BY_NAME[exercise["name"]].functions
+        assert list(exercise["functions"]) == list(functions)
+        assert [f["max_points"] for f in exercise["functions"].values()] == list(BY_NAME[exercise["name"]].shares)
+        assert all(0 <= f["points"] <= f["max_points"] and 0 <= f["passed"] <= f["checks"] for f in exercise["functions"].values())
+        if exercise["status"] != "error":
+            assert sum(f["points"] for f in exercise["functions"].values()) == exercise["points"]
         assert f"{exercise['name']}.py" in exercise["files"] and all(len(h) == 64 for h in exercise["files"].values())
         assert exercise["status"] in STATUSES
         assert isinstance(exercise["points"], float) and isinstance(exercise["max_points"], float)
         assert exercise["max_points"] == BY_NAME[exercise["name"]].points
         for check in exercise["checks"]:
-            assert set(check) == {"id", "status", "message", "public"} and isinstance(check["public"], bool)
+            assert set(check) == {"id", "status", "message", "public", "functions"} and isinstance(check["public"], bool)
+            assert check["functions"] and set(check["functions"]) <= set(functions) and set(check["functions"].values()) <= STATUSES
             assert check["id"].startswith(exercise["name"] + ".") and check["status"] in STATUSES
             assert isinstance(check["message"], str)
         for kind, public in (("public", True), ("hidden", False)):
@@ -62,12 +81,18 @@ def assert_spec_json(data: dict, names: list[str]) -> None:
 
 
 def test_points_round_down_to_half_points():
-    """Partial credit is max_points × passed/checks, rounded down to 0.5; full only when all pass."""
-    checks = [CheckResult(f"x.{i}", "passed") for i in range(3)] + [CheckResult("x.3", "failed")]
-    assert partial_points(15.0, checks) == 11.0  # 11.25
-    assert partial_points(20.0, checks[:2] + checks[3:]) == 13.0  # 13.33
-    assert partial_points(30.0, checks[:3]) == 30.0
-    assert partial_points(30.0, []) == 0.0
+    """Partial credit is each function's share × its checks passed / its checks, rounded down to 0.5; full only when all pass."""
+    checks = [CheckResult(f"x.{i}", "passed", functions={"softmax": "passed"}) for i in range(3)]
+    checks.append(CheckResult("x.3", "failed", functions={"softmax": "failed"}))
+    assert (
+        partial_points(
+            BY_NAME["scores"], [replace(c, functions={"attention_scores": s}) for c, s in zip(checks, ["passed"] * 3 + ["failed"])]
+        )
+        == 11.0
+    )
+    assert partial_points(BY_NAME["softmax"], checks[:2] + checks[3:]) == 13.0  # 13.33
+    assert partial_points(BY_NAME["softmax"], checks[:3]) == 20.0
+    assert partial_points(BY_NAME["softmax"], []) == 0.0
 
 
 def test_exercise_status_from_checks():

@@ -13,6 +13,7 @@ from grader.check.results import ALL_OR_NOTHING, SCORING_VAR, CheckResult, parti
 from grader.cli import main
 from grader.course import gradescope
 from grader.course.nbgrader import assignment
+from grader.exercises import BY_NAME
 from grader.paths import MODULES, SOLUTIONS_DIR
 
 NAIVE_SOFTMAX = '''
@@ -58,14 +59,16 @@ def test_nbgrader_writes_all_or_nothing_into_the_config(tmp_path, no_kit):
 
 def checks(passed: int, failed: int) -> list[CheckResult]:
     """Check results, so many passed and so many failed."""
-    return [CheckResult(f"x.c{n}", "passed") for n in range(passed)] + [CheckResult(f"x.f{n}", "failed") for n in range(failed)]
+    given = [(f"x.c{n}", "passed") for n in range(passed)] + [(f"x.f{n}", "failed") for n in range(failed)]
+    return [CheckResult(name, status, functions={"softmax": status}) for name, status in given]
 
 
 def test_points_are_partial_unless_the_course_chose_all_or_nothing(monkeypatch):
     monkeypatch.delenv(SCORING_VAR, raising=False)
-    assert partial_points(20, checks(3, 1)) == 15.0 and partial_points(20, checks(4, 0)) == 20.0
+    softmax = BY_NAME["softmax"]  # 20 points, one function
+    assert partial_points(softmax, checks(3, 1)) == 15.0 and partial_points(softmax, checks(4, 0)) == 20.0
     monkeypatch.setenv(SCORING_VAR, ALL_OR_NOTHING)
-    assert partial_points(20, checks(3, 1)) == 0.0 and partial_points(20, checks(4, 0)) == 20.0
+    assert partial_points(softmax, checks(3, 1)) == 0.0 and partial_points(softmax, checks(4, 0)) == 20.0
 
 
 def test_the_gradescope_zip_carries_all_or_nothing(tmp_path):

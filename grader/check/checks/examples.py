@@ -246,6 +246,8 @@ def parts_notes(example: Example, parts: list, want: list) -> list[str | None]:
     wrong = [name for name, mine, theirs in zip(names, parts, want) if not agrees(mine, theirs, example)]
     kind = "gradients" if example.function == "training.attention_head_backward" else "outputs"
     shares = (
-        scaled_shares(parts[n], want[n], example.size.d) for n, name in enumerate(names) if name.startswith("shares") and name in wrong
+        scaled_shares(parts[n], want[n], None if example.function == "softmax.softmax" else example.size.d)
+        for n, name in enumerate(names)
+        if name.startswith("shares") and name in wrong
     )
     return [which_wrong(list(names), wrong, kind), next((note for note in shares if note), None)]

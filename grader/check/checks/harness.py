@@ -9,9 +9,10 @@ import numpy as np
 
 from grader import kit
 from grader.check.checks.printed import Printed
+from grader.check.checks.seen import SEEN
 from grader.check.checks.signatures import ARG_NAMES
-from grader.check.checks.where import float32_digits, relation, swapped_shape
-from grader.exercises import BY_NAME
+from grader.check.checks.where import float32_digits, largest_difference, narrower, relation, swapped_shape  # noqa: F401  (narrower and largest_difference for grader try)
+from grader.exercises import BUILDS_ON, BY_NAME
 from grader.sandbox.errors import StudentError
 from grader.sandbox.handle import Outcome
 from grader.sandbox.worker.codec import Foreign, encode
@@ -33,11 +34,13 @@ class CheckFailed(AssertionError):
     """A check's verdict on the student's code, with the message the student reads.
 
     expected and inputs: what the check knew the answer should be, on which input, for `grader try`.
+    blame: the function of the exercise the failure is about, when the check knows better than its declaration
+    (grader.check.checks.judged): the one a call raised in, or an earlier one the checked function calls.
     """
 
-    def __init__(self, message: str, expected=None, inputs: dict | None = None):
+    def __init__(self, message: str, expected=None, inputs: dict | None = None, blame: str | None = None):
         super().__init__(message)
-        self.expected, self.inputs = expected, inputs or {}
+        self.expected, self.inputs, self.blame = expected, inputs or {}, blame
 
 
 class Halt(BaseException):
@@ -47,10 +50,11 @@ class Halt(BaseException):
     not matter.
     """
 
-    def __init__(self, error: StudentError, inputs: dict):
+    def __init__(self, error: StudentError, inputs: dict, blame: str | None = None):
         super().__init__(error.message)
         self.error = error
         self.inputs = inputs
+        self.blame = blame  # the function called when it stopped
 
 
 def show(value, brief: bool = False) -> str:
@@ -83,25 +87,30 @@ def labelled(label: str, value, brief: bool = False) -> str:
     return f"  {label}" + show(value, brief).replace("\n", "\n" + " " * (2 + len(label)))
 
 
-def fail(what: str, inputs: dict, expected=None, got=None, mistake: str | None = None, where: str | None = None):
+def fail(what: str, inputs: dict, expected=None, got=None, mistake=None, where: str | None = None, blame: str | None = None):
     """Raise the verdict: the property in plain words, the input, what was expected and what came back.
 
+    mistake: the known mistakes (a name or several) whose own code gives got on this input; those are
+    named that gave the student's output on every failure of the check (grader.check.checks.seen).
     where: a note on which part of the result is wrong, when the check can tell. Arrays are shown
     by their start when the message would be longer than MESSAGE_LINES in full.
     """
+    mistake = SEEN.named([mistake] if isinstance(mistake, str) else mistake or ())
     notes = []
     if isinstance(expected, np.ndarray) and isinstance(got, np.ndarray) and got.shape == expected.shape and got.size:
         notes.append(largest_difference(got, expected))
-    if note := narrower(got, inputs) or float32_digits(got, expected, inputs):
+    if note := narrower(got, inputs, expected) or float32_digits(got, expected, inputs):
         notes.append(note)
     if note := where or relation(got, expected):
         notes.append(note)
-    if mistake:
-        notes.append(f"  This looks like a known mistake: {mistake}.")
+    if len(mistake) == 1:
+        notes.append(f"  This looks like a known mistake: {mistake[0]}.")
+    elif mistake:  # mistakes that give the same on every input that failed: the check cannot tell which
+        notes.append("  This looks like one of these known mistakes, alike on every input that failed here: " + "; or ".join(mistake) + ".")
     shown = values(inputs, expected, got)
     if len("\n".join([what, *shown, *notes]).splitlines()) > MESSAGE_LINES:
         shown = values(inputs, expected, got, brief=True)
-    raise CheckFailed("\n".join([what, *shown, *notes]), expected, inputs)
+    raise CheckFailed("\n".join([what, *shown, *notes]), expected, inputs, blame)
 
 
 def values(inputs: dict, expected, got, brief: bool = False) -> list[str]:
@@ -112,38 +121,6 @@ def values(inputs: dict, expected, got, brief: bool = False) -> list[str]:
     if got is not None:
         lines.append(labelled("got:      ", got, brief))
     return lines
-
-
-def largest_difference(got: np.ndarray, expected: np.ndarray) -> str:
-    """Where the entry that differs most is, with both values in full (the arrays above are rounded)."""
-    with np.errstate(all="ignore"):
-        gap = np.abs(got.astype(float) - expected.astype(float))
-        gap = np.where(got == expected, 0.0, np.where(np.isnan(gap), np.inf, gap))
-    index = tuple(int(i) for i in np.unravel_index(int(np.argmax(gap)), gap.shape))
-    where = f" at index {index}" if index else ""
-    with np.errstate(all="ignore"):
-        apart = gap > FORWARD["atol"] + FORWARD["rtol"] * np.abs(expected.astype(float))  # beyond rounding
-    first = tuple(int(i) for i in np.argwhere(apart)[0]) if apart.any() else index
-    also = (
-        f" The first entry to differ is at index {first}: expected {str(expected[first])}, got {str(got[first])}." if first != index else ""
-    )
-    return f"  The largest difference is{where}: expected {str(expected[index])}, got {str(got[index])} (a difference of {gap[index]:.3g}).{also}"
-
-
-def narrower(got, inputs: dict) -> str | None:
-    """A note when got is a float array of fewer digits than the float inputs (float32 from float64, say)."""
-    arrays = [getattr(v, "value", v) for v in inputs.values()]
-    widths = [a.dtype for a in arrays if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
-    if not (isinstance(got, np.ndarray) and got.dtype.kind == "f" and widths):
-        return None
-    wide = max(widths, key=lambda d: d.itemsize)
-    if got.dtype.itemsize >= wide.itemsize:
-        return None
-    digits = round((np.finfo(got.dtype).nmant + 1) * np.log10(2))  # float32: 24 bits, about 7 significant digits
-    return (
-        f"  Your result is {got.dtype}, but the input is {wide}: {got.dtype} keeps about {digits} significant digits, "
-        f"so it differs after those. Keep the input's dtype (look for .astype or np.{got.dtype})."
-    )
 
 
 def reference_functions(exercise: str) -> frozenset[str]:
@@ -173,13 +150,17 @@ class Submission:
         self.base = reference_functions(exercise) if self.with_reference else frozenset()
         self.printed = Printed()
         self.last: tuple[str, tuple] | None = None  # (function, arguments) of the student's last call
-        self.functions = BY_NAME[exercise].functions
+        self.exercise, self.functions = exercise, BY_NAME[exercise].functions
         self.called: set[str] = set()  # the functions of this exercise the current check called
+        self.own_earlier: set[str] = set()  # earlier functions of this exercise (BUILDS_ON) the student's own stood under a call
+        self.standing_in: frozenset[str] = frozenset()  # functions of this exercise the reference serves everywhere, for a rerun
+        self.failing: set[str] = set()  # the functions of this exercise a check so far has failed
 
     def new_check(self) -> None:
-        """A check begins: nothing printed, nothing called yet."""
+        """A check begins: nothing printed, nothing called, no failure seen yet."""
         self.printed.new_check()
-        self.called = set()
+        self.called, self.own_earlier = set(), set()
+        SEEN.forget()
 
     def calls(self) -> tuple[str, ...]:
         """The functions of this exercise the current check called, in the exercise's order (the last built on the others)."""
@@ -202,15 +183,18 @@ class Submission:
 
         Returns the Outcome; fails the check on an exception.
         """
-        if f"{module}.{function}" in self.base:  # an earlier exercise, in the full kit: the reference, run here
+        if f"{module}.{function}" in self.base | self.standing_in:  # an earlier exercise, in the full kit: the reference, run here
             return self.reference(module, function, args)
         self.last = (function, args)
         self.called.add(function)
+        served = self.base | frozenset(reference) | self.standing_in if self.with_reference else frozenset()
+        if (earlier := BUILDS_ON.get(function)) and f"{module}.{earlier}" not in served:
+            self.own_earlier.add(earlier)
         broken = self.workers.broken
-        for key in ((module, function), (module, None)):
+        own = (module, function, self.standing_in) if self.standing_in else (module, function)  # a rerun's own record
+        for key in (own, (module, None)):
             if key in broken:
-                raise Halt(broken[key], {})
-        served = self.base | frozenset(reference) if self.with_reference else frozenset()
+                raise Halt(broken[key], {}, function)
         try:
             outcome = self.workers.call(served, module, function, args)
             self.printed.heard(function, outcome.output)
@@ -218,9 +202,9 @@ class Submission:
         except StudentError as error:
             self.printed.heard(function, error.output)
             if error.kind in FATAL:
-                broken[(module, None if error.kind in MODULE_WIDE else function)] = error
-                raise Halt(error, _named(function, args) if error.kind in ("timeout", "crashed") else {}) from None
-            fail(f"{error.message}\nIt happened on this input:", _named(function, args))
+                broken[(module, None) if error.kind in MODULE_WIDE else own] = error
+                raise Halt(error, _named(function, args) if error.kind in ("timeout", "crashed") else {}, function) from None
+            fail(f"{error.message}\nIt happened on this input:", _named(function, args), blame=function)
 
     def reference(self, module: str, function: str, args: tuple) -> Outcome:
         """The reference of an earlier exercise, called in the grader on copies of the arguments."""
@@ -274,15 +258,21 @@ def expect_array(got, shape: tuple, what: str, inputs: dict, dtype_kind: str = "
         fail(f"{what} should keep the precision of its input, but its dtype is {got.dtype}.", inputs, got=got)
 
 
-def expect_close(got, expected, what: str, inputs: dict, tolerance=FORWARD, mistake=None):
-    """Fail unless got is an array shaped like expected, no narrower a float, and equal to it within the tolerance."""
+def expect_close(got, expected, what: str, inputs: dict, tolerance=FORWARD, mistake=None, where=None):
+    """Fail unless got is an array shaped like expected, no narrower a float, and equal to it within the tolerance.
+
+    mistake and where: as fail's, or functions giving them, called only on a failure; where adds to the note
+    of how got relates to expected.
+    """
     expect_array(got, expected.shape, what, inputs)
     if got.dtype.kind == "f" and expected.dtype.kind == "f" and got.dtype.itemsize < expected.dtype.itemsize:
         fail(f"{what} should be {expected.dtype}, as its input is, but its dtype is {got.dtype}.", inputs, expected, got)
     if not np.allclose(got, expected, equal_nan=False, **tolerance):
         named = mistake() if callable(mistake) else mistake
+        said = where() if callable(where) else where
+        said = "\n".join(note for note in (relation(got, expected), said) if note) or None
         rtol, atol = tolerance["rtol"], tolerance["atol"]
-        fail(f"{what} is not what it should be (tolerance rtol={rtol:g}, atol={atol:g}).", inputs, expected, got, named)
+        fail(f"{what} is not what it should be (tolerance rtol={rtol:g}, atol={atol:g}).", inputs, expected, got, named, said)
 
 
 def expect_no_warnings(outcome, what: str, inputs: dict, rule: str, advice=None):

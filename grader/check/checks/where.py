@@ -1,4 +1,5 @@
-"""Where a wrong result is wrong: the expected one transposed, a constant multiple, or which columns of the heads' output.
+"""Where a wrong result is wrong: its largest difference, a narrower dtype, the expected one transposed, a constant multiple,
+rounded down, or which columns of the heads' output.
 
 Each says something true of the arrays the message shows, in both kits (no reference needed).
 """
@@ -6,6 +7,8 @@ Each says something true of the arrays the message shows, in both kits (no refer
 from typing import Any
 
 import numpy as np
+
+from grader.check.checks.seen import SEEN
 
 CLOSE: dict[str, Any] = {"rtol": 1e-6, "atol": 1e-9}
 
@@ -25,9 +28,18 @@ def relation(got, expected) -> str | None:
         if got.shape != expected.shape or not np.isfinite(got).all() or not np.isfinite(expected).all():
             return None
         factor = _factor(got, expected)
+        if factor is None and _rounded_down(got, expected):
+            return (
+                "  Your result is the expected one rounded down to a whole number everywhere: look for // (floor division) or a rounding."
+            )
     if factor is None:
         return None
     return f"  Your result is the expected one times {named(factor)} everywhere: a constant factor, so look at the scaling."
+
+
+def _rounded_down(got: np.ndarray, expected: np.ndarray) -> bool:
+    """Whether got is floor(expected) everywhere, and that shows: at least two entries of expected are not whole numbers."""
+    return int(np.sum(expected != np.floor(expected))) >= 2 and bool(np.array_equal(got, np.floor(expected)))
 
 
 def named(factor: float) -> str:
@@ -52,8 +64,11 @@ def _factor(got: np.ndarray, expected: np.ndarray, close: dict = CLOSE) -> float
     return factor
 
 
-def scaled_shares(got, expected, d: int) -> str | None:
-    """A note when got's shares are the softmax of the right scores times one constant: the scores scaled by another number than √d."""
+def scaled_shares(got, expected, d: int | None) -> str | None:
+    """A note when got's shares are the softmax of the right scores times one constant: the scores scaled by another number than √d.
+
+    d: the size of a query, for a head's shares; None for softmax's own, whose scores are its input x.
+    """
     if not (type(got) is np.ndarray and isinstance(expected, np.ndarray) and got.shape == expected.shape and got.dtype.kind == "f"):
         return None
     seen = expected > 0
@@ -67,6 +82,10 @@ def scaled_shares(got, expected, d: int) -> str | None:
         factor = _factor(mine, right, {"rtol": 1e-4, "atol": 1e-6})
     if factor is None:
         return None
+    if d is None and np.isclose(factor, -1.0):
+        return "  Your shares are the softmax of -x: the sign of every score is flipped before exp."
+    if d is None:
+        return f"  Your shares are the softmax of x times {named(factor)}: the scores are scaled before exp."
     return (
         f"  Your shares are the softmax of the right scores times {named(factor)}: look at how the scores are scaled "
         f"(q·k/√d, with d the size of a query, here {d})."
@@ -74,14 +93,40 @@ def scaled_shares(got, expected, d: int) -> str | None:
 
 
 def which_wrong(names: list[str], wrong: list[str], kind: str = "outputs") -> str | None:
-    """Which of a function's several outputs are wrong and which right: "Of the four gradients, d_x is wrong and ... are right."."""
+    """Which of a function's several outputs are wrong and which right: "Of the four gradients, d_x is wrong and ... are right.".
+
+    An output is called right only when it was right on every input the check saw fail: on a small
+    input a wrong product can give the right number (one column), and the larger inputs tried first show it.
+    """
     if len(names) < 2 or not wrong:
         return None
-    right, count = [n for n in names if n not in wrong], {2: "two", 3: "three", 4: "four"}.get(len(names), str(len(names)))
-    if not right and len(names) == 2:
+    ever = SEEN.ever_wrong(" ".join(names), wrong)
+    elsewhere, right = [n for n in names if n in ever and n not in wrong], [n for n in names if n not in ever]
+    count = {2: "two", 3: "three", 4: "four"}.get(len(names), str(len(names)))
+    if not right and not elsewhere and len(names) == 2:
         return f"  Both {kind}, {' and '.join(names)}, are wrong."
-    said = f"  Of the {count} {kind}, {', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} wrong"
-    return said + (f" and {', '.join(right)} {'is' if len(right) == 1 else 'are'} right." if right else f": all {count}.")
+    said = f"  Of the {count} {kind}, {_listed(wrong)} {'is' if len(wrong) == 1 else 'are'} wrong"
+    if elsewhere:
+        said += f" here, and {_listed(elsewhere)} {'was' if len(elsewhere) == 1 else 'were'} wrong on another input this check tried"
+        return said + (f"; {_listed(right)} {'is' if len(right) == 1 else 'are'} right on every input that failed." if right else ".")
+    return said + (f" and {_listed(right)} {'is' if len(right) == 1 else 'are'} right." if right else f": all {count}.")
+
+
+def wrong_parts(names, got, expected, tolerance: dict) -> list[str]:
+    """The names of the outputs of got that are not plain arrays shaped like and close to expected's."""
+    return [name for name, mine, theirs in zip(names, got, expected) if not _close(mine, theirs, tolerance)]
+
+
+def _close(got, expected: np.ndarray, tolerance: dict) -> bool:
+    if type(got) is not np.ndarray or got.shape != expected.shape or got.dtype.kind not in "fiu":
+        return False
+    with np.errstate(all="ignore"):
+        return bool(np.allclose(got, expected, equal_nan=False, **tolerance))
+
+
+def _listed(names: list[str]) -> str:
+    """Names joined with commas, as the messages list them."""
+    return ", ".join(names)
 
 
 def swapped_shape(got_shape: tuple, shape: tuple) -> str | None:
@@ -141,4 +186,40 @@ def float32_digits(got, expected, inputs: dict) -> str | None:
     return (
         f"  Your result is float64 but agrees with the expected one only to about 7 significant digits (a relative difference of {worst:.2g}), "
         "as float32 does: somewhere your computation runs in float32 (look for .astype or np.float32) although the input is float64."
+    )
+
+
+def largest_difference(got: np.ndarray, expected: np.ndarray) -> str:
+    """Where the entry that differs most is, with both values in full (the arrays above are rounded)."""
+    with np.errstate(all="ignore"):
+        gap = np.abs(got.astype(float) - expected.astype(float))
+        gap = np.where(got == expected, 0.0, np.where(np.isnan(gap), np.inf, gap))
+    index = tuple(int(i) for i in np.unravel_index(int(np.argmax(gap)), gap.shape))
+    where = f" at index {index}" if index else ""
+    with np.errstate(all="ignore"):
+        apart = gap > CLOSE["atol"] + CLOSE["rtol"] * np.abs(expected.astype(float))  # beyond rounding
+    first = tuple(int(i) for i in np.argwhere(apart)[0]) if apart.any() else index
+    also = (
+        f" The first entry to differ is at index {first}: expected {str(expected[first])}, got {str(got[first])}." if first != index else ""
+    )
+    return f"  The largest difference is{where}: expected {str(expected[index])}, got {str(got[index])} (a difference of {gap[index]:.3g}).{also}"
+
+
+def narrower(got, inputs: dict, expected=None) -> str | None:
+    """A note when got is a float array of fewer digits than the float inputs (float32 from float64, say), or than expected."""
+    arrays = [getattr(v, "value", v) for v in inputs.values()]
+    widths = [a.dtype for a in arrays if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+    which = "the input"
+    if not widths and isinstance(expected, np.ndarray) and expected.dtype.kind == "f":  # inputs of other kinds (train's batches)
+        widths, which = [expected.dtype], "the expected result"
+    if not (isinstance(got, np.ndarray) and got.dtype.kind == "f" and widths):
+        return None
+    wide = max(widths, key=lambda d: d.itemsize)
+    if got.dtype.itemsize >= wide.itemsize:
+        return None
+    digits = round((np.finfo(got.dtype).nmant + 1) * np.log10(2))  # float32: 24 bits, about 7 significant digits
+    keep = "the input's dtype" if which == "the input" else str(wide)
+    return (
+        f"  Your result is {got.dtype}, but {which} is {wide}: {got.dtype} keeps about {digits} significant digits, "
+        f"so it differs after those. Keep {keep} (look for .astype or np.{got.dtype})."
     )

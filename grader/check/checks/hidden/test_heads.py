@@ -4,6 +4,7 @@ from hypothesis import given
 
 from grader.check.checks import scale
 from grader.check.checks.harness import expect_close
+from grader.check.checks.judged import judges
 from grader.check.checks.public.test_heads import NAMES, head_of, multi_head_of
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import head_inputs, multi_head_inputs
@@ -13,6 +14,7 @@ from solutions.heads import attention_head, multi_head_attention
 EXERCISE = "heads"
 
 
+@judges("attention_head")
 @at_scale(scale.head)
 @given(head_inputs())
 def test_head_matches_reference(submission, args):
@@ -20,10 +22,11 @@ def test_head_matches_reference(submission, args):
     out, shares = head_of(submission, args)
     expected_out, expected_shares = attention_head(*args)
     inputs = dict(zip(NAMES, args))
-    expect_close(shares, expected_shares, "shares", inputs, mistake=lambda: diagnose("attention_head", args, shares, part=1))
-    expect_close(out, expected_out, "out", inputs, mistake=lambda: diagnose("attention_head", args, out, part=0))
+    expect_close(shares, expected_shares, "shares", inputs, mistake=lambda: diagnose("attention_head", args, shares, 1, submission))
+    expect_close(out, expected_out, "out", inputs, mistake=lambda: diagnose("attention_head", args, out, 0, submission))
 
 
+@judges("multi_head_attention")
 @at_scale(scale.multi_head)
 @given(multi_head_inputs())
 def test_multi_head_matches_reference(submission, args):
@@ -32,6 +35,6 @@ def test_multi_head_matches_reference(submission, args):
     inputs = {"x": x, "heads": heads, "w_o": w_o}
     got = multi_head_of(submission, x, heads, w_o)
     expected_out, expected_shares = multi_head_attention(x, heads, w_o)
-    expect_close(got[0], expected_out, "out", inputs, mistake=lambda: diagnose("multi_head_attention", args, got[0]))
+    expect_close(got[0], expected_out, "out", inputs, mistake=lambda: diagnose("multi_head_attention", args, got[0], submission=submission))
     for h, (mine, theirs) in enumerate(zip(got[1], expected_shares)):
         expect_close(mine, theirs, f"the shares of head {h}", inputs)

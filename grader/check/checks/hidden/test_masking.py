@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 from grader.check.checks import scale
 from grader.check.checks.harness import expect_array, fail
+from grader.check.checks.judged import judges
 from grader.check.checks.public.test_masking import masked
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import square_scores
@@ -15,6 +16,7 @@ from solutions.masking import apply_causal_mask, causal_mask
 EXERCISE = "masking"
 
 
+@judges("causal_mask")
 @at_scale(lambda: scale.T)
 @given(st.integers(1, 12))
 def test_causal_mask_matches_reference(submission, t):
@@ -23,9 +25,16 @@ def test_causal_mask_matches_reference(submission, t):
     expect_array(got, (t, t), f"causal_mask({t})", {"T": t}, dtype_kind="b")
     expected = causal_mask(t)
     if not np.array_equal(got, expected):
-        fail(f"causal_mask({t}) should be True exactly where j <= i.", {"T": t}, expected, got, diagnose("causal_mask", (t,), got))
+        fail(
+            f"causal_mask({t}) should be True exactly where j <= i.",
+            {"T": t},
+            expected,
+            got,
+            diagnose("causal_mask", (t,), got, submission=submission),
+        )
 
 
+@judges("apply_causal_mask")
 @at_scale(scale.scores)
 @given(square_scores())
 def test_apply_matches_reference(submission, scores):
@@ -38,5 +47,5 @@ def test_apply_matches_reference(submission, scores):
             {"scores": scores},
             expected,
             got,
-            diagnose("apply_causal_mask", (scores,), got),
+            diagnose("apply_causal_mask", (scores,), got, submission=submission),
         )

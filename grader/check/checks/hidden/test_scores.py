@@ -4,6 +4,7 @@ from hypothesis import given
 
 from grader.check.checks import scale
 from grader.check.checks.harness import expect_close
+from grader.check.checks.judged import judges
 from grader.check.checks.public.test_scores import scores_of
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import queries_and_keys
@@ -13,6 +14,7 @@ from solutions.scores import attention_scores
 EXERCISE = "scores"
 
 
+@judges("attention_scores")
 @at_scale(scale.queries_and_keys)
 @given(queries_and_keys())
 def test_matches_reference(submission, qk):
@@ -20,4 +22,10 @@ def test_matches_reference(submission, qk):
     q, k = qk
     got = scores_of(submission, q, k)
     expected = attention_scores(q, k)
-    expect_close(got, expected, "attention_scores(q, k)", {"q": q, "k": k}, mistake=lambda: diagnose("attention_scores", (q, k), got))
+    expect_close(
+        got,
+        expected,
+        "attention_scores(q, k)",
+        {"q": q, "k": k},
+        mistake=lambda: diagnose("attention_scores", (q, k), got, submission=submission),
+    )

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from grader.check.checks import scale
 from grader.check.checks.examples import examples, expect_example
 from grader.check.checks.harness import FORWARD, expect_array, expect_close, fail
+from grader.check.checks.judged import judges
 from grader.check.checks.profiles import FEW
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import fill, head_inputs, multi_head_inputs
@@ -64,6 +65,7 @@ def changed_at_scale() -> tuple:
     return args, 100, changed
 
 
+@judges("attention_head")
 @at_scale(changed_at_scale)
 @given(changed_later())
 def test_head_is_causal(submission, drawn):
@@ -81,6 +83,7 @@ def test_head_is_causal(submission, drawn):
         )
 
 
+@judges("attention_head")
 @at_scale(scale.head)
 @given(head_inputs())
 def test_shares_are_causal_weights(submission, args):
@@ -91,6 +94,7 @@ def test_shares_are_causal_weights(submission, args):
         fail("The shares should be >= 0, sum to 1 along each row and be exactly 0 above the diagonal.", dict(zip(NAMES, args)), got=shares)
 
 
+@judges("attention_head")
 @at_scale(scale.head)
 @given(head_inputs())
 def test_out_is_shares_times_values(submission, args):
@@ -101,6 +105,7 @@ def test_out_is_shares_times_values(submission, args):
     expect_close(out, np.matmul(shares, np.matmul(x, w_v)), what, dict(zip(NAMES, args)))
 
 
+@judges("multi_head_attention")
 @at_scale(scale.multi_head)
 @given(multi_head_inputs())
 def test_multi_head_joins_the_heads(submission, args):
@@ -118,6 +123,7 @@ def test_multi_head_joins_the_heads(submission, args):
         expect_close(mine, single[1], f"the shares of head {h}, against your own attention_head's,", inputs)
 
 
+@judges("attention_head", "multi_head_attention", guard=True)
 @at_scale(scale.multi_head)
 @FEW
 @given(multi_head_inputs())
@@ -131,12 +137,14 @@ def test_inputs_unchanged(submission, args):
     expect_unchanged(dict(zip(("x", "heads", "w_o"), before)), outcome.args, "multi_head_attention")
 
 
+@judges("attention_head")
 def test_head_worked_examples(submission):
     """attention_head on the worked examples, up to the comparison's own float32 head."""
     for example in examples("heads.attention_head"):
         expect_example(submission.call("heads", "attention_head", *example.args()).value, example)
 
 
+@judges("multi_head_attention")
 def test_multi_head_worked_examples(submission):
     """multi_head_attention with two heads on the worked examples."""
     for example in examples("heads.multi_head_attention"):

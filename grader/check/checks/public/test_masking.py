@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from grader.check.checks import scale
 from grader.check.checks.examples import examples, expect_example
 from grader.check.checks.harness import expect_array, fail
+from grader.check.checks.judged import judges
 from grader.check.checks.profiles import FEW
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import square_scores
@@ -29,6 +30,7 @@ def may_look(t: int) -> np.ndarray:
     return np.array([[j <= i for j in range(t)] for i in range(t)], dtype=bool)
 
 
+@judges("causal_mask")
 @at_scale(lambda: scale.T)
 @given(st.integers(1, 12))
 def test_causal_mask_is_the_lower_triangle(submission, t):
@@ -40,6 +42,7 @@ def test_causal_mask_is_the_lower_triangle(submission, t):
         fail(f"causal_mask({t}) should be True exactly where j <= i (row i, column j); it is wrong at (i, j) = {wrong}.", {"T": t}, got=got)
 
 
+@judges("apply_causal_mask")
 @at_scale(scale.scores)
 @given(square_scores())
 def test_each_position_sees_itself_and_the_past(submission, scores):
@@ -51,6 +54,7 @@ def test_each_position_sees_itself_and_the_past(submission, scores):
             fail(f"Position {i} should see positions 0..{i} (finite) and not {i + 1}..{t - 1} (-inf).", {"scores": scores}, got=got)
 
 
+@judges("apply_causal_mask")
 @at_scale(scale.scores)
 @given(square_scores(masked=True))
 def test_seen_entries_unchanged(submission, scores):
@@ -62,6 +66,7 @@ def test_seen_entries_unchanged(submission, scores):
         fail(rule, {"scores": scores}, got=got)
 
 
+@judges("apply_causal_mask", guard=True)
 @at_scale(scale.scores)
 @FEW
 @given(square_scores())
@@ -72,12 +77,14 @@ def test_inputs_unchanged(submission, scores):
     expect_unchanged({"scores": before}, outcome.args, "apply_causal_mask")
 
 
+@judges("causal_mask")
 def test_causal_mask_worked_examples(submission):
     """causal_mask on the worked examples' sizes, up to the comparison's 141 positions."""
     for example in examples("masking.causal_mask"):
         expect_example(submission.call("masking", "causal_mask", *example.args()).value, example, exact=True)
 
 
+@judges("apply_causal_mask")
 def test_apply_worked_examples(submission):
     """apply_causal_mask on the worked examples, exactly, up to the comparison's float32 scores."""
     for example in examples("masking.apply_causal_mask"):

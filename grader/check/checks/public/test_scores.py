@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from grader.check.checks import scale
 from grader.check.checks.examples import examples, expect_example
 from grader.check.checks.harness import expect_array, fail
+from grader.check.checks.judged import judges
 from grader.check.checks.profiles import FEW
 from grader.check.checks.scale import at_scale
 from grader.check.checks.strategies import SEEDS, queries_and_keys
@@ -24,6 +25,7 @@ def scores_of(submission, q, k):
     return got
 
 
+@judges("attention_scores")
 @at_scale(lambda: scale.D)
 @given(st.integers(1, 64))
 def test_ones_score_sqrt_d(submission, d):
@@ -35,11 +37,14 @@ def test_ones_score_sqrt_d(submission, d):
             "q·k without dividing by √d": d,
             "q·k divided by d instead of √d": 1.0,
             "q·k multiplied by √d instead of divided": d * np.sqrt(d),
+            "q·k divided by √T, the number of positions (here 1), instead of √d": d,
+            "// (floor division) in place of /: q·k divided by √d, then rounded down": d // np.sqrt(d),
         }
-        mistake = next((name for name, value in named.items() if d > 1 and np.allclose(got, value, rtol=1e-9)), None)
+        mistake = [name for name, value in named.items() if d > 1 and np.allclose(got, value, rtol=1e-9)]  # named if every failure agrees
         fail(f"A query and a key of {d} ones should score {d}/√{d} = √{d}.", {"q": q, "k": q}, np.sqrt([[d]]), got, mistake)
 
 
+@judges("attention_scores")
 @at_scale(scale.queries_and_keys, lambda: 7)
 @given(queries_and_keys(), SEEDS)
 def test_keys_permute_columns(submission, qk, shuffle):
@@ -56,6 +61,7 @@ def test_keys_permute_columns(submission, qk, shuffle):
         )
 
 
+@judges("attention_scores", guard=True)
 @at_scale(scale.queries_and_keys)
 @FEW
 @given(queries_and_keys())
@@ -67,6 +73,7 @@ def test_inputs_unchanged(submission, qk):
     expect_unchanged(dict(zip(("q", "k"), before)), outcome.args, "attention_scores")
 
 
+@judges("attention_scores")
 def test_worked_examples(submission):
     """The worked examples, from a few numbers up to the comparison's float32 head."""
     for example in examples("scores.attention_scores"):

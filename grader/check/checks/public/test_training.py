@@ -16,6 +16,7 @@ from grader.check.checks import scale
 from grader.check.checks.differences import central_differences, expect_gradient, moved
 from grader.check.checks.examples import examples, expect_example
 from grader.check.checks.harness import FORWARD, GRADIENT, CheckFailed, Halt, expect_array, expect_close, fail
+from grader.check.checks.judged import judges
 from grader.check.checks.profiles import FEW
 from grader.check.checks.replay import replayed
 from grader.check.checks.scale import at_scale
@@ -46,6 +47,7 @@ def values_of(submission, module, function, *args, shape):
     return got
 
 
+@judges("softmax_backward")
 @at_scale(scale.softmax_grads)
 @given(softmax_grads())
 def test_softmax_backward_finite_differences(submission, drawn):
@@ -74,6 +76,7 @@ def head_losses(submission, d_out, x, w_q, w_k, w_v) -> np.ndarray:
     return np.sum(d_out * out, axis=tuple(range(1, out.ndim))).reshape(n)
 
 
+@judges("attention_head_backward")
 @at_scale(scale.head_grads)
 @given(head_grads())
 def test_head_backward_finite_differences(submission, args):
@@ -101,6 +104,7 @@ def test_head_backward_finite_differences(submission, args):
         raise CheckFailed(f"{first}\n{said}", first.expected, first.inputs)
 
 
+@judges("sgd_step", defining=True)
 @at_scale(scale.params_and_grads)
 @given(params_and_grads())
 def test_sgd_step_moves_downhill(submission, drawn):
@@ -169,6 +173,7 @@ def sgd_step_fails(submission, params: dict, pairs: list, lr: float) -> bool:
     )
 
 
+@judges("train", defining=True)
 @at_scale(counted_run)
 @given(training_runs())
 def test_train_steps_by_its_definition(submission, run):
@@ -223,6 +228,7 @@ def some_shares(x: np.ndarray) -> np.ndarray:
     return weights / weights.sum(axis=-1, keepdims=True)
 
 
+@judges("softmax_backward", "attention_head_backward", "sgd_step", guard=True)
 @at_scale(scale.head_grads)
 @FEW
 @given(head_grads())
@@ -284,12 +290,14 @@ def backward(submission, args) -> tuple:
     return tuple(got)
 
 
+@judges("softmax_backward")
 def test_softmax_backward_worked_examples(submission):
     """softmax_backward on the worked examples, up to the comparison's float32 shares."""
     for example in examples("training.softmax_backward"):
         expect_example(submission.call("training", "softmax_backward", *example.args()).value, example)
 
 
+@judges("attention_head_backward")
 def test_head_backward_worked_examples(submission):
     """attention_head_backward on the worked examples, up to the comparison's own float32 head."""
     for example in examples("training.attention_head_backward"):
