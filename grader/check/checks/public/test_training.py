@@ -129,6 +129,7 @@ def expect_step(outcome, params: dict, grads: dict, lr: float, when: str, tolera
     return after
 
 
+@judges("sgd_step")
 def test_sgd_step_as_the_comparison_calls_it(submission):
     """Three steps on the attention model's parameters as `grader compare` makes them: float32, its gradients in another order."""
     params, grads = scale.as_compared()
@@ -250,6 +251,7 @@ def test_inputs_unchanged(submission, args):
 HUGE = 2.0**600  # beyond float32's range (3.4e38); a power of two scales float64 exactly
 
 
+@judges("softmax_backward")
 @replayed
 @FEW
 @given(softmax_grads())
@@ -266,6 +268,7 @@ def test_softmax_backward_is_linear_in_d_shares(submission, drawn):
     expect_close(got / HUGE, one, what, inputs, GRADIENT)
 
 
+@judges("attention_head_backward")
 @replayed
 @FEW
 @given(head_grads())
