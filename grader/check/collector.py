@@ -64,7 +64,10 @@ class Collector:
         message = visible(message + submission.printed.told(exercise))
         example = submission.last_example(error) if status == "failed" else None
         example = example and {**example, "said": message.splitlines()[0]}  # what the check said, for `grader try`
-        self.results[check_id] = CheckResult(check_id, status, message, by_grader, printed=printed, example=example, calls=calls)
+        mistake = next((leaf.mistake for leaf in _leaves(error) if isinstance(leaf, CheckFailed)), "")  # as the check named it
+        self.results[check_id] = CheckResult(
+            check_id, status, message, by_grader, printed=printed, example=example, calls=calls, mistake=mistake
+        )
 
 
 def _leaves(error):

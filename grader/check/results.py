@@ -22,6 +22,7 @@ class CheckResult:
     printed: str = ""  # everything the student's functions printed during the check, call by call
     example: dict | None = None  # the failing call's function and encoded arguments, for `grader try`; not in the JSON
     calls: tuple[str, ...] = ()  # the functions of its exercise the check called, in the exercise's order; not in the JSON
+    mistake: str = ""  # the known mistake a failed check named (grader/check/diagnosis.py), never parsed from the message
 
     def __post_init__(self):
         self.message, self.printed = shown(self.message), shown(self.printed)  # student text: every file and screen can hold it
@@ -29,6 +30,7 @@ class CheckResult:
     def to_json(self) -> dict:
         """This check as check.schema.json writes it; "fault": "grader" marks an error that is the grader's."""
         told = {"id": self.id, "status": self.status, "message": self.message, "public": self.public}
+        told |= {"mistake": self.mistake} if self.mistake else {}
         return told | ({"fault": "grader"} if self.by_grader else {}) | ({"printed": self.printed} if self.printed else {})
 
 
@@ -134,6 +136,7 @@ class Report:
                         c.get("fault") == "grader",
                         public=c.get("public") is True,
                         printed=c.get("printed", ""),
+                        mistake=str(c.get("mistake", "")),
                     )
                     for c in e["checks"]
                 ],

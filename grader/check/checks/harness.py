@@ -30,12 +30,13 @@ GRADIENT = {"rtol": 1e-4, "atol": 1e-7}
 class CheckFailed(AssertionError):
     """A check's verdict on the student's code, with the message the student reads.
 
-    expected and inputs: what the check knew the answer should be, on which input, for `grader try`.
+    expected and inputs: what the check knew the answer should be, on which input, for `grader try`;
+    mistake: the known mistake the output matches, named where the diagnosis is made (the reports' field).
     """
 
-    def __init__(self, message: str, expected=None, inputs: dict | None = None):
+    def __init__(self, message: str, expected=None, inputs: dict | None = None, mistake: str = ""):
         super().__init__(message)
-        self.expected, self.inputs = expected, inputs or {}
+        self.expected, self.inputs, self.mistake = expected, inputs or {}, mistake
 
 
 class Halt(BaseException):
@@ -99,7 +100,7 @@ def fail(what: str, inputs: dict, expected=None, got=None, mistake: str | None =
     shown = values(inputs, expected, got)
     if len("\n".join([what, *shown, *notes]).splitlines()) > MESSAGE_LINES:
         shown = values(inputs, expected, got, brief=True)
-    raise CheckFailed("\n".join([what, *shown, *notes]), expected, inputs)
+    raise CheckFailed("\n".join([what, *shown, *notes]), expected, inputs, mistake or "")
 
 
 def values(inputs: dict, expected, got, brief: bool = False) -> list[str]:
