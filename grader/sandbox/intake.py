@@ -413,7 +413,7 @@ def locate(upload: Upload, walk: Walk, found: dict[Parts, bytes], differ: set[Pa
         places = ", ".join(shown(each) for each in sorted(differ))
         return Submission(upload, problem=f"Your upload holds two different files as {places} (a zip and a folder beside it?). {UPLOAD}")
     holders: dict[Parts, dict[str, bytes]] = {}
-    for found_at, data in found.items():
+    for found_at, data in sorted(found.items(), key=lambda item: (len(item[0]), item[0])):  # the shallowest folder first
         holders.setdefault(found_at[:-1], {})[_MODULE_OF[found_at[-1]]] = data
     complete = [folder for folder, modules in holders.items() if len(modules) == len(MODULE_FILES)]
     if len(complete) == 1:
