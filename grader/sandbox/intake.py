@@ -363,33 +363,50 @@ class Submission:
 def uploads(paths: Iterable[Path]) -> list[Upload]:
     """The uploads a batch's paths make, in the order first given: one per student, as each path's own name says.
 
-    A path keeps its own name (a link is not resolved; the walk refuses it): `ada/` and `ada.zip` are ada's one
-    upload, nbgrader's submitted/ada/ASSIGNMENT is ada's, and Canvas's files of one student are one upload.
+    A path keeps its own name (a link is not resolved; the walk refuses it). In one folder, `ada/` and `ada.zip` are
+    ada's one upload, and Canvas's files of one student are one upload; nbgrader's submitted/ada/ASSIGNMENT is ada's.
+    Names given from two folders that would be alike are told apart by their folders' names (a/ada, b/ada), so that
+    every folder has its row; the same paths give the same keys on every run and machine.
     """
-    grouped: dict[bytes, tuple[tuple[str, str], list[Source]]] = {}
+    grouped: dict[tuple[Path, bytes], tuple[tuple[str, str], list[Source]]] = {}
     for given in paths:
         path = Path(os.path.abspath(given))
-        key, at, who = _top(path)
-        sources = grouped.setdefault(key, (who, []))[1]
+        top, name, at, who = _top(path)
+        sources = grouped.setdefault((top, name), (who, []))[1]
         if Source(path, at) not in sources:
             sources.append(Source(path, at))
-    return [Upload(outlet.name(key), tuple(sources), *who) for key, (who, sources) in grouped.items()]
+    keys = _apart([top for top, _ in grouped], [name for _, name in grouped])
+    return [Upload(outlet.name(key), tuple(sources), *who) for key, (who, sources) in zip(keys, grouped.values())]
 
 
-def _top(path: Path) -> tuple[bytes, Parts, tuple[str, str]]:
-    """A path's student as the route's top level names them (the key), where its content goes, and (id, name)."""
+def _apart(tops: list[Path], names: list[bytes]) -> list[bytes]:
+    """Each name, with as many of its top level's folders before it as tell it apart from the same name elsewhere."""
+    keys, depth = list(names), 0
+    while len(set(keys)) < len(keys) and depth < max(len(top.parts) for top in tops):
+        depth += 1
+        shared = {key for key in keys if keys.count(key) > 1}
+        keys = [
+            b"/".join([*map(os.fsencode, top.parts[-depth:]), name]) if key in shared or depth > 1 and b"/" in key else key
+            for key, top, name in zip(keys, tops, names)
+        ]
+    return keys
+
+
+def _top(path: Path) -> tuple[Path, bytes, Parts, tuple[str, str]]:
+    """A path's top level (the folder its student's name is in), that name, where its content goes, and (id, name)."""
     raw = os.fsencode(path.name)
     base = path.parent if raw == b"exercises" else path
     if os.fsencode(base.parent.parent.name) in NBGRADER:  # nbgrader's COURSE/submitted/STUDENT/ASSIGNMENT[/exercises]
         student = os.fsencode(base.parent.name)
-        return student, (), (outlet.name(student), "")
+        return base.parent.parent, student, (), (outlet.name(student), "")
     is_file = os.path.isfile(path) and not os.path.islink(path)
     if is_file and (canvas := CANVAS.fullmatch(raw)):  # one of Canvas's files: NAME_ID_ATTACHMENT_FILE
-        return canvas["name"] + b"_" + canvas["id"], (canvas["file"],), (outlet.name(canvas["id"]), outlet.name(canvas["name"]))
-    key = raw[:-4] if is_file and _is_zip(raw) else raw
+        key = canvas["name"] + b"_" + canvas["id"]
+        return path.parent, key, (canvas["file"],), (outlet.name(canvas["id"]), outlet.name(canvas["name"]))
+    key = raw[:-4] if is_file and _is_zip(raw) else os.fsencode(base.name)
     if moodle := MOODLE.fullmatch(key):  # Moodle's folder: Full Name_ID_assignsubmission_file_
-        return key, (), (outlet.name(moodle["id"]), outlet.name(moodle["name"]))
-    return key, (), ("", "")
+        return base.parent, key, (), (outlet.name(moodle["id"]), outlet.name(moodle["name"]))
+    return base.parent, key, (), ("", "")
 
 
 def take(upload: Upload, bounds: Bounds = BOUNDS) -> Submission:
@@ -532,33 +549,45 @@ def notebook(stream, bounds: Bounds = BOUNDS) -> str:
 
 
 def unpack(download: Path, target: Path, bounds: Bounds = BOUNDS, whole: Bounds = DOWNLOAD) -> dict[bytes, str]:
-    """Unpack an LMS download (a zip, or a folder of uploads) into target, each top-level entry one upload within bounds.
+    """Unpack an LMS download (a zip, a folder of uploads, or one upload's file) into target, each top-level entry
+    one upload within bounds.
 
-    A zip's members go to target/ZIPNAME/ (as nbgrader's extractor puts them), a folder's to target/FOLDER/;
-    each zip inside an upload is unpacked beside it as NAME/. An upload refused is removed whole and a note
-    NOT_UNPACKED left in its place, saying why. Returns the refused uploads by their top name, with why.
+    A zip's members go to target/ZIPNAME/ (as nbgrader's extractor puts them), a folder's to target/FOLDER/, a
+    file to target/; each zip inside an upload is unpacked beside it as NAME/. An upload refused is removed whole
+    and a note NOT_UNPACKED left in its place, saying why. Returns the refused uploads by their top name, with why.
     """
-    refused: dict[bytes, str] = {}
-    raw = os.fsencode(download.name)
-    root = target / os.fsdecode(raw[:-4] if _is_zip(raw) else raw)
-    walks: dict[bytes, Walk] = {}
-    if _is_zip(raw) and os.path.isfile(download) and not os.path.islink(download):
+    raw, refused, walks, folders = os.fsencode(download.name), {}, {}, set()
+    info = os.lstat(download)
+    if stat.S_ISLNK(info.st_mode):
+        raise Refused(f"{outlet.name(raw)} is a link, which is not followed")
+    packed = stat.S_ISREG(info.st_mode) and _is_zip(raw)
+    if packed:  # an LMS download: its members first, each counted against its own upload
+        root = target / os.fsdecode(raw[:-4])
         with _open(None, download) as file:
-            _unpack_tops(file, root, bounds, whole, walks, refused)
-    for top in sorted(walks if _is_zip(raw) else _tops(download, whole)):
+            _unpack_tops(file, root, bounds, whole, walks, refused, folders)
+        tops, source_of = sorted(walks), lambda top: root / os.fsdecode(top)
+    elif stat.S_ISDIR(info.st_mode):  # a download unpacked already: each entry an upload
+        root, tops = target / os.fsdecode(raw), _tops(download, whole)
+        source_of = lambda top: download / os.fsdecode(top)  # noqa: E731
+    else:  # one upload's file, as Canvas's downloads hold them
+        root, tops, source_of = target, [raw], lambda top: download
+    for top in tops:
         if top in refused:
             continue
         walk = Walk(bounds)
         walk.bytes = walks[top].bytes if top in walks else 0  # what its members took in the download, counted once
-        source = root / os.fsdecode(top) if _is_zip(raw) else download / os.fsdecode(top)
+        if not os.path.lexists(source_of(top)):  # none of its members was a file that could be unpacked
+            refused[top] = f"it held no file that could be unpacked: {listing(walks[top])}"
+            continue
+        folders.update([top] if os.path.isdir(source_of(top)) else [])
         try:
-            for place, stream, packed in walk.files(source, (top,)):
-                if packed or not _is_zip(raw):  # a zip download's own members are already there
+            for place, stream, unpacked in walk.files(source_of(top), (top,)):
+                if unpacked or not packed:  # a download's own members are written already
                     _write(root, place, stream, walk)
         except Refused as why:
             refused[top] = str(why)
     for top, why in refused.items():
-        _refuse(root, top, why)
+        _refuse(root, top, why, top in folders)
     return refused
 
 
@@ -573,13 +602,19 @@ def _tops(folder: Path, whole: Bounds) -> list[bytes]:
     return names
 
 
-def _unpack_tops(file: BinaryIO, root: Path, bounds: Bounds, whole: Bounds, walks: dict[bytes, Walk], refused: dict[bytes, str]) -> None:
+def _unpack_tops(file: BinaryIO, root: Path, bounds: Bounds, whole: Bounds, walks: dict, refused: dict, folders: set) -> None:
     """A zip download's members written below root, each counted against its own upload's bounds (its first folder's)."""
     directory(file, whole)
     with zipfile.ZipFile(file) as archive:
         for info in archive.infolist():
             parts = member_parts(info)
-            if parts is None or parts[0] in refused or info.is_dir():
+            folders.update(parts[:1] if parts and (len(parts) > 1 or info.is_dir()) else [])
+            if parts is None:
+                raw = re.split(rb"[/\\]", _raw_name(info).lstrip(b"/\\"), maxsplit=1)
+                walks.setdefault(raw[0], Walk(bounds)).left_out[tuple(raw)] = "a name that would leave its folder"
+                folders.update(raw[:1] if len(raw) > 1 else [])
+                continue
+            if parts[0] in refused or info.is_dir():
                 continue
             walk = walks.setdefault(parts[0], Walk(bounds))
             try:
@@ -587,6 +622,8 @@ def _unpack_tops(file: BinaryIO, root: Path, bounds: Bounds, whole: Bounds, walk
                 kind = stat.S_IFMT(info.external_attr >> 16)
                 if len(parts) > bounds.depth:
                     raise Refused(f"its folders are nested more than {bounds.depth} deep")
+                if kind and kind != stat.S_IFREG:
+                    walk.left_out[parts] = "a link" if kind == stat.S_IFLNK else "not a regular file"
                 if SKIPPED.intersection(parts) or (kind and kind != stat.S_IFREG):
                     continue
                 with archive.open(info) as stream:
@@ -610,18 +647,16 @@ def _write(root: Path, place: Parts, stream: BinaryIO, walk: Walk) -> None:
         walk.copy(stream, out, place)
 
 
-def _refuse(root: Path, top: bytes, why: str) -> None:
+def _refuse(root: Path, top: bytes, why: str, folder: bool) -> None:
     """Remove a refused upload's files and leave a note saying why: in its folder, or beside its file."""
     path = os.path.join(os.fsencode(root), top)
     if _is_zip(top):  # a zip at the top (Canvas's files): what it unpacked to, beside it
         shutil.rmtree(path[:-4], ignore_errors=True)
-    if os.path.isdir(path) and not os.path.islink(path):
-        shutil.rmtree(path, ignore_errors=True)
+    if os.path.lexists(path) and (os.path.islink(path) or not os.path.isdir(path)):
+        os.unlink(path)
+    shutil.rmtree(path, ignore_errors=True)
+    if folder:
         os.makedirs(path, exist_ok=True)
-        note = os.path.join(path, NOT_UNPACKED)
-    else:
-        if os.path.lexists(path):
-            os.unlink(path)
-        note = path + b"-" + NOT_UNPACKED
+    note = os.path.join(path, NOT_UNPACKED) if folder else path + b"-" + NOT_UNPACKED
     with open(note, "w", encoding="utf-8") as out:
-        out.write(f"Your upload was not unpacked: {why}.\n")
+        out.write(f"{why}\n")  # why the upload was not unpacked, for the collector to tell the student
