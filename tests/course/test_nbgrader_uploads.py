@@ -253,7 +253,7 @@ def test_the_students_html_and_javascript_are_not_live_in_the_autograded_noteboo
     assert "<b>bold</b>" in html and "<script" not in html and "onclick" not in html
     for page in (feedback(course, "scripter"), formgrader_view(course, "scripter")):
         live = Live()
-        live.feed(page)
+        live.feed(page[page.index('id="notebook-container"') :])  # the cells: the formgrader's own buttons have handlers
         assert live.found == [] and "My notes" in page and "a list" in page  # the student's text is on the page only as text
     assert gradebook_scores(course, "scripter") == {name: float(course["batch"]["flat"][name]) for name in NAMES}
 
