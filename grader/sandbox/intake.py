@@ -411,21 +411,25 @@ def _top(path: Path) -> tuple[Path, bytes, Parts, tuple[str, str]]:
 
 def take(upload: Upload, bounds: Bounds = BOUNDS) -> Submission:
     """The upload as a submission: its five modules and the folder that held them, or why it cannot be graded."""
-    walk, found, differ = Walk(bounds), {}, set()
+    walk, found, differ, loose = Walk(bounds), {}, set(), set()
     try:
         for source in upload.sources:
-            for place, stream, _ in walk.files(source.path, source.at):
+            for place, stream, unpacked in walk.files(source.path, source.at):
                 if place[-1] in _MODULE_OF and not SKIPPED.intersection(place[:-1]):
                     data = walk.read(stream, bounds.module, place)
                     if found.setdefault(place, data) != data:
                         differ.add(place)
+                    loose.update([] if unpacked else [place[:-1]])
     except Refused as refused:
         return Submission(upload, problem=f"Your upload was not graded: {refused}. {UPLOAD}")
-    return locate(upload, walk, found, differ)
+    return locate(upload, walk, found, differ, loose)
 
 
-def locate(upload: Upload, walk: Walk, found: dict[Parts, bytes], differ: set[Parts]) -> Submission:
-    """The one folder of the upload that holds the five modules, or what to tell the student."""
+def locate(upload: Upload, walk: Walk, found: dict[Parts, bytes], differ: set[Parts], loose: set[Parts] = frozenset()) -> Submission:
+    """The one folder of the upload that holds the five modules, or what to tell the student.
+
+    A folder of a zip's that holds the very bytes of the one folder outside any zip is that zip unpacked by hand: one copy.
+    """
     if differ:
         places = ", ".join(shown(each) for each in sorted(differ))
         return Submission(upload, problem=f"Your upload holds two different files as {places} (a zip and a folder beside it?). {UPLOAD}")
@@ -433,6 +437,9 @@ def locate(upload: Upload, walk: Walk, found: dict[Parts, bytes], differ: set[Pa
     for found_at, data in sorted(found.items(), key=lambda item: (len(item[0]), item[0])):  # the shallowest folder first
         holders.setdefault(found_at[:-1], {})[_MODULE_OF[found_at[-1]]] = data
     complete = [folder for folder, modules in holders.items() if len(modules) == len(MODULE_FILES)]
+    outside = [folder for folder in complete if folder in loose]
+    if len(outside) == 1 and all(holders[folder] == holders[outside[0]] for folder in complete):
+        complete = outside
     if len(complete) == 1:
         modules = holders[complete[0]]
         return Submission(upload, {name: modules[name] for name in MODULE_FILES}, where=place(complete[0]))

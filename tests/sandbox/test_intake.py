@@ -149,6 +149,10 @@ def test_a_zip_and_the_folder_unpacked_from_it_by_hand_are_one_upload(tmp_path):
     assert again.key == upload.key and intake.take(again).modules == first.modules
     (tmp_path / "class" / moodle / "work" / "exercises" / "softmax.py").write_text("changed\n")
     assert "two different files as work/exercises/softmax.py" in intake.take(again).problem
+    shutil.rmtree(tmp_path / "class" / moodle / "work")
+    with zipfile.ZipFile(tmp_path / "class" / moodle / "work.zip") as archive:  # or unpacked into the student's own folder
+        archive.extractall(tmp_path / "class" / moodle)
+    assert intake.take(again).where == "exercises/" and intake.take(again).modules == first.modules
     lay(tmp_path / "loose", {b"ada.zip": work})
     (zipped,) = intake.uploads([tmp_path / "loose" / "ada.zip"])
     assert zipped.key == "ada" and intake.take(zipped).where == "exercises/"  # a zip given as the upload itself
