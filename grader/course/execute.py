@@ -87,9 +87,11 @@ class RunNotebook(Execute):
         except DeadKernelError:
             self.stop(cell, self.flooded or "the kernel died while this cell ran (it ended its own process, or ran out of memory)")
         except CellTimeoutError:
-            self.stop(cell, f"this cell did not finish within {self.timeout} s and could not be interrupted")
+            self.stop(cell, self.flooded or f"this cell did not finish within {self.timeout} s and could not be interrupted")
         else:
-            if any(output.get("ename") == "CellTimeoutError" for output in cell.outputs):
+            if self.flooded:
+                self.stop(cell, self.flooded)
+            elif any(output.get("ename") == "CellTimeoutError" for output in cell.outputs):
                 self.stop(cell, f"this cell did not finish within {self.timeout} s")
         return cell, resources
 

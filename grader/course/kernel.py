@@ -35,7 +35,7 @@ BOOT = Path(__file__).resolve().parents[1] / "sandbox" / "kernel_boot.py"  # the
 TMP_BYTES = 256 << 20  # the kernel's /tmp, where bubblewrap can bound it
 LOG_KEPT = 2000  # characters of the kernel's own stderr shown when it fails
 KERNEL_MEMORY = 3 << 29  # address space of the kernel and of each process it starts (an honest kernel's peak: 0.72 GiB)
-MESSAGE_BYTES = 8 << 20  # the largest message nbgrader's process takes from the kernel (a larger one is dropped unread)
+MESSAGE_BYTES = 16 << 20  # the largest message nbgrader's process takes from the kernel (a larger one is dropped unread)
 MESSAGES_QUEUED = 16  # messages waiting in nbgrader's process to be read, at most, on each channel
 
 
