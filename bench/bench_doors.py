@@ -4,7 +4,7 @@ Usage: python bench/bench_doors.py [KIT_ROOT] [--cap MIB] [--only NAME ...]
 Each attack runs the kit's own commands (grader batch, grader report, nbgrader zip_collect, autograde,
 generate_feedback and export) of KIT_ROOT (default: this kit, on PYTHONPATH) in a scratch folder,
 beside an honest student, and prints what the attacker got, what the honest student kept, the peak
-memory of the command's whole process tree (summed RSS, sampled with psutil every 20 ms; a tree past
+memory of the command's whole process tree (summed PSS, sampled with psutil every 20 ms; a tree past
 --cap MiB, default 2048, is killed and shown as "> cap"), the bytes it wrote where the attack writes,
 and its seconds. The load average is printed before and after.
 """
@@ -58,7 +58,7 @@ class Run:
         while process.poll() is None:
             try:
                 tree = [root, *root.children(recursive=True)]
-                self.peak = max(self.peak, sum(p.memory_info().rss for p in tree))
+                self.peak = max(self.peak, sum(held(p) for p in tree))
             except psutil.Error:
                 pass
             if self.peak > cap:
@@ -76,6 +76,16 @@ class Run:
     def said(self) -> str:
         memory = "> cap" if self.killed else f"{self.peak / 2**20:.0f} MiB"
         return f"peak {memory}, {self.seconds:.1f} s" + (f", wrote {self.written / 2**20:.1f} MiB" if self.written else "")
+
+
+def held(process: psutil.Process) -> int:
+    """A process's proportional set size (its own pages and its share of those it shares), as a container's limit counts it."""
+    try:
+        return process.memory_full_info().pss
+    except psutil.NoSuchProcess:
+        return 0
+    except (AttributeError, psutil.AccessDenied):
+        return process.memory_info().rss
 
 
 def size(folder: Path) -> int:
@@ -119,11 +129,10 @@ def controls(text: str) -> int:
     return sum(1 for c in text if (ord(c) < 0x20 and c != "\n") or ord(c) == 0x7F)
 
 
-def batch(kit, scratch, cap, folders, name="grades.csv", watch=None) -> tuple[Run, list[dict]]:
+def batch(kit, scratch, cap, folders, name="grades.csv", watch=None, jobs=2) -> tuple[Run, list[dict]]:
     csv_file = scratch / name
-    run = Run(
-        kit, scratch, ["grader", "batch", *map(str, folders), "--csv", str(csv_file)], cap, {"TMPDIR": str(watch)} if watch else None, watch
-    )
+    args = ["grader", "batch", *map(str, folders), "--csv", str(csv_file), "--jobs", str(jobs)]
+    run = Run(kit, scratch, args, cap, {"TMPDIR": str(watch)} if watch else None, watch)
     return run, rows(csv_file) if csv_file.exists() else []
 
 
@@ -175,9 +184,10 @@ def attack_big_module(kit, scratch, cap):
         big.truncate(700 * 10**6)  # 700 MB of zeros, sparse on this disk
     tmp = scratch / "tmp"
     tmp.mkdir()
-    run, found = batch(kit, scratch, cap, sorted((scratch / "class").iterdir()), watch=tmp)
+    alone, _ = batch(kit, scratch, cap, [scratch / "class" / "honest"], name="honest.csv", watch=tmp, jobs=1)
+    run, found = batch(kit, scratch, cap, [scratch / "class" / "mallory", scratch / "class" / "honest"], watch=tmp, jobs=1)
     got = {Path(r["folder"]).name: (r["status"], r["total"]) for r in found}
-    return f"mallory {got.get('mallory')}, honest {got.get('honest')}; temporary folder {run.written / 2**20:.1f} MiB; {run.said()}"
+    return f"mallory {got.get('mallory')}, honest {got.get('honest')}; with mallory {run.said()}; the honest one alone {alone.said()}"
 
 
 def attack_forged_mistake(kit, scratch, cap):
