@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
-from uploads import HOSTILE_URLS, any_name, honest, lay, markdown
+from uploads import HOSTILE_URLS, any_name, honest, lay, markdown, notebooks
 
 from grader import outlet
 from grader.cli import main
@@ -214,3 +214,14 @@ def test_every_text_cell_leaves_as_a_spreadsheet_may_open_it(tmp_path):
         cells = rows.row(upload, 2, result, "fine\n-2+3\n", False, 300, 1)
         for value in cells.values():
             assert all(line.startswith("'") or line.lstrip()[:1] not in outlet.FORMULA for line in value.split("\n"))
+
+
+@FILES
+@given(notebooks())
+def test_a_submitted_notebook_of_any_shape_is_read_within_bounds_or_replaced_by_the_kits(text):
+    from grader.course.autograde import KitNotebookExporter, changed_graded_cells
+
+    resources = {"nbgrader": {"assignment": "week-4", "notebook": "week-4"}}
+    output, _ = KitNotebookExporter().from_file(io.StringIO(text), resources=resources)
+    nb = nbformat.reads(output, as_version=4)
+    assert changed_graded_cells(nb) == "" and len(nb.cells) <= intake.BOUNDS.cells + 1  # the kit's graded cells, within bounds

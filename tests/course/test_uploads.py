@@ -111,3 +111,14 @@ def test_the_students_html_and_scripts_are_cleaned_once_and_stored_as_they_show(
     assert nb.cells[1].outputs[1].data == {"text/plain": "<js>"}
     assert set(nb.cells[1].outputs[2].data) == {"text/html", "text/plain"} and "javascript" not in nb.cells[1].outputs[2].data["text/html"]
     assert nb.cells[1].outputs[3].metadata == {}  # the page writes an image's width into its tag, unquoted
+
+
+@pytest.mark.parametrize("cells, said", [(984, "it has 1,001 cells, more than the 1,000"), (20, "it is larger than 8 MiB")])
+def test_a_notebook_past_its_bounds_is_replaced_before_it_is_read(cells, said):
+    """The attack: a 16 MiB notebook of 200,000 markdown cells held autograde for minutes, 1.3 GiB."""
+    nb = notebook.build("week-4")
+    nb["cells"] = [{"cell_type": "markdown", "metadata": {}, "source": "x" * (1 << 20 if cells == 20 else 1)}] * cells + nb[
+        "cells"
+    ]  # and its 17
+    replaced = exported(json.dumps(nb))
+    assert said in "".join(replaced["cells"][0]["source"]) and len(replaced["cells"]) < 30
