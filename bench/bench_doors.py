@@ -226,13 +226,16 @@ def course(kit, scratch, cap, env) -> Path:
     with open(root / "nbgrader_config.py", "a", encoding="utf-8") as config:
         config.write("\nc.RunNotebook.timeout = 60\n")
     for step in ("generate_assignment", "release_assignment"):
-        Run(kit, root, ["nbgrader", step, ASSIGNMENT], cap, env)
+        done = Run(kit, root, ["nbgrader", step, ASSIGNMENT], cap, env)
+        if done.status != 0:
+            raise SystemExit(f"nbgrader {step} failed:\n{done.output[-3000:]}")
     return root
 
 
 def nbgrader_env(scratch: Path) -> dict:
     home = scratch / "home"
     return {
+        "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
         "HOME": str(home),
         "JUPYTER_CONFIG_DIR": str(home / ".jupyter"),
         "JUPYTER_DATA_DIR": str(home / "data"),
@@ -252,7 +255,7 @@ def attack_zip_collect(kit, scratch, cap):
     archive = root / "downloaded" / ASSIGNMENT / "archive"
     archive.mkdir(parents=True)
     (archive / "moodle.zip").write_bytes(zipped(files))
-    said = [f"download {(archive / 'moodle.zip').stat().st_size / 2**20:.1f} MiB (the bomb's upload {len(bomb) / 2**20:.1f} MiB)"]
+    said = [f"download {(archive / 'moodle.zip').stat().st_size >> 10} KiB (the bomb's upload {len(bomb) >> 10} KiB, 1.1 GiB unpacked)"]
     for pattern in (GREEDY, LAZY):
         shutil.rmtree(root / "submitted", ignore_errors=True)
         shutil.rmtree(root / "autograded", ignore_errors=True)
@@ -266,7 +269,10 @@ def attack_zip_collect(kit, scratch, cap):
             watch=root / "downloaded",
         )
         grade = Run(kit, root, ["nbgrader", "autograde", ASSIGNMENT], cap, env)
-        Run(kit, root, ["nbgrader", "export"], cap, env)
+        exported = Run(kit, root, ["nbgrader", "export"], cap, env)
+        for step in (collect, grade, exported):
+            if step.status != 0:
+                said.append(f"(failed: {step.output[-1500:]})")
         scores = {r["student_id"]: r["score"] for r in rows(root / "grades.csv")} if (root / "grades.csv").exists() else {}
         which = "greedy" if pattern == GREEDY else "lazy"
         said.append(f"{which} pattern: export {scores}; zip_collect {collect.said()}; autograde {grade.said()}")

@@ -29,7 +29,7 @@ pytest_plugins = ["pytester"]  # tests/test_workflow.py runs this file's hook on
 # student's code is graded by have their own profiles (grader/check/checks/profiles.py), loaded around each run.
 PROFILE_VAR = "ATTENTION_BY_HAND_HYPOTHESIS"
 settings.register_profile("quick", max_examples=30, deadline=None)
-settings.register_profile("thorough", settings.get_profile("ci"), max_examples=1000)
+settings.register_profile("thorough", settings.get_profile("ci"), max_examples=300)
 settings.load_profile(os.environ.get(PROFILE_VAR, "quick"))
 
 

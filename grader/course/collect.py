@@ -10,6 +10,7 @@ notebook, or nothing the kit grades, gets the kit's notebook with a note saying 
 grades the modules (or says why there are none) and the student has a row in nbgrader's export.
 """
 
+import logging
 import os
 import re
 from pathlib import Path, PurePosixPath
@@ -27,8 +28,26 @@ MODULE_FILES = {f"{name}.py" for name in MODULES}
 NOTE_BYTES = 4 << 10  # a note the extractor left (its own words) is at most this long
 
 
+class Escaped(logging.Filter):
+    """zip_collect's log as a terminal may show it: the control characters of the students' file names escaped (outlet)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = outlet.terminal(record.getMessage()), None
+        return True
+
+
+def escaped(log: logging.Logger) -> None:
+    """Escape every line of this log from now on, nbgrader's own lines included (they name each file)."""
+    if not any(isinstance(each, Escaped) for each in log.filters):
+        log.addFilter(Escaped())
+
+
 class KitExtractor(ExtractorPlugin):
     """nbgrader's extractor, by the kit's intake: every upload of the download unpacked within its bounds."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        escaped(self.log)
 
     def extract(self, archive_path: str, extracted_path: str) -> None:
         entries = sorted(os.listdir(archive_path)) if os.path.isdir(archive_path) else []
@@ -57,6 +76,7 @@ class KitCollector(FileNameCollectorPlugin):
         self.taken: dict[tuple[str, str], str] = {}  # (student, file_id) -> the file collected for it
         self.refused: dict[str, list[str]] = {}  # student -> the names of the files of theirs not collected
         self.not_unpacked: dict[str, str] = {}  # student -> why the extractor refused their upload
+        escaped(self.log)
         app = self.parent
         if app is not None and hasattr(app, "_transfer_files"):
             # nbgrader calls no plugin after copying the files: the stand-in notebooks are written then

@@ -225,3 +225,14 @@ def test_a_submitted_notebook_of_any_shape_is_read_within_bounds_or_replaced_by_
     output, _ = KitNotebookExporter().from_file(io.StringIO(text), resources=resources)
     nb = nbformat.reads(output, as_version=4)
     assert changed_graded_cells(nb) == "" and len(nb.cells) <= intake.BOUNDS.cells + 1  # the kit's graded cells, within bounds
+
+
+def test_zip_collects_log_names_a_students_file_with_its_control_characters_escaped(tmp_path, caplog):
+    from grader.course.collect import KitCollector
+
+    collector = KitCollector(named_regexp=PATTERNS[0], valid_ext=[".ipynb", ".py"])
+    name = tmp_path / "Student x_1_assignsubmission_file_" / "\x1b]0;graded: 100\x07\rnotes.txt"
+    with caplog.at_level("INFO"):
+        collector.log.info("Parsing file: %s", name)  # as nbgrader's own zip_collect logs each file
+        collector.collect(str(name))
+    assert "\\x1b]0;graded: 100\\x07\\x0dnotes.txt" in caplog.text and terminal_bytes(caplog.text) == []
