@@ -57,8 +57,8 @@ class KitExtractor(ExtractorPlugin):
         for name in entries:
             try:
                 refused = intake.unpack(Path(archive_path) / name, Path(extracted_path))
-            except intake.Refused as why:
-                self.log.error("Not unpacked: %s (%s)", outlet.name(name), why)
+            except intake.Refused as error:
+                self.log.error("Not unpacked: %s (%s)", outlet.name(name), error)
                 continue
             for top, why in refused.items():
                 self.log.warning("Not unpacked: %s of %s (%s); the student's feedback says so", outlet.name(top), outlet.name(name), why)

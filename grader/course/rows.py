@@ -24,6 +24,17 @@ IDENTITY = ("student", "student id", "student name", "folder")  # the key; the r
 COLUMNS = (*IDENTITY, "status", *NAMES, "total", "isolation", "seconds", "reason", *MODULE_SHA, *CHECK_COLUMNS)
 
 
+shown = outlet.name  # the similarity report's (grader/course/similarity.py), until it reads uploads through the intake
+
+
+def modules_folder(folder: Path) -> Path:
+    """The folder holding the five modules: the folder itself, or its exercises/ (the similarity report's, as above)."""
+    inner = folder / "exercises"
+    if not (folder / "scores.py").exists() and inner.is_dir():
+        return inner
+    return folder
+
+
 def key(upload: Upload) -> str:
     """The student cell of an upload's row, as written: what a rerun finds the row by."""
     return outlet.csv_cell(upload.key)

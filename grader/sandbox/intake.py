@@ -36,7 +36,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
 from grader import outlet
 from grader.paths import MODULES
@@ -112,7 +112,7 @@ class Walk:
         if self.bytes > self.bounds.upload:
             raise Refused(f"it holds more than {_size(self.bounds.upload)} (unpacked), the most an upload may")
 
-    def read(self, stream: BinaryIO, most: int, place: Parts) -> bytes:
+    def read(self, stream: IO[bytes], most: int, place: Parts) -> bytes:
         """The whole file, refused past `most` bytes or past the upload's, counted as read."""
         data = bytearray()
         try:
@@ -125,7 +125,7 @@ class Walk:
             raise Refused(f"{shown(place)} cannot be unpacked (a damaged or encrypted archive)") from None
         return bytes(data)
 
-    def copy(self, stream: BinaryIO, out: BinaryIO, place: Parts) -> None:
+    def copy(self, stream: IO[bytes], out: IO[bytes], place: Parts) -> None:
         """Copy the whole file to out, counted as read, refused past the upload's bytes."""
         try:
             while chunk := stream.read(CHUNK):
@@ -134,7 +134,7 @@ class Walk:
         except _UNPACKING:
             raise Refused(f"{shown(place)} cannot be unpacked (a damaged or encrypted archive)") from None
 
-    def files(self, path: Path, at: Parts = ()) -> Iterator[tuple[Parts, BinaryIO, bool]]:
+    def files(self, path: Path, at: Parts = ()) -> Iterator[tuple[Parts, IO[bytes], bool]]:
         """(place, stream, from an archive) for every regular file of path: a folder's files below `at`, a file as `at`
         itself, or, with `at` empty, a zip's members. Each zip met is unpacked in its place: NAME.zip's members as NAME/."""
         try:
@@ -152,7 +152,7 @@ class Walk:
         else:
             raise Refused(f"{name} is neither a folder nor a zip archive")
 
-    def _folder(self, folder: "_Folder", at: Parts) -> Iterator[tuple[Parts, BinaryIO, bool]]:
+    def _folder(self, folder: "_Folder", at: Parts) -> Iterator[tuple[Parts, IO[bytes], bool]]:
         with folder:
             for name, kind in folder.listing(self):
                 place = at + (name,)
@@ -176,7 +176,9 @@ class Walk:
                 elif kind != "dir":
                     self.left_out[place] = "a link" if kind == "link" else "not a regular file"
 
-    def _file(self, place: Parts, stream: BinaryIO, nesting: int, unpack_at: Parts | None = None) -> Iterator[tuple[Parts, BinaryIO, bool]]:
+    def _file(
+        self, place: Parts, stream: IO[bytes], nesting: int, unpack_at: Parts | None = None
+    ) -> Iterator[tuple[Parts, IO[bytes], bool]]:
         """A regular file: handed over as it is, or, a zip, unpacked (at unpack_at, else beside it as NAME/)."""
         self.names.append(place)
         if not _is_zip(place[-1]):
@@ -188,7 +190,7 @@ class Walk:
         at = place[:-1] + (place[-1][:-4],) if unpack_at is None else unpack_at
         yield from self._archive(archive, place, at, nesting + 1)
 
-    def _archive(self, file: BinaryIO, place: Parts, at: Parts, nesting: int) -> Iterator[tuple[Parts, BinaryIO, bool]]:
+    def _archive(self, file: IO[bytes], place: Parts, at: Parts, nesting: int) -> Iterator[tuple[Parts, IO[bytes], bool]]:
         try:
             directory(file, self.bounds)
             archive = zipfile.ZipFile(file)
@@ -262,7 +264,7 @@ class _Folder:
                 "a link" if error.errno in (errno.ELOOP, errno.ENOTDIR) else f"a folder that cannot be read ({error.strerror})"
             ) from None
 
-    def open(self, name: bytes) -> BinaryIO:
+    def open(self, name: bytes) -> IO[bytes]:
         return _open(self.fd, name if self.fd is not None else os.path.join(self.path, name))
 
     def __enter__(self):
@@ -273,13 +275,13 @@ class _Folder:
             os.close(self.fd)
 
 
-def _open(folder_fd: int | None, name) -> BinaryIO:
+def _open(folder_fd: int | None, name) -> IO[bytes]:
     """A regular file opened for reading without following a link, judged by what was opened (fstat)."""
     try:
         fd = os.open(name, _READ, dir_fd=folder_fd) if folder_fd is not None else os.open(name, _READ)
     except OSError as error:
         raise _NotRegular("a link" if error.errno == errno.ELOOP else f"a file that cannot be read ({error.strerror})") from None
-    stream = os.fdopen(fd, "rb")
+    stream: IO[bytes] = os.fdopen(fd, "rb")
     opened = os.fstat(fd)
     if not stat.S_ISREG(opened.st_mode) or (not _NOFOLLOW and not os.path.samestat(opened, os.lstat(name))):
         stream.close()
@@ -313,7 +315,7 @@ def member_parts(info: zipfile.ZipInfo) -> Parts | None:
     return parts
 
 
-def directory(file: BinaryIO, bounds: Bounds) -> None:
+def directory(file: IO[bytes], bounds: Bounds) -> None:
     """Refuse a zip whose list of members passes the bounds, from its end record, before zipfile reads that list."""
     end = file.seek(0, os.SEEK_END)
     tail = min(end, 22 + 0xFFFF)  # the end record, and a comment of at most 64 KiB after it
@@ -411,7 +413,7 @@ def _top(path: Path) -> tuple[Path, bytes, Parts, tuple[str, str]]:
 
 def take(upload: Upload, bounds: Bounds = BOUNDS) -> Submission:
     """The upload as a submission: its five modules and the folder that held them, or why it cannot be graded."""
-    walk, found, differ, loose = Walk(bounds), {}, set(), set()
+    walk, found, differ, loose = Walk(bounds), dict[Parts, bytes](), set[Parts](), set[Parts]()
     try:
         for source in upload.sources:
             for place, stream, unpacked in walk.files(source.path, source.at):
@@ -422,10 +424,12 @@ def take(upload: Upload, bounds: Bounds = BOUNDS) -> Submission:
                     loose.update([] if unpacked else [place[:-1]])
     except Refused as refused:
         return Submission(upload, problem=f"Your upload was not graded: {refused}. {UPLOAD}")
+    except OSError as error:  # a folder that went away while it was read, a disk that failed
+        return Submission(upload, problem=f"Your upload could not be read ({error.strerror}): ask your instructor to grade it again.")
     return locate(upload, walk, found, differ, loose)
 
 
-def locate(upload: Upload, walk: Walk, found: dict[Parts, bytes], differ: set[Parts], loose: set[Parts] = frozenset()) -> Submission:
+def locate(upload: Upload, walk: Walk, found: dict[Parts, bytes], differ: set[Parts], loose: Iterable[Parts] = ()) -> Submission:
     """The one folder of the upload that holds the five modules, or what to tell the student.
 
     A folder of a zip's that holds the very bytes of the one folder outside any zip is that zip unpacked by hand: one copy.
@@ -563,7 +567,7 @@ def unpack(download: Path, target: Path, bounds: Bounds = BOUNDS, whole: Bounds 
     file to target/; each zip inside an upload is unpacked beside it as NAME/. An upload refused is removed whole
     and a note NOT_UNPACKED left in its place, saying why. Returns the refused uploads by their top name, with why.
     """
-    raw, refused, walks, folders = os.fsencode(download.name), {}, {}, set()
+    raw, refused, walks, folders = os.fsencode(download.name), dict[bytes, str](), dict[bytes, Walk](), set[bytes]()
     info = os.lstat(download)
     if stat.S_ISLNK(info.st_mode):
         raise Refused(f"{outlet.name(raw)} is a link, which is not followed")
@@ -591,8 +595,8 @@ def unpack(download: Path, target: Path, bounds: Bounds = BOUNDS, whole: Bounds 
             for place, stream, unpacked in walk.files(source_of(top), (top,)):
                 if unpacked or not packed:  # a download's own members are written already
                     _write(root, place, stream, walk)
-        except Refused as why:
-            refused[top] = str(why)
+        except Refused as error:
+            refused[top] = str(error)
     for top, why in refused.items():
         _refuse(root, top, why, top in folders)
     return refused
@@ -609,7 +613,7 @@ def _tops(folder: Path, whole: Bounds) -> list[bytes]:
     return names
 
 
-def _unpack_tops(file: BinaryIO, root: Path, bounds: Bounds, whole: Bounds, walks: dict, refused: dict, folders: set) -> None:
+def _unpack_tops(file: IO[bytes], root: Path, bounds: Bounds, whole: Bounds, walks: dict, refused: dict, folders: set) -> None:
     """A zip download's members written below root, each counted against its own upload's bounds (its first folder's)."""
     directory(file, whole)
     with zipfile.ZipFile(file) as archive:
@@ -641,7 +645,7 @@ def _unpack_tops(file: BinaryIO, root: Path, bounds: Bounds, whole: Bounds, walk
                 refused[parts[0]] = f"{shown(parts)} cannot be unpacked (a damaged or encrypted archive)"
 
 
-def _write(root: Path, place: Parts, stream: BinaryIO, walk: Walk) -> None:
+def _write(root: Path, place: Parts, stream: IO[bytes], walk: Walk) -> None:
     """A file of an upload written at root/place, new (never over a link or a file already there)."""
     path = os.path.join(os.fsencode(root), *place)
     try:
