@@ -259,7 +259,6 @@ def attack_zip_collect(kit, scratch, cap):
     for pattern in (GREEDY, LAZY):
         shutil.rmtree(root / "submitted", ignore_errors=True)
         shutil.rmtree(root / "autograded", ignore_errors=True)
-        (root / "gradebook.db").unlink(missing_ok=True)
         collect = Run(
             kit,
             root,
@@ -268,7 +267,7 @@ def attack_zip_collect(kit, scratch, cap):
             env,
             watch=root / "downloaded",
         )
-        grade = Run(kit, root, ["nbgrader", "autograde", ASSIGNMENT], cap, env)
+        grade = Run(kit, root, ["nbgrader", "autograde", ASSIGNMENT, "--force"], cap, env)
         exported = Run(kit, root, ["nbgrader", "export"], cap, env)
         for step in (collect, grade, exported):
             if step.status != 0:

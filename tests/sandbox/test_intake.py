@@ -222,3 +222,12 @@ def test_an_lms_download_is_unpacked_upload_by_upload_within_bounds(tmp_path):
 def test_names_alike_from_two_folders_are_told_apart_and_the_same_paths_give_the_same_keys(tmp_path):
     paths = [tmp_path / "a" / "ada", tmp_path / "b" / "ada", tmp_path / "a" / "bob", tmp_path / "b" / "exercises"]
     assert [u.key for u in intake.uploads(paths)] == ["a/ada", "b/ada", "bob", "b"] == [u.key for u in intake.uploads(paths)]
+
+
+def test_canvass_files_of_one_student_are_one_upload_named_by_them(tmp_path):
+    files = {f"jdoe_12345_{67890 + n}_{name}".encode(): mark(b"jdoe") for n, name in enumerate(intake.MODULE_FILES)}
+    lay(tmp_path / "canvas", files | {b"asmith_late_222_333_work.zip": Zip(honest(b"asmith"))})
+    asmith, jdoe = intake.uploads(sorted((tmp_path / "canvas").iterdir()))
+    assert (jdoe.key, jdoe.student_id, jdoe.student_name, len(jdoe.sources)) == ("jdoe_12345", "12345", "jdoe", 5)
+    assert intake.take(jdoe).where == "the top of your submission" and intake.take(asmith).where == "work/exercises/"
+    assert (asmith.key, asmith.student_id) == ("asmith_222", "222")
