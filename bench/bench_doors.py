@@ -145,7 +145,7 @@ def attack_link(kit, scratch, cap):
     (scratch / "class" / "linker").mkdir()
     os.symlink("../bob/exercises", scratch / "class" / "linker" / "exercises")
     run, found = batch(kit, scratch, cap, sorted((scratch / "class").iterdir()))
-    got = {Path(r["folder"]).name: (r["status"], r["total"]) for r in found}
+    got = {r["student"]: (r["status"], r["total"]) for r in found}
     return f"linker {got.get('linker')}, bob {got.get('bob')}; {run.said()}"
 
 
@@ -186,7 +186,7 @@ def attack_big_module(kit, scratch, cap):
     tmp.mkdir()
     alone, _ = batch(kit, scratch, cap, [scratch / "class" / "honest"], name="honest.csv", watch=tmp, jobs=1)
     run, found = batch(kit, scratch, cap, [scratch / "class" / "mallory", scratch / "class" / "honest"], watch=tmp, jobs=1)
-    got = {Path(r["folder"]).name: (r["status"], r["total"]) for r in found}
+    got = {r["student"]: (r["status"], r["total"]) for r in found}
     return f"mallory {got.get('mallory')}, honest {got.get('honest')}; with mallory {run.said()}; the honest one alone {alone.said()}"
 
 
