@@ -253,9 +253,8 @@ def nbgrader(course_dir, assignment, force, course_id, exchange, all_or_nothing)
 def batch(dirs, jobs, csv_file, timeout, allow_unisolated, force, regrade, all_or_nothing):
     """Grade many uploads in parallel, one CSV row per student; reruns resume and regrade changed files.
 
-    Each DIR is one student's upload, named by its own name: a folder holding the five modules anywhere
-    (an LMS download's folder, nbgrader's submitted/STUDENT/ASSIGNMENT), or a zip. Zips inside are unpacked;
-    links are not followed. Refuses to grade where students' code cannot be confined.
+    Each DIR is one student's upload, named by its own name: a folder holding the five modules anywhere (an LMS
+    download's, nbgrader's submitted/STUDENT/ASSIGNMENT) or a zip. Refuses where students' code cannot be confined.
 
     Example: grader batch submissions/* --jobs 2 --csv grades.csv
     """
