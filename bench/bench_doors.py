@@ -249,7 +249,7 @@ def attack_zip_collect(kit, scratch, cap):
     notebook = (root / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_bytes()
     bob = "Bob Smith_2_assignsubmission_file_/"
     files = {bob + f"exercises/{m}.py": d for m, d in reference_str().items()} | {bob + f"{ASSIGNMENT}.ipynb": notebook}
-    files["Mallory X_3_assignsubmission_file_/work.zip"] = zipped({f"x/{bob}exercises/softmax.py": WRONG_SOFTMAX.encode()})
+    files["Aaron A_3_assignsubmission_file_/work.zip"] = zipped({f"x/{bob}exercises/softmax.py": WRONG_SOFTMAX.encode()})
     bomb = zipped({f"zeros{i}.zip": zipped({"zeros.py": bytes(110 << 20)}) for i in range(10)})  # 1.1 GiB in about 1 MiB
     files["Bomb B_4_assignsubmission_file_/work.zip"] = bomb
     archive = root / "downloaded" / ASSIGNMENT / "archive"
