@@ -39,7 +39,7 @@ ASSIGNMENT = "attention-by-hand"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
 LMS_PATTERN = r".*?/[^/]+_(?P<student_id>\w+)_assignsubmission_file_/(?P<file_id>.+)"  # the README's
 SHAPES = ("folder", "flat", "nonotebook")  # the three upload shapes of the issue
-ATTACKS = ("mallory", "bomb", "linker")  # files a classmate's softmax; unpacks past the bounds; holds only a link
+ATTACKS = ("aaron", "bomb", "linker")  # files a classmate's softmax (sorting before it); unpacks past the bounds; only a link
 STUDENTS = (*SHAPES, "essay", "broken", "reflagged", "scripter", *ATTACKS)
 
 NAIVE_SOFTMAX = '''
@@ -113,7 +113,7 @@ def attack(download: zipfile.ZipFile, prefix: str, student: str) -> None:
     """An attacker's upload: a classmate's folder inside a zip, a zip of zips past the bounds, or only a link."""
     inner = io.BytesIO()
     with zipfile.ZipFile(inner, "w", zipfile.ZIP_DEFLATED) as archive:
-        if student == "mallory":  # named like flat's folder in the LMS download, a softmax that is wrong
+        if student == "aaron":  # named like flat's folder in the LMS download, a softmax that is wrong
             archive.writestr("Student flat_flat_assignsubmission_file_/exercises/softmax.py", "def softmax(x):\n    return x\n")
         else:  # 40 MiB of zeros, 40 KiB packed, in a zip inside the upload's zip
             deep = io.BytesIO()
@@ -291,7 +291,7 @@ def test_a_module_that_is_the_reference_is_said_to_the_instructor_only(course):
 
 def test_a_zip_holding_a_folder_named_like_a_classmates_files_nothing_as_the_classmate(course):
     assert gradebook_scores(course, "flat")["softmax"] == float(course["batch"]["flat"]["softmax"]) > 0
-    assert float(course["export"]["mallory"]["score"]) == 0.0
+    assert float(course["export"]["aaron"]["score"]) == 0.0
 
 
 @pytest.mark.parametrize("student, why", [("bomb", "more than 32 MiB"), ("linker", "a link")])
