@@ -244,10 +244,10 @@ def nbgrader(course_dir, assignment, force, course_id, exchange, all_or_nothing)
     help="Regrade this folder although its row is up to date (repeatable).",
 )
 def batch(dirs, jobs, csv_file, timeout, allow_unisolated, force, regrade, all_or_nothing):
-    """Grade many submission folders in parallel, one CSV row each; reruns resume and regrade changed files.
+    """Grade many uploads in parallel, one CSV row per student; reruns resume and regrade changed files.
 
-    Each DIR holds the five modules, or an exercises/ folder with them (nbgrader's
-    submitted/STUDENT/ASSIGNMENT). Refuses to grade where students' code cannot be confined.
+    Each DIR is one student's upload, named by its own name: a folder holding the five modules anywhere (an LMS
+    download's, nbgrader's submitted/STUDENT/ASSIGNMENT) or a zip. Refuses where students' code cannot be confined.
 
     Example: grader batch submissions/* --jobs 2 --csv grades.csv
     """

@@ -45,10 +45,12 @@ def name(raw: "str | bytes") -> str:
     """A file or folder name as one line of text, one to one: two different names are never shown alike.
 
     Bytes that are not UTF-8 (or kept by surrogateescape) are written \\xNN, a backslash as \\\\, so the
-    folder named `Jos` + byte 0xE9 and the one named with the four characters `Jos\\xe9` stay apart.
+    folder named `Jos` + byte 0xE9 and the one named with the four characters `Jos\\xe9` stay apart; a leading
+    apostrophe as \\x27, so that csv_cell's apostrophe never makes two names one cell.
     """
     text = raw.decode("utf-8", "surrogateescape") if isinstance(raw, bytes) else str(raw)
-    return "".join("\\\\" if c == "\\" else _escape(c) if _unseen(c) else c for c in text)
+    shown = "".join("\\\\" if c == "\\" else _escape(c) if _unseen(c) else c for c in text)
+    return "\\x27" + shown[1:] if shown.startswith("'") else shown
 
 
 def csv_cell(text: str) -> str:

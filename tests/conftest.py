@@ -11,6 +11,7 @@ import tempfile
 from importlib import metadata, util
 
 import pytest
+from hypothesis import settings
 from packaging.requirements import Requirement
 
 from grader.check.checks.replay import CACHE_VAR
@@ -24,6 +25,14 @@ INSTALL = "pip install -e '.[test,nbgrader]'"  # the README's test command insta
 NOT_FOUND = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 
 pytest_plugins = ["pytester"]  # tests/test_workflow.py runs this file's hook on a small suite of its own
+
+# The kit's own property tests (generated attacks, hostile strings): a quick profile for the inner loop, a thorough one,
+# on Hypothesis' own `ci` (derandomized, no deadline), for CI: ATTENTION_BY_HAND_HYPOTHESIS=thorough. The checks a
+# student's code is graded by have their own profiles (grader/check/checks/profiles.py), loaded around each run.
+PROFILE_VAR = "ATTENTION_BY_HAND_HYPOTHESIS"
+settings.register_profile("quick", max_examples=30, deadline=None)
+settings.register_profile("thorough", settings.get_profile("ci"), max_examples=300)
+settings.load_profile(os.environ.get(PROFILE_VAR, "quick"))
 
 
 @pytest.fixture

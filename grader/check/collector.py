@@ -67,6 +67,7 @@ class Collector:
         message = visible(message + submission.printed.told(exercise))
         example = submission.last_example(error) if status == "failed" else None
         example = example and {**example, "said": message.splitlines()[0]}  # what the check said, for `grader try`
+        mistake = next((leaf.mistake for leaf in _leaves(error) if isinstance(leaf, CheckFailed)), "")  # as the check named it
         self.results[check_id] = CheckResult(
             check_id,
             status,
@@ -79,6 +80,7 @@ class Collector:
             failed_import=failed_import(error),
             functions=functions,
             role=role,
+            mistake=mistake,
         )
 
 

@@ -27,6 +27,7 @@ class CheckResult:
     failed_import: str = ""  # an import that failed: the student's module whose file the error is in; not in the JSON
     functions: dict[str, str] = field(default_factory=dict)  # the verdict it gives each function it counts for (checks.judged)
     role: str = "work"  # "defining", "guard" or "work" (grader.check.checks.judged); not in the JSON
+    mistake: str = ""  # the known mistake a failed check named (grader/check/diagnosis.py), never parsed from the message
 
     def __post_init__(self):
         self.message, self.printed = shown(self.message), shown(self.printed)  # student text: every file and screen can hold it
@@ -34,6 +35,7 @@ class CheckResult:
     def to_json(self) -> dict:
         """This check as check.schema.json writes it; "fault": "grader" marks an error that is the grader's."""
         told = {"id": self.id, "status": self.status, "message": self.message, "public": self.public, "functions": dict(self.functions)}
+        told |= {"mistake": self.mistake} if self.mistake else {}
         return told | ({"fault": "grader"} if self.by_grader else {}) | ({"printed": self.printed} if self.printed else {})
 
 
@@ -146,6 +148,7 @@ class Report:
                         public=c.get("public") is True,
                         printed=c.get("printed", ""),
                         functions=dict(c.get("functions", {})),
+                        mistake=str(c.get("mistake", "")),
                     )
                     for c in e["checks"]
                 ],

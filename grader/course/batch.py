@@ -1,12 +1,14 @@
-"""`grader batch`: grade many submission folders in parallel, one CSV row each, resumable and stoppable.
+"""`grader batch`: grade many uploads in parallel, one CSV row each, resumable and stoppable.
 
-A rerun grades the folders without a row and regrades those whose files changed since their row
-(the row's sha256 columns); --force regrades every folder, --regrade FOLDER the named ones. Ctrl-C ends
-the running checks at once, keeps every finished row, and says how many are left.
+Each folder (or zip, or LMS file) given is taken in by grader.sandbox.intake: its student from its own
+name, its five modules found wherever the upload put them (zips unpacked, no link followed, every size
+bounded), and graded from a private copy of them. A rerun grades the students without a row and regrades
+those whose files changed since their row (the row's sha256 columns); --force regrades every one,
+--regrade FOLDER the named ones. Ctrl-C ends the running checks at once, keeps every finished row, and
+says how many are left.
 """
 
 import csv
-import hashlib
 import os
 import signal
 import tempfile
@@ -17,10 +19,12 @@ from pathlib import Path
 
 import click
 
-from grader.course.rows import COLUMNS, MODULE_SHA, filed, modules_folder, row, shown
-from grader.paths import KIT_ROOT, MODULES
-from grader.sandbox import isolation, launcher
-from grader.sandbox.private import NotRegular, read_module
+from grader import outlet
+from grader.course import rows as rowing
+from grader.course.rows import COLUMNS, MODULE_SHA
+from grader.paths import KIT_ROOT
+from grader.sandbox import intake, isolation, launcher
+from grader.sandbox.intake import Upload
 
 SUBMISSION_SECONDS = 300.0  # the most one submission may take, whatever it does
 OUTPUT_KEPT = 64 << 10  # bytes of a check's output kept for its row's reason
@@ -46,28 +50,18 @@ def batch(
     if problem:
         click.echo(problem, err=True)
         return 2
-    named = [_key(d) for d in regrade]
-    folders = list(dict.fromkeys([_key(d) for d in dirs] + named))  # a link keeps its own name
+    uploads = intake.uploads([*dirs, *regrade])  # one per student, in the order given
+    named = {upload.key for upload in intake.uploads(regrade)}
     rows = read_rows(csv_file)
-    todo, changed = plan(folders, rows, force, set(named))
-    click.echo(planned(todo, changed, len(folders), csv_file, jobs, force))
+    todo, changed = plan(uploads, rows, force, named)
+    click.echo(planned(todo, changed, len(uploads), csv_file, jobs, force))
     return grade_all(todo, rows, csv_file, jobs, timeout)
 
 
-def _key(folder) -> str:
-    """The folder a row is filed under: the absolute path of the folder holding the five modules."""
-    return str(modules_folder(Path(folder).absolute()))
-
-
-def file_hashes(folder: Path) -> dict[str, str]:
-    """Each module's sha256 as the CSV's columns name them ("" for one that cannot be read)."""
-    hashes = {}
-    for name, column in zip(MODULES, MODULE_SHA):
-        try:
-            hashes[column] = hashlib.sha256(read_module(folder, name)).hexdigest()
-        except NotRegular:
-            hashes[column] = ""
-    return hashes
+def file_hashes(upload: Upload) -> dict[str, str]:
+    """Each module's sha256 as the CSV's columns name them ("" for one the upload does not give)."""
+    found = intake.take(upload).hashes()
+    return {column: found.get(column.removesuffix(" sha256"), "") for column in MODULE_SHA}
 
 
 def said(row: dict) -> str:
@@ -77,17 +71,17 @@ def said(row: dict) -> str:
     return f"{row['status']}, {row['total']} points"
 
 
-def plan(folders: list[str], rows: list[dict], force: bool, named: set) -> tuple[list[str], list[str]]:
-    """(the folders to grade, those of them regraded because their files changed since their row)."""
-    kept = {r["folder"]: r for r in rows}
+def plan(uploads: list[Upload], rows: list[dict], force: bool, named: set) -> tuple[list[Upload], list[Upload]]:
+    """(the uploads to grade, those of them regraded because their files changed since their row)."""
+    kept = {r["student"]: r for r in rows}
     todo, changed = [], []
-    for folder in folders:
-        old = kept.get(filed(folder))
-        if old is None or force or folder in named or old.get("status") == "fault":  # a fault of the grader's is no grade
-            todo.append(folder)
-        elif any(old.get(column, "") != now for column, now in file_hashes(Path(folder)).items()):
-            todo.append(folder)
-            changed.append(folder)
+    for upload in uploads:
+        old = kept.get(rowing.key(upload))
+        if old is None or force or upload.key in named or old.get("status") == "fault":  # a fault of the grader's is no grade
+            todo.append(upload)
+        elif any(old.get(column, "") != now for column, now in file_hashes(upload).items()):
+            todo.append(upload)
+            changed.append(upload)
     return todo, changed
 
 
@@ -98,25 +92,25 @@ def planned(todo: list, changed: list, total: int, csv_file: Path, jobs: int, fo
     if force:
         line = f"{len(todo)} to grade (--force: every folder, rows already in {csv_file} replaced), {jobs} at a time."
     if changed:
-        names = ", ".join(shown(Path(f).name if Path(f).name != "exercises" else Path(f).parent.name) for f in changed[:10])
+        names = ", ".join(upload.key for upload in changed[:10])
         more = f" and {len(changed) - 10} more" if len(changed) > 10 else ""
         line += f"\nRegrading {len(changed)} whose files changed since their row: {names}{more}."
     return line
 
 
-def grade_all(todo: list[str], rows: list[dict], csv_file: Path, jobs: int, timeout: float) -> int:
+def grade_all(todo: list[Upload], rows: list[dict], csv_file: Path, jobs: int, timeout: float) -> int:
     """Grade the folders, writing the CSV after each; on Ctrl-C stop every check at once and keep the finished rows."""
     running, done = Running(), 0
     pool = ThreadPoolExecutor(max_workers=jobs)
     try:
-        futures = [pool.submit(grade, Path(folder), timeout, running) for folder in todo]
+        futures = [pool.submit(grade, upload, timeout, running) for upload in todo]
         for future in as_completed(futures):
             if (new := future.result()) is None:
                 continue  # stopping: this folder was never started
             put(rows, new)
             write_rows(csv_file, rows)
             done += 1
-            click.echo(f"[{done}/{len(todo)}] {new['student']}: {said(new)}")
+            click.echo(outlet.terminal(f"[{done}/{len(todo)}] {new['student']}: {said(new)}"))
     except KeyboardInterrupt:
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # one Ctrl-C is enough: the rest is ours
         try:
@@ -135,9 +129,9 @@ def grade_all(todo: list[str], rows: list[dict], csv_file: Path, jobs: int, time
 
 
 def put(rows: list[dict], new: dict) -> None:
-    """Put a finished row in place of the folder's old one, or after the others."""
+    """Put a finished row in place of the student's old one, or after the others."""
     for at, old in enumerate(rows):
-        if old["folder"] == new["folder"]:
+        if old["student"] == new["student"]:
             rows[at] = new
             return
     rows.append(new)
@@ -188,18 +182,26 @@ class Running:
                 child.end()
 
 
-def grade(folder: Path, timeout: float, running: Running | None = None) -> dict | None:
-    """One submission's row, from `grader check` run in its own process with a time bound; None once stopping."""
+def grade(upload: Upload, timeout: float, running: Running | None = None) -> dict | None:
+    """One upload's row: its modules as the intake took them, checked by `grader check` in its own process with a time
+    bound, from a private copy; the intake's reason when it took none. None once stopping."""
     if running and running.stopping:
         return None
-    hashes = file_hashes(folder)  # the row's, when the check could not say which files it graded
+    submission = intake.take(upload)
+    if submission.problem:
+        return rowing.refused(submission)
+    hashes = {f"{name} sha256": digest for name, digest in submission.hashes().items()}  # the row's, whatever the check says
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as scratch:
+        folder = Path(scratch) / "submission"
+        folder.mkdir()
+        for name, data in submission.modules.items():
+            (folder / name).write_bytes(data)
         result = Path(scratch) / "result.json"
         start = time.monotonic()
         returncode, output, timed_out = run_check(folder, result, timeout, running)
         seconds = time.monotonic() - start
-        cells = row(folder, returncode, result, output, timed_out, timeout, seconds)
-    return {**hashes, **{k: v for k, v in cells.items() if v or k not in hashes}, "seconds": f"{seconds:.1f}"}
+        cells = rowing.row(upload, returncode, result, output, timed_out, timeout, seconds)
+    return {**cells, **hashes, "seconds": f"{seconds:.1f}"}
 
 
 def run_check(folder: Path, result: Path, timeout: float, running: Running | None = None) -> tuple[int | None, str, bool]:
@@ -223,11 +225,11 @@ def run_check(folder: Path, result: Path, timeout: float, running: Running | Non
 
 
 def read_rows(csv_file: Path) -> list[dict]:
-    """The rows already written, so a rerun skips their folders."""
+    """The rows already written, so a rerun skips their students."""
     if not csv_file.exists():
         return []
     with csv_file.open(newline="", encoding="utf-8") as f:
-        return [dict(r) for r in csv.DictReader(f) if r.get("folder")]
+        return [dict(r) for r in csv.DictReader(f) if r.get("student")]
 
 
 def write_rows(csv_file: Path, rows: list[dict]) -> None:

@@ -16,6 +16,7 @@ from grader.check.results import score_all_or_nothing
 from grader.course import gradescope_results as gs
 from grader.course.batch import SUBMISSION_SECONDS, run_check
 from grader.paths import KIT_ROOT
+from grader.sandbox import intake
 
 ROOT_VAR = "ATTENTION_BY_HAND_AUTOGRADER_ROOT"  # tests point it at a folder laid out like /autograder
 DEFAULT_ROOT = "/autograder"
@@ -87,7 +88,7 @@ def autograde(root: Path | None = None, timeout: float = SUBMISSION_SECONDS) -> 
     start = time.monotonic()
     try:
         with tempfile.TemporaryDirectory(prefix="grader-gradescope-") as scratch:
-            results = grade(root / "submission", Path(scratch), timeout, start)
+            results = grade(root, Path(scratch), timeout, start)
     except Exception as error:  # a bug here must still leave results for the student
         traceback.print_exc(file=sys.stdout)
         results = gs.not_graded(f"The autograder failed ({type(error).__name__}). {gs.FAULT}", {}, time.monotonic() - start)
@@ -96,20 +97,26 @@ def autograde(root: Path | None = None, timeout: float = SUBMISSION_SECONDS) -> 
     return 0
 
 
-def grade(submission: Path, scratch: Path, timeout: float, start: float) -> dict:
-    """The results for a submission: its five modules copied to scratch, checked by `grader check` in its own process."""
-    found = gs.locate(submission) if submission.is_dir() else f"Gradescope gave the autograder no submission folder. {gs.FAULT}"
-    contents = gs.read_modules(found) if isinstance(found, Path) else found
-    if isinstance(contents, str):
-        print(contents)
-        return gs.not_graded(contents, {}, time.monotonic() - start)
+def grade(root: Path, scratch: Path, timeout: float, start: float) -> dict:
+    """The results for ROOT/submission: its five modules as the intake took them, copied to scratch, checked by
+    `grader check` in its own process."""
+    if not (root / "submission").is_dir():
+        reason = f"Gradescope gave the autograder no submission folder. {gs.FAULT}"
+        print(reason)
+        return gs.not_graded(reason, {}, time.monotonic() - start)
+    submission = intake.take(intake.gradescope(root))
+    if submission.problem:
+        print(submission.problem)
+        return gs.not_graded(submission.problem, {}, time.monotonic() - start)
     folder = scratch / "submission"
     folder.mkdir()
-    for name, data in contents.items():
+    for name, data in submission.modules.items():
         (folder / name).write_bytes(data)
-    extra = {"graded_folder": gs.place(submission, found), "submitted_sha256": gs.sha256(contents)}
+    extra = {"graded_folder": submission.where, "submitted_sha256": submission.hashes()}
+    student = {"id": submission.upload.student_id, "name": submission.upload.student_name}
+    extra |= {"student": student} if any(student.values()) else {}
     result = scratch / "check.json"
-    chosen = settings(submission.parent)
+    chosen = settings(root)
     if chosen["all_or_nothing"]:
         score_all_or_nothing()  # for the `grader check` below, this container's one grading
     returncode, output, timed_out = run_check(folder, result, timeout)

@@ -1,83 +1,12 @@
-"""What Gradescope gets: the five modules found in a submission, and results.json made from the check JSON."""
+"""What Gradescope gets: results.json made from the check JSON (grader.sandbox.intake finds the submission's modules)."""
 
-import hashlib
-import os
-from pathlib import Path
-
+from grader import outlet
 from grader.exercises import EXERCISES
-from grader.paths import MODULES
-from grader.sandbox.private import NotRegular, read_module
-from grader.sandbox.worker.codec import shown
 
-FILES = tuple(f"{name}.py" for name in MODULES)
-SKIPPED_FOLDERS = {"__MACOSX", "__pycache__", ".grader", ".git"}  # never a student's modules
-UPLOAD = (
-    "Upload your five files (" + ", ".join(FILES) + ") directly, or your exercises/ folder holding them, "
-    "and nothing else that holds copies of them."
-)
 FAULT = (
     "This is a fault of the autograder, not something to fix in your code: please report it to your "
     "instructor, who can see the details. Your submission was not graded."
 )
-
-
-def locate(submission: Path) -> Path | str:
-    """The one folder of the submission that holds the five modules, or what to tell the student."""
-    holders = modules_found(submission)
-    complete = [folder for folder, found in holders.items() if len(found) == len(FILES)]
-    if len(complete) == 1:
-        return complete[0]
-    if complete:
-        places = "; ".join(place(submission, folder) for folder in complete)
-        return f"Your submission holds the five modules in {len(complete)} places: {places}. {UPLOAD}"
-    if not holders:
-        return f"No module of the exercise is in your submission. It holds: {listing(submission)}. {UPLOAD}"
-    lines = ["Your submission does not hold all five modules in one folder."]
-    for folder, found in holders.items():
-        missing = ", ".join(name for name in FILES if name not in found)
-        lines.append(f"In {place(submission, folder)}: {', '.join(sorted(found))}; missing {missing}.")
-    return "\n".join(lines + [UPLOAD])
-
-
-def modules_found(submission: Path) -> dict[Path, set[str]]:
-    """Each folder of the submission that holds any of the five module files, with the ones it holds."""
-    holders = {}
-    for folder, subfolders, files in os.walk(submission):  # symbolic links to folders are not followed
-        subfolders[:] = sorted(name for name in subfolders if name not in SKIPPED_FOLDERS)
-        found = {name for name in files if name in FILES}
-        if found:
-            holders[Path(folder)] = found
-    return holders
-
-
-def place(submission: Path, folder: Path) -> str:
-    """Where a folder is, as the student sees their upload."""
-    relative = folder.relative_to(submission)
-    return "the top of your submission" if relative == Path(".") else f"{relative}/"
-
-
-def listing(submission: Path, most: int = 20) -> str:
-    """The submission's files, as paths inside it, at most this many."""
-    paths = sorted(str(p.relative_to(submission)) for p in submission.rglob("*") if p.is_file() or p.is_symlink())
-    if not paths:
-        return "no files at all"
-    return ", ".join(paths[:most]) + (f" and {len(paths) - most} more" if len(paths) > most else "")
-
-
-def read_modules(folder: Path) -> dict[str, bytes] | str:
-    """The five files' contents, or what to tell the student when one is not a plain file."""
-    contents = {}
-    for name in FILES:
-        try:
-            contents[name] = read_module(folder, name.removesuffix(".py"))  # the one reader: a link refused as it is opened
-        except NotRegular:
-            return f"{name} in your submission is a link or not a plain file: upload the file itself. {UPLOAD}"
-    return contents
-
-
-def sha256(contents: dict[str, bytes]) -> dict[str, str]:
-    """Each file's sha256, to tell later which files were graded."""
-    return {name: hashlib.sha256(data).hexdigest() for name, data in contents.items()}
 
 
 HIDDEN_VISIBILITIES = ("hidden", "after_due_date", "after_published")  # Gradescope's, for the hidden checks' names and messages
@@ -152,14 +81,14 @@ def not_graded(reason: str, extra: dict, seconds: float) -> dict:
 
 def entry(name: str, score: float, max_score: float, output: str) -> dict:
     """One test of results.json, always shown to the student."""
-    return {"name": name, "score": float(score), "max_score": float(max_score), "output": shown(output), "visibility": "visible"}
+    return {"name": name, "score": float(score), "max_score": float(max_score), "output": outlet.terminal(output), "visibility": "visible"}
 
 
 def document(score: float, output: str, tests: list[dict], extra: dict, seconds: float) -> dict:
-    """The whole results.json; outputs as plain text, since they quote file names and values the student chose."""
+    """The whole results.json; outputs as plain text (outlet.terminal), since they quote names and values the student chose."""
     return {
         "score": float(score),
-        "output": shown(output),
+        "output": outlet.terminal(output),
         "output_format": "text",
         "test_output_format": "text",
         "execution_time": round(seconds),

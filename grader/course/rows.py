@@ -1,76 +1,70 @@
-"""What `grader batch` grades and writes: each folder's modules and student, and its CSV row from `grader check`.
+"""What `grader batch` writes: one CSV row per upload, keyed by the student as the route's top level names them.
 
-Every text cell is data: a name that is not UTF-8 is shown with its bytes escaped (Jos\\xe9), and a cell a
-spreadsheet would run as a formula (OWASP's CSV-injection rule: = + - @, tab, carriage return first) gets
-a leading apostrophe.
+Every row is made here: from `grader check`'s JSON, for an upload the intake refused, for a check stopped. The
+key is the student's name relative to the batch's folders (grader.sandbox.intake: a folder's own name, nbgrader's
+STUDENT), never an absolute path, so rows made on two machines can be joined; the student's id and name, where the
+route gives them (Moodle's and Canvas's names, nbgrader's ids), are columns of their own. Every cell leaves through
+grader.outlet.csv_cell: controls escaped, no line a spreadsheet would run.
 """
 
 import json
-import re
+import os
 import signal
 from pathlib import Path
 
+from grader import outlet
 from grader.exercises import NAMES
 from grader.paths import MODULES
+from grader.sandbox.intake import Submission, Upload
 
 MODULE_SHA = tuple(f"{name}.py sha256" for name in MODULES)
 # for the class report: each exercise's status, every check that failed, the known mistakes named
 CHECK_COLUMNS = ("exercise statuses", "failed checks", "mistakes")
-COLUMNS = ("student", "folder", "status", *NAMES, "total", "isolation", "seconds", "reason", *MODULE_SHA, *CHECK_COLUMNS)
-MISTAKE = re.compile(r"This looks like a known mistake: (.+?)\.?$", re.M)
-NBGRADER_FOLDERS = ("submitted", "autograded")  # nbgrader's COURSE/submitted/STUDENT/ASSIGNMENT layout
-TEXT_COLUMNS = ("student", "folder", "status", "isolation", "reason", "mistakes")
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # OWASP: what makes a spreadsheet read a cell as a formula
+IDENTITY = ("student", "student id", "student name", "folder")  # the key; the route's id and name; where the upload was
+COLUMNS = (*IDENTITY, "status", *NAMES, "total", "isolation", "seconds", "reason", *MODULE_SHA, *CHECK_COLUMNS)
 
 
-def shown(text: str) -> str:
-    """A file name as text that can be written anywhere: bytes that were not UTF-8 (kept by surrogateescape) as \\xNN."""
-    try:
-        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    except UnicodeEncodeError:  # a lone surrogate that no file name decoded to: escaped as it is
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def inert(text: str) -> str:
-    """A CSV cell no spreadsheet runs: one that starts like a formula gets a leading apostrophe."""
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
-
-
-def filed(folder) -> str:
-    """A folder as its row's folder cell names it, so a rerun finds the row again (a name not UTF-8 included)."""
-    return inert(shown(str(folder)))
-
-
-def safe(cells: dict) -> dict:
-    """The row with its text cells shown faithfully and inert."""
-    return cells | {name: inert(shown(str(cells[name]))) for name in TEXT_COLUMNS if name in cells}
+shown = outlet.name  # the similarity report's (grader/course/similarity.py), until it reads uploads through the intake
 
 
 def modules_folder(folder: Path) -> Path:
-    """The folder holding the five modules: the folder itself, or its exercises/ (nbgrader's layout)."""
+    """The folder holding the five modules: the folder itself, or its exercises/ (the similarity report's, as above)."""
     inner = folder / "exercises"
     if not (folder / "scores.py").exists() and inner.is_dir():
         return inner
     return folder
 
 
-def student_of(folder: Path) -> str:
-    """Who a folder belongs to: nbgrader's STUDENT in COURSE/submitted/STUDENT/ASSIGNMENT[/exercises], else its name."""
-    base = folder.parent if folder.name == "exercises" else folder
-    if base.parent.parent.name in NBGRADER_FOLDERS:
-        return base.parent.name
-    return base.name
+def key(upload: Upload) -> str:
+    """The student cell of an upload's row, as written: what a rerun finds the row by."""
+    return outlet.csv_cell(upload.key)
 
 
-def row(folder: Path, returncode, result: Path, output: str, timed_out: bool, timeout: float, seconds: float) -> dict:
-    """The CSV row for one finished `grader check`, every text cell safe to write and to open in a spreadsheet."""
-    return safe(raw_row(folder, returncode, result, output, timed_out, timeout, seconds))
+def identity(upload: Upload) -> dict:
+    """The cells that say whose row it is: the key, the student's id and name, and the upload's folder on this machine."""
+    folders = "; ".join(outlet.name(os.fsencode(source.path)) for source in upload.sources)
+    return {"student": upload.key, "student id": upload.student_id, "student name": upload.student_name, "folder": folders}
 
 
-def raw_row(folder: Path, returncode, result: Path, output: str, timed_out: bool, timeout: float, seconds: float) -> dict:
+def written(cells: dict) -> dict:
+    """The row with every cell as a spreadsheet may open it (outlet.csv_cell)."""
+    return {name: outlet.csv_cell(str(value)) for name, value in cells.items()}
+
+
+def refused(submission: Submission) -> dict:
+    """The row of an upload the intake would not take: no points, and why, in the words the student would read."""
+    base = identity(submission.upload) | {name: "" for name in NAMES} | {f"{name} sha256": "" for name in (f"{m}.py" for m in MODULES)}
+    return written(base | {"status": "unreadable", "total": "0.0", "reason": submission.problem, "seconds": "0.0"})
+
+
+def row(upload: Upload, returncode, result: Path, output: str, timed_out: bool, timeout: float, seconds: float) -> dict:
+    """The CSV row for one finished `grader check`, every cell safe to write and to open in a spreadsheet."""
+    return written(raw_row(upload, returncode, result, output, timed_out, timeout, seconds))
+
+
+def raw_row(upload: Upload, returncode, result: Path, output: str, timed_out: bool, timeout: float, seconds: float) -> dict:
     """The CSV row for one finished `grader check`, as the names and messages came."""
-    folder = Path(folder)
-    base = {"student": student_of(folder), "folder": str(folder), **{name: "" for name in NAMES}, "total": "0.0"}
+    base = identity(upload) | {name: "" for name in NAMES} | {"total": "0.0"}
     last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "")
     if timed_out:
         return base | {"status": "timeout", "reason": f"grading took longer than {timeout:g} s and was stopped"}
@@ -113,14 +107,15 @@ def graded(report: dict, points: dict, total: float) -> dict:
 
 
 def check_cells(report: dict) -> dict:
-    """Each exercise's status, the checks that failed (their ids), and the known mistakes their messages name, once each.
+    """Each exercise's status, the checks that failed (their ids), and the known mistakes they named, once each.
 
     A check stopped by an import error, a hang or a crash is no failure of its property: its exercise's status says error.
+    The mistakes are the checks' own field (named where the diagnosis is made), never read out of a message.
     """
     statuses = " ".join(f"{e['name']}:{e['status']}" for e in report["exercises"])
     checks = [check for exercise in report["exercises"] for check in exercise.get("checks", [])]
     failed = [str(check["id"]) for check in checks if check.get("status") == "failed"]
-    named = [m.strip() for check in checks if check.get("status") != "passed" for m in MISTAKE.findall(str(check.get("message", "")))]
+    named = [str(check["mistake"]) for check in checks if check.get("status") != "passed" and check.get("mistake")]
     return {"exercise statuses": statuses, "failed checks": " ".join(failed), "mistakes": "; ".join(dict.fromkeys(named))}
 
 

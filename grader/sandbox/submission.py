@@ -3,8 +3,8 @@
 from pathlib import Path
 
 from grader.paths import EXERCISES_DIR, MODULES, SOLUTIONS_DIR, default_submission
+from grader.sandbox import intake
 from grader.sandbox.errors import SubmissionError
-from grader.sandbox.private import NotRegular, regular
 
 
 def find_submission(submission: Path | None = None, solutions: bool = False) -> Path:
@@ -26,8 +26,8 @@ def find_submission(submission: Path | None = None, solutions: bool = False) -> 
         raise SubmissionError(f"{folder} is the kit's own reference folder: to check it, run grader check --solutions.")
     for name in MODULES:
         try:
-            regular(folder, name)  # a look, not a read: the run's snapshot reads each file once
-        except NotRegular as error:
+            intake.check_module(folder, name)  # a look, not a read (regular, within a module's size): the snapshot reads it once
+        except intake.Refused as error:
             raise SubmissionError(f"In {folder}: {error}.") from None
     return folder.resolve()
 

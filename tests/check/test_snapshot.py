@@ -101,14 +101,14 @@ def test_the_reader_refuses_a_link_and_does_not_block_on_a_fifo(folder):
 
 
 def test_a_link_swapped_in_after_the_look_is_refused_by_check(folder, monkeypatch):
-    import grader.sandbox.submission as submission
+    from grader.sandbox import intake
 
     def look_then_swap(where, name):
         if name == "training":
             (folder / "scores.py").unlink()
             (folder / "scores.py").symlink_to(SOLUTIONS_DIR / "scores.py")
 
-    monkeypatch.setattr(submission, "regular", look_then_swap)
+    monkeypatch.setattr(intake, "check_module", look_then_swap)
     run = CliRunner().invoke(main, ["check", "scores", "--submission", str(folder)])
     assert run.exit_code == 2 and "scores.py is a symbolic link" in run.output
 

@@ -25,6 +25,7 @@ from grader.course.rows import COLUMNS, row
 from grader.course.stubs import write_stubs
 from grader.exercises import NAMES
 from grader.paths import KIT_ROOT, SOLUTIONS_DIR
+from grader.sandbox import intake
 from grader.sandbox.tree import end_processes
 
 HOSTILE = Path(__file__).resolve().parents[1] / "hostile"
@@ -40,6 +41,12 @@ def make(root: Path, name: str, base: Path = SOLUTIONS_DIR, case: str | None = N
     for module, source in modules.items():
         (folder / f"{module}.py").write_text(source)
     return folder
+
+
+def upload(path) -> intake.Upload:
+    """The upload batch makes of one path."""
+    (made,) = intake.uploads([Path(path)])
+    return made
 
 
 def rows_of(csv_file: Path) -> list[dict]:
@@ -144,21 +151,22 @@ def test_rows_from_the_checks_json(tmp_path):
         "checks": [{"id": "softmax.rows", "status": "error", "message": "softmax did not return within 10 s\nmore"}],
     }
     result.write_text(json.dumps({"total": {"points": 40.0, "max_points": 100.0}, "exercises": exercises}))
-    graded = row("/s", 1, result, "", False, 300, 1)
+    graded = row(upload("/s"), 1, result, "", False, 300, 1)
     assert graded["status"] == "graded" and graded["softmax"] == "0.0" and graded["total"] == "40.0"
     assert graded["reason"] == "softmax error: softmax did not return within 10 s"
     assert graded["exercise statuses"] == "scores:passed masking:passed softmax:error heads:passed training:passed"
     assert graded["failed checks"] == ""  # a check stopped by a hang is no failure of its property: its exercise says error
     result.write_text('{"total": ')  # a torn or missing result is an error, never a pass
-    assert row("/s", 0, result, "last words\n", False, 300, 1)["status"] == "error"
-    assert row("/s", 2, tmp_path / "none.json", "Cannot check: no such folder\n", False, 300, 1)["reason"] == "Cannot check: no such folder"
+    assert row(upload("/s"), 0, result, "last words\n", False, 300, 1)["status"] == "error"
+    refused = row(upload("/s"), 2, tmp_path / "none.json", "Cannot check: no such folder\n", False, 300, 1)
+    assert refused["reason"] == "Cannot check: no such folder"
 
 
 def test_write_rows_replaces_the_file_in_one_step(tmp_path):
     csv_file = tmp_path / "grades.csv"
-    write_rows(csv_file, [{"folder": "/a", "status": "passed"}])
-    write_rows(csv_file, [{"folder": "/a", "status": "passed"}, {"folder": "/b", "status": "error"}])
-    assert [r["folder"] for r in rows_of(csv_file)] == ["/a", "/b"]
+    write_rows(csv_file, [{"student": "a", "status": "passed"}])
+    write_rows(csv_file, [{"student": "a", "status": "passed"}, {"student": "b", "status": "error"}])
+    assert [r["student"] for r in rows_of(csv_file)] == ["a", "b"]
     assert [p.name for p in tmp_path.iterdir()] == ["grades.csv"]
 
 
@@ -180,7 +188,8 @@ def test_nbgrader_folders_are_rows_keyed_by_student_with_each_files_sha256(tmp_p
     assert sorted(rows) == ["ada", "grace"] and "ada: passed" in result.output and "grace: passed" in result.output
     digest = hashlib.sha256((SOLUTIONS_DIR / "softmax.py").read_bytes()).hexdigest()
     for found in rows.values():
-        assert found["folder"].endswith("exercises") and found["softmax.py sha256"] == digest
+        assert found["folder"].endswith("attention-by-hand") and found["student id"] == found["student"]
+        assert found["softmax.py sha256"] == digest
         assert found["isolation"] in ("namespaces", "user") and "reference solution, byte for byte" in found["reason"]
 
 
@@ -216,15 +225,15 @@ def test_a_rerun_regrades_a_row_whose_files_changed_and_says_so(tmp_path, capsys
 def test_force_regrades_every_folder_and_regrade_the_named_ones(tmp_path, pristine):
     from grader.course.batch import file_hashes, plan
 
-    folders = [str(make(tmp_path, name, base=pristine)) for name in ("one", "two", "three")]
-    rows = [{"folder": f, **file_hashes(Path(f))} for f in folders]
-    assert plan(folders, rows, force=False, named=set()) == ([], [])
-    assert plan(folders, rows, force=True, named=set()) == (folders, [])
-    assert plan(folders, rows, force=False, named={folders[1]}) == ([folders[1]], [])
-    (Path(folders[2]) / "heads.py").write_text("# changed\n")
-    assert plan(folders, rows, force=False, named=set()) == ([folders[2]], [folders[2]])
-    rows[0]["scores.py sha256"] = ""  # a row from before the sha256 columns: graded again
-    assert plan(folders, rows, force=False, named=set())[0] == [folders[0], folders[2]]
+    folders = intake.uploads(make(tmp_path, name, base=pristine) for name in ("one", "two", "three"))
+    kept = [{"student": rows.key(f), **file_hashes(f)} for f in folders]
+    assert plan(folders, kept, force=False, named=set()) == ([], [])
+    assert plan(folders, kept, force=True, named=set()) == (folders, [])
+    assert plan(folders, kept, force=False, named={"two"}) == ([folders[1]], [])
+    (tmp_path / "three" / "heads.py").write_text("# changed\n")
+    assert plan(folders, kept, force=False, named=set()) == ([folders[2]], [folders[2]])
+    kept[0]["scores.py sha256"] = ""  # a row from before the sha256 columns: graded again
+    assert plan(folders, kept, force=False, named=set())[0] == [folders[0], folders[2]]
 
 
 @pytest.mark.slow
@@ -277,7 +286,7 @@ def test_a_row_the_grader_failed_on_is_no_grade_and_the_next_run_regrades_it(tmp
     }
     result = tmp_path / "result.json"
     result.write_text(json.dumps(report), encoding="utf-8")
-    faulted = rows.raw_row(tmp_path / "ada", 1, result, "", False, 60.0, 2.0)
+    ada = upload(tmp_path / "ada")
+    faulted = rows.raw_row(ada, 1, result, "", False, 60.0, 2.0)
     assert faulted["status"] == "fault" and "could not finish" in faulted["reason"] and "fault in the grader" in batches.said(faulted)
-    folder = str(tmp_path / "ada")
-    assert batches.plan([folder], [{**faulted, "folder": folder}], False, set()) == ([folder], [])
+    assert batches.plan([ada], [faulted], False, set()) == ([ada], [])

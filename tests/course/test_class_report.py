@@ -18,6 +18,7 @@ from grader.course.rows import COLUMNS, row
 from grader.course.similarity import MIN_TOKENS, TOP
 from grader.exercises import EXERCISES
 from grader.paths import MODULES, SOLUTIONS_DIR
+from grader.sandbox import intake
 
 MISTAKE = "exp without subtracting each row's maximum first (it overflows past 709)"
 
@@ -29,6 +30,9 @@ def check_json(path, failing: dict[str, str], stopped: str = "", stubs: str = ""
     for exercise in EXERCISES:
         ids = [f"{exercise.name}.one", f"{exercise.name}.two"] + [i for i in failing if i.startswith(exercise.name + ".")]
         checks = [{"id": i, "status": "failed" if i in failing else "passed", "message": failing.get(i, "")} for i in dict.fromkeys(ids)]
+        for check in checks:  # a known mistake is the check's own field, as the checks name it
+            if MISTAKE in check["message"]:
+                check["mistake"] = MISTAKE
         points = exercise.points if not any(i in failing for i in ids) else exercise.points / 2
         status = "passed" if points == exercise.points else "failed"
         if exercise.name in (stopped, stubs):
@@ -36,6 +40,12 @@ def check_json(path, failing: dict[str, str], stopped: str = "", stubs: str = ""
             checks = [{"id": i, "status": status, "message": "cannot be imported"} for i in ids]
         exercises.append({"name": exercise.name, "status": status, "points": points, "max_points": exercise.points, "checks": checks})
     path.write_text(json.dumps({"exercises": exercises, "total": {"points": sum(e["points"] for e in exercises)}, "isolation": "user"}))
+
+
+def upload(path):
+    """The upload batch makes of one folder."""
+    (made,) = intake.uploads([path])
+    return made
 
 
 def batch_csv(tmp_path):
@@ -51,8 +61,8 @@ def batch_csv(tmp_path):
     for number, (student, (failing, stopped)) in enumerate(classes.items()):
         result = tmp_path / f"{number}.json"
         check_json(result, failing, stopped, stubs="training" if student == "dee" else "")
-        rows.append(row(tmp_path / student, 1, result, "", False, 300, 1.0) | {"seconds": f"{number + 1}.5"})
-    rows.append(row(tmp_path / "ivy", 2, tmp_path / "none.json", "Cannot check: no modules", False, 300, 0.5) | {"seconds": "0.5"})
+        rows.append(row(upload(tmp_path / student), 1, result, "", False, 300, 1.0) | {"seconds": f"{number + 1}.5"})
+    rows.append(row(upload(tmp_path / "ivy"), 2, tmp_path / "none.json", "Cannot check: no modules", False, 300, 0.5) | {"seconds": "0.5"})
     path = tmp_path / "grades.csv"
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")

@@ -97,6 +97,25 @@ def test_a_cell_that_allocates_gigabytes_fails_there_and_the_run_goes_on(tmp_pat
     assert texts(cells)[2] == "after\n", texts(cells)
 
 
+FLOODS = {
+    "prints": "while True:\n    print('x' * 100_000)",
+    "displays": "from IPython.display import HTML, display\nwhile True:\n    display(HTML('<b>x</b>' * 10_000))",
+}
+
+
+@pytest.mark.parametrize("confinement", [pytest.param("bwrap", marks=confined()), "none"])
+@pytest.mark.parametrize("flood", sorted(FLOODS))
+def test_a_cell_that_floods_its_output_is_stopped_at_the_bound_as_it_runs(tmp_path, monkeypatch, confinement, flood):
+    """The attack: nbgrader kept every output two cells printed for 50 s (1.8 GiB); the limit ran after the cell."""
+    clock = time.monotonic()
+    cells = run_cells(tmp_path, monkeypatch, confinement, [FLOODS[flood]])
+    said, kept = texts(cells), sum(len(str(output)) for output in cells[1].outputs)
+    # messages past MESSAGE_BYTES (an unconfined kernel's prints flush 40 MB at once) are dropped unread: then the cell's time ends it
+    stopped = "sent more than 4 MiB of output, so the kernel was ended" if flood == "displays" else "Autograde stopped the notebook here"
+    assert stopped in said[1] and said[2] == "", said[1][-300:]
+    assert kept < execute.CELL_OUTPUT + (1 << 20) and time.monotonic() - clock < allowed(TIMEOUT + 20)
+
+
 ORPHAN = """
 import subprocess, time, psutil
 from grader.course.nbgrader import execute

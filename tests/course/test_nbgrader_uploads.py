@@ -3,11 +3,14 @@
 One course, one LMS download (Moodle's layout) holding the shapes uploads come in: the assignment folder
 zipped, the five modules flat beside the notebook, the five modules without the notebook, only a file the
 kit does not grade, a notebook that is not JSON, a notebook whose graded cells were re-flagged, and a
-notebook whose markdown and outputs carry HTML and JavaScript. autograde, generate_feedback and export
-then run as the instructor guide says; each gradebook score must be what `grader batch` gives the files.
+notebook whose markdown and outputs carry HTML and JavaScript; and three attacks: a zip holding a folder
+named like a classmate's, a zip of zips that unpacks past the bounds, and only a link. zip_collect (with
+the README's pattern), autograde, generate_feedback and export then run as the instructor guide says; each
+gradebook score must be what `grader batch` gives the files.
 """
 
 import csv
+import io
 import json
 import os
 import subprocess
@@ -34,9 +37,10 @@ pytestmark = [
 
 ASSIGNMENT = "attention-by-hand"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
-LMS_PATTERN = r".*/[^/]+_(?P<student_id>\w+)_assignsubmission_file_/(?P<file_id>.+)"
+LMS_PATTERN = r".*?/[^/]+_(?P<student_id>\w+)_assignsubmission_file_/(?P<file_id>.+)"  # the README's
 SHAPES = ("folder", "flat", "nonotebook")  # the three upload shapes of the issue
-STUDENTS = (*SHAPES, "essay", "broken", "reflagged", "scripter")
+ATTACKS = ("aaron", "bomb", "linker")  # files a classmate's softmax (sorting before it); unpacks past the bounds; only a link
+STUDENTS = (*SHAPES, "essay", "broken", "reflagged", "scripter", *ATTACKS)
 
 NAIVE_SOFTMAX = '''
 import numpy as np
@@ -54,7 +58,10 @@ from IPython.display import HTML, Javascript, display
 display(HTML("<script>{SCRIPT}</script><b onclick='steal()'>bold</b>"))
 display(Javascript("{SCRIPT}"))
 """
-MARKDOWN = f"My notes <script>{SCRIPT}</script> <img src=x onerror='steal()'> [link](javascript:steal())"
+MARKDOWN = (
+    f"My notes <script>{SCRIPT}</script> <img src=x onerror='steal()'> [link](javascript:steal())\n\n"
+    "- a list\n\n  [live](javascript:steal()) ![far](https://elsewhere.example/pixel.png)"  # a blank line in a list item
+)
 
 
 def environment(home: Path) -> dict[str, str]:
@@ -102,10 +109,31 @@ def student_folder(release: Path, folder: Path, student: str) -> None:
     path.write_text(json.dumps(nb), encoding="utf-8")
 
 
+def attack(download: zipfile.ZipFile, prefix: str, student: str) -> None:
+    """An attacker's upload: a classmate's folder inside a zip, a zip of zips past the bounds, or only a link."""
+    inner = io.BytesIO()
+    with zipfile.ZipFile(inner, "w", zipfile.ZIP_DEFLATED) as archive:
+        if student == "aaron":  # named like flat's folder in the LMS download, a softmax that is wrong
+            archive.writestr("Student flat_flat_assignsubmission_file_/exercises/softmax.py", "def softmax(x):\n    return x\n")
+        else:  # 40 MiB of zeros, 40 KiB packed, in a zip inside the upload's zip
+            deep = io.BytesIO()
+            with zipfile.ZipFile(deep, "w", zipfile.ZIP_DEFLATED) as bomb:
+                bomb.writestr("zeros.py", bytes(40 << 20))
+            archive.writestr("deep.zip", deep.getvalue())
+    if student == "linker":  # a link to the classmate's folder, as zip keeps links
+        link = zipfile.ZipInfo(prefix + "exercises")
+        link.external_attr = 0o120777 << 16
+        download.writestr(link, "../Student flat_flat_assignsubmission_file_/exercises")
+        return
+    download.writestr(prefix + "work.zip", inner.getvalue())
+
+
 def upload(download: zipfile.ZipFile, staging: Path, student: str, folder: Path) -> None:
     """The student's upload, as the LMS download holds it."""
     prefix = f"Student {student}_{student}_assignsubmission_file_/"
-    if student == "folder":  # the whole folder as one zip
+    if student in ATTACKS:
+        attack(download, prefix, student)
+    elif student == "folder":  # the whole folder as one zip
         inner = staging / f"{student}.zip"
         with zipfile.ZipFile(inner, "w") as archive:
             for file in sorted(folder.rglob("*")):
@@ -202,23 +230,37 @@ def test_a_notebook_nbgrader_cannot_grade_is_replaced_and_the_modules_graded(cou
     assert "was not graded as submitted" in said and why in said
 
 
-def test_the_students_html_and_javascript_are_not_live_in_the_autograded_notebook_or_the_feedback(course):
+def formgrader_view(course, student: str) -> str:
+    """The autograded notebook as the formgrader renders it for the instructor."""
+    from nbconvert.exporters import HTMLExporter
+    from nbgrader.server_extensions.formgrader import handlers
+
+    exporter = HTMLExporter(template_name="formgrade", extra_template_basedirs=[handlers.template_path])
+    resources = {"assignment_id": ASSIGNMENT, "notebook_id": ASSIGNMENT, "submission_id": "x", "index": 0, "total": 1}
+    resources |= {"base_url": "/", "student": student, "last_name": "", "first_name": "", "notebook_path": "x"}
+    html, _ = exporter.from_filename(str(course["root"] / "autograded" / student / ASSIGNMENT / NOTEBOOK), resources=resources)
+    return html
+
+
+def test_the_students_html_and_javascript_are_not_live_in_the_autograded_notebook_the_feedback_or_the_formgrader(course):
     cells = json.loads(autograded_text(course, "scripter"))["cells"]
     notes = "".join(next(cell for cell in cells if cell.get("id") == "notes")["source"])
-    assert "<script" not in notes and "<img" not in notes and "&lt;script&gt;" in notes  # the student's text kept, as text
+    assert "<script" not in notes and "<img" not in notes and "My notes" in notes and "a list" in notes  # the student's words kept
     shown = [output.get("data", {}) for cell in cells if cell["cell_type"] == "code" for output in cell["outputs"]]
     assert {"text/html", "text/plain"} in [set(data) for data in shown]  # the HTML output kept, cleaned
     assert not [data for data in shown if "application/javascript" in data]
     html = "".join("".join(data.get("text/html", "")) for data in shown)
     assert "<b>bold</b>" in html and "<script" not in html and "onclick" not in html
-    live = Live()
-    live.feed(feedback(course, "scripter"))
-    assert live.found == []  # the student's text is on the page only as text
+    for page in (feedback(course, "scripter"), formgrader_view(course, "scripter")):
+        live = Live()
+        live.feed(page[page.index('id="notebook-container"') :])  # the cells: the formgrader's own buttons have handlers
+        assert live.found == [] and "My notes" in page and "a list" in page  # the student's text is on the page only as text
     assert gradebook_scores(course, "scripter") == {name: float(course["batch"]["flat"][name]) for name in NAMES}
 
 
 class Live(HTMLParser):
-    """What of a page a browser would run: handlers, javascript: links, and scripts holding the student's code."""
+    """What of a page a browser would run or fetch for the student: handlers, javascript: links, scripts holding the
+    student's code, and images from another host."""
 
     def __init__(self):
         super().__init__()
@@ -226,6 +268,7 @@ class Live(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         self.found += [f"<{tag} {name}>" for name, value in attrs if name.startswith("on") or "javascript:" in (value or "")]
+        self.found += [f"<{tag} src={value}>" for name, value in attrs if name == "src" and "elsewhere.example" in (value or "")]
         self.in_script = tag == "script"
 
     def handle_endtag(self, tag):
@@ -244,3 +287,18 @@ def test_a_module_that_is_the_reference_is_said_to_the_instructor_only(course):
     }
     assert said["test_scores"] == {"same_as_reference": True} and said["test_softmax"] == {"same_as_reference": False}
     assert "For the instructor: flat's masking.py, scores.py are byte for byte the kit's reference solution" in course["log"]
+
+
+def test_a_zip_holding_a_folder_named_like_a_classmates_files_nothing_as_the_classmate(course):
+    assert gradebook_scores(course, "flat")["softmax"] == float(course["batch"]["flat"]["softmax"]) > 0
+    assert float(course["export"]["aaron"]["score"]) == 0.0
+
+
+@pytest.mark.parametrize("student, why", [("bomb", "more than 32 MiB"), ("linker", "a link")])
+def test_an_upload_past_the_bounds_or_of_a_link_alone_gets_a_row_saying_why_and_nothing_else(course, student, why):
+    assert float(course["export"][student]["score"]) == 0.0
+    said = feedback(course, student)
+    assert "Your upload was not unpacked" in said and why in said
+    extracted = course["root"] / "downloaded" / ASSIGNMENT / "extracted"
+    assert sum(path.stat().st_size for path in extracted.rglob("*") if path.is_file() and not path.is_symlink()) < 4 << 20
+    assert not [path for path in extracted.rglob("*") if path.is_symlink()]

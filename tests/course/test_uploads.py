@@ -9,7 +9,8 @@ import pytest
 from grader.course.nbgrader import notebook
 from grader.course.nbgrader.autograde import KitNotebookExporter, changed_graded_cells
 from grader.course.nbgrader.collect import file_id, stand_in, what_was_uploaded
-from grader.course.rows import COLUMNS, inert, row, safe, shown
+from grader.course.rows import COLUMNS, row
+from grader.sandbox import intake
 
 
 @pytest.mark.parametrize(
@@ -75,41 +76,49 @@ def test_the_autograde_settings_sanitize_the_students_html():
     assert "grader.course.nbgrader.autograde.SanitizeStudentHTML" in AUTOGRADE and "KitNotebookExporter" in AUTOGRADE
 
 
-@pytest.mark.parametrize("cell", ["=cmd|' -C calc'!A0", "+1+1", "-2+3", "@SUM(A1)", "\tx", "\rx"])
-def test_a_cell_a_spreadsheet_would_run_is_inert(cell):
-    assert inert(cell) == "'" + cell
-
-
-def test_a_name_that_is_not_utf8_is_shown_escaped():
-    name = b"Jos\xe9".decode("utf-8", "surrogateescape")  # as Python gives a Latin-1 folder name
-    assert shown(name) == "Jos\\xe9" and shown("\ud800") == "\\ud800" and shown("José") == "José"
-    assert safe({"student": name, "total": "0.0"}) == {"student": "Jos\\xe9", "total": "0.0"}
-
-
 def test_every_row_is_written_safe(tmp_path):
     folder = tmp_path / b"=Jos\xe9".decode("utf-8", "surrogateescape")
-    cells = row(folder, 2, tmp_path / "none.json", "-cmd output", False, 300, 1.0)
+    (upload,) = intake.uploads([folder])
+    cells = row(upload, 2, tmp_path / "none.json", "-cmd output\n", False, 300, 1.0)
     assert cells["student"] == "'=Jos\\xe9" and cells["reason"] == "'-cmd output" and set(cells) <= set(COLUMNS)
     ",".join(cells.values()).encode("utf-8")  # writable as UTF-8
 
 
-def test_the_students_html_and_scripts_are_escaped_or_dropped():
+def test_the_students_html_and_scripts_are_cleaned_once_and_stored_as_they_show():
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
     from grader.course.nbgrader.autograde import SanitizeStudentHTML
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_markdown_cell(
-            "## Notes\n\nnotes <script>alert(1)</script> <b onclick='x()'>b</b> [l](javascript:x()) <javascript:y>"
+            "## Notes\n\nnotes <script>alert(1)</script> <b onclick='x()'>b</b> [l](javascript:x()) <javascript:y>\n\n"
+            "- a list\n\n  ![far](https://elsewhere.example/x.png) [live](javascript:z())"
         ),
         nbformat.v4.new_code_cell("display(...)"),
     ]
     shown_html = nbformat.v4.new_output("display_data", {"text/html": "<script>alert(2)</script><i>i</i>", "text/plain": "x"})
     script = nbformat.v4.new_output("display_data", {"application/javascript": "alert(3)", "text/plain": "<js>"})
     link = nbformat.v4.new_output("display_data", {"text/markdown": "[l](javascript:x())", "text/plain": "md"})
-    nb.cells[1].outputs = [shown_html, script, link]
+    far = nbformat.v4.new_output("display_data", {"image/png": "iVBOR"}, metadata={"image/png": {"width": "1 onerror=alert(4)"}})
+    nb.cells[1].outputs = [shown_html, script, link, far]
     nb, _ = SanitizeStudentHTML().preprocess(nb, {})
     notes = nb.cells[0].source
-    assert "<h2>Notes" in notes and "notes &lt;script&gt;alert(1)&lt;/script&gt; <b>b</b> <a>l</a>" in notes
-    assert 'href="javascript' not in notes and "<a>javascript:y</a>" in notes  # the link's text kept, not its target
-    assert nb.cells[1].outputs[0].data == {"text/html": "&lt;script&gt;alert(2)&lt;/script&gt;<i>i</i>", "text/plain": "x"}
-    assert nb.cells[1].outputs[1].data == {"text/plain": "<js>"} and nb.cells[1].outputs[2].data == {"text/plain": "md"}
+    assert "\n" not in notes and markdown2html_mistune(notes).strip() == notes  # as the feedback page renders it: as it is
+    assert "<h2>Notes" in notes and "<b>b</b>" in notes and ">l</a>" in notes and "a list" in notes
+    assert not [bad for bad in ("<script", "alert(1)", "onclick", 'href="javascript', "<img", "elsewhere.example") if bad in notes]
+    assert nb.cells[1].outputs[0].data == {"text/html": "<i>i</i>", "text/plain": "x"}
+    assert nb.cells[1].outputs[1].data == {"text/plain": "<js>"}
+    assert set(nb.cells[1].outputs[2].data) == {"text/html", "text/plain"} and "javascript" not in nb.cells[1].outputs[2].data["text/html"]
+    assert nb.cells[1].outputs[3].metadata == {}  # the page writes an image's width into its tag, unquoted
+
+
+@pytest.mark.parametrize("cells, said", [(984, "it has 1,001 cells, more than the 1,000"), (20, "it is larger than 8 MiB")])
+def test_a_notebook_past_its_bounds_is_replaced_before_it_is_read(cells, said):
+    """The attack: a 16 MiB notebook of 200,000 markdown cells held autograde for minutes, 1.3 GiB."""
+    nb = notebook.build("week-4")
+    nb["cells"] = [{"cell_type": "markdown", "metadata": {}, "source": "x" * (1 << 20 if cells == 20 else 1)}] * cells + nb[
+        "cells"
+    ]  # and its 17
+    replaced = exported(json.dumps(nb))
+    assert said in "".join(replaced["cells"][0]["source"]) and len(replaced["cells"]) < 30

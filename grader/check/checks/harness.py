@@ -33,14 +33,15 @@ PRECISION = 1e-8  # of the largest expected entry: float64 in another order diff
 class CheckFailed(AssertionError):
     """A check's verdict on the student's code, with the message the student reads.
 
-    expected and inputs: what the check knew the answer should be, on which input, for `grader try`.
+    expected and inputs: what the check knew the answer should be, on which input, for `grader try`;
+    mistake: the known mistake the output matches, named where the diagnosis is made (the reports' field).
     blame: the function of the exercise the failure is about, when the check knows better than its declaration
     (grader.check.checks.judged): the one a call raised in, or an earlier one the checked function calls.
     """
 
-    def __init__(self, message: str, expected=None, inputs: dict | None = None, blame: str | None = None):
+    def __init__(self, message: str, expected=None, inputs: dict | None = None, blame: str | None = None, mistake: str = ""):
         super().__init__(message)
-        self.expected, self.inputs, self.blame = expected, inputs or {}, blame
+        self.expected, self.inputs, self.blame, self.mistake = expected, inputs or {}, blame, mistake
 
 
 class Halt(BaseException):
@@ -110,7 +111,7 @@ def fail(what: str, inputs: dict, expected=None, got=None, mistake=None, where: 
     shown = values(inputs, expected, got)
     if len("\n".join([what, *shown, *notes]).splitlines()) > MESSAGE_LINES:
         shown = values(inputs, expected, got, brief=True)
-    raise CheckFailed("\n".join([what, *shown, *notes]), expected, inputs, blame)
+    raise CheckFailed("\n".join([what, *shown, *notes]), expected, inputs, blame, mistake[0] if len(mistake) == 1 else "")
 
 
 def values(inputs: dict, expected, got, brief: bool = False) -> list[str]:

@@ -87,7 +87,7 @@ def at_scale(*make):
                 with submission.workers.patient():
                     inner(submission, *(value() for value in make))
             except CheckFailed as failed:
-                raise CheckFailed(f"{SAID}\n{failed}") from None
+                raise CheckFailed(f"{SAID}\n{failed}", mistake=failed.mistake) from None
 
         for name in ("__name__", "__qualname__", "__doc__", "__module__"):
             setattr(check, name, getattr(test, name))

@@ -45,14 +45,18 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
-# The student's HTML and JavaScript (markdown cells, HTML and script outputs) are escaped or dropped by
-# SanitizeStudentHTML (nbconvert's, with bleach) above, so neither the feedback nor the formgrader runs them. A notebook that is not
-# valid JSON, or whose graded cells were changed, is replaced by the kit's with a note: its modules are graded.
+# The student's markdown cells and HTML outputs are cleaned once by SanitizeStudentHTML above (the kit's outlet, nh3:
+# no script, handler, image or javascript: link) and stored so that nothing renders them anew; script outputs are
+# dropped. So neither the feedback nor the formgrader runs or fetches anything of the student's. A notebook that is
+# not valid JSON, past 8 MiB or 1,000 cells, or whose graded cells were changed, is replaced by the kit's with a
+# note: its modules are graded.
 c.Autograde.exporter_class = "grader.course.nbgrader.autograde.KitNotebookExporter"
 # A cell that runs longer than this, or kills its kernel, ends the notebook's run there (not the grading).
 c.RunNotebook.timeout = {timeout}
 c.RunNotebook.notebook_timeout = {notebook_timeout}
-# zip_collect: a student's files wherever their upload put them (a zip of their folder too), .py files included.
+# zip_collect: the download unpacked by the kit (each upload within bounds, no link, zips in it unpacked), and a
+# student's files wherever their own upload put them (a zip of their folder too), .py files included.
+c.ZipCollectApp.extractor_plugin = "grader.course.nbgrader.collect.KitExtractor"
 c.ZipCollectApp.collector_plugin = "grader.course.nbgrader.collect.KitCollector"
 c.FileNameCollectorPlugin.valid_ext = [".ipynb", ".py"]
 """
@@ -182,7 +186,7 @@ def write_settings(course_dir: Path, assignment: str, chosen: Course = DEFAULT) 
 def missing_lines(text: str, course_dir: Path, assignment: str, chosen: Course = DEFAULT) -> list[str]:
     """The blocks of settings that an existing config lacks, each judged by the line that matters."""
     blocks = course_settings(course_dir, chosen) + [settings(assignment)]
-    needles = ["CourseDirectory.course_id", "grader.course.nbgrader.autograde.KitNotebookExporter", f"{{{assignment!r}:"]
+    needles = ["CourseDirectory.course_id", "grader.course.nbgrader.collect.KitExtractor", f"{{{assignment!r}:"]  # the block's newest line
     return [block for block, needle in zip(blocks, needles) if needle not in text]
 
 

@@ -13,62 +13,39 @@ import glob
 import io
 import os
 import re
-import stat
 import tempfile
 from pathlib import Path
 
 import nbformat
-from bleach import ALLOWED_TAGS
 from nbconvert.exporters import NotebookExporter
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
-from nbconvert.preprocessors.sanitize import SanitizeHTML
+from nbconvert.preprocessors import Preprocessor
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade
-from traitlets import Any, Bool, List, Set, Unicode
+from traitlets import Bool
 
+from grader import outlet
 from grader.check.report import render
 from grader.check.results import ALL_OR_NOTHING, SCORING_VAR, Report
 from grader.check.runner import run_checks
 from grader.course.errors import Unreadable
 from grader.course.nbgrader import notebook as kit_notebook
 from grader.exercises import BY_NAME, NAMES
-from grader.paths import MODULES
-from grader.sandbox import linux
+from grader.sandbox import intake, linux
 from grader.sandbox.isolation import APART
 from grader.style import commands_as
 
 KEY = "attention_by_hand"  # where the grading waits in nbconvert's resources, for WriteGrades
-MAX_BYTES = 1 << 20  # a module larger than this is not graded
 LITTER = {".hypothesis", "__pycache__"}  # never left in an autograded folder, so never in the feedback
 
 
 def read_modules(submission: Path) -> dict[str, bytes]:
-    """The bytes of exercises/NAME.py for the five modules: regular files in a folder exercises/, none of them a link."""
-    folder = submission / "exercises"
+    """The bytes of exercises/NAME.py for the five modules, as the intake reads nbgrader's layout: regular files, no link."""
     try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    except OSError:
-        raise Unreadable("there is no folder exercises/ in the submission (a link is not one)") from None
-    try:
-        return {name: _read_at(fd, f"{name}.py") for name in MODULES}
-    finally:
-        os.close(fd)
-
-
-def _read_at(folder_fd: int, name: str) -> bytes:
-    """One regular file of an open folder, at most MAX_BYTES."""
-    try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder_fd)
-    except OSError:
-        raise Unreadable(f"exercises/{name} is missing, or is a link, which is not graded") from None
-    with os.fdopen(fd, "rb") as file:
-        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-            raise Unreadable(f"exercises/{name} is not a regular file")
-        data = file.read(MAX_BYTES + 1)
-    if len(data) > MAX_BYTES:
-        raise Unreadable(f"exercises/{name} is larger than {MAX_BYTES >> 20} MB")
-    return data
+        return intake.nbgrader_modules(submission)
+    except intake.Refused as refused:
+        raise Unreadable(str(refused)) from None
 
 
 def collected(exporter, assignment: str) -> dict:
@@ -221,24 +198,53 @@ def outputs(text: str, points: float) -> list:
     ]
 
 
-MARKDOWN_TAGS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "hr", "br", "span", "div", "del", "sup", "sub"}
-MARKDOWN_TAGS |= {"table", "thead", "tbody", "tr", "th", "td"}
-LINK_ATTRIBUTES = {"a": ["href", "title"], "abbr": ["title"], "acronym": ["title"]}  # no img: it would fetch from anywhere
+SAFE_OUTPUTS = {"text/plain", "text/latex", "image/png", "image/jpeg", "application/json"}  # shown as text, or as an image's data
 
 
-class SanitizeStudentHTML(SanitizeHTML):
-    """nbconvert's SanitizeHTML (bleach), always on, over markdown as rendered: no script, handler or javascript: link survives."""
+class SanitizeStudentHTML(Preprocessor):
+    """The student's markdown and HTML cleaned once (grader.outlet.markup), and stored where nothing renders it anew.
+
+    A markdown cell's source becomes its HTML, cleaned, on one line inside a <div>: markdown passes a one-line HTML
+    block through as it is, so the feedback page and the formgrader show exactly what was cleaned. (Cleaned HTML stored
+    as markdown of several lines is parsed afresh after a blank line: links and images come back live.) A raw cell is
+    cleaned the same way. An output keeps plain text, LaTeX, PNG and JPEG data, and HTML (from markdown too) cleaned;
+    its metadata, which the page writes into the image's tag, is dropped.
+    """
 
     enabled = Bool(True)  # nbconvert's preprocessors are off unless enabled, and nbgrader does not enable them
-    tags = List(Unicode(), default_value=sorted(set(ALLOWED_TAGS) | MARKDOWN_TAGS))
-    attributes = Any(default_value=LINK_ATTRIBUTES)  # bleach keeps http, https and mailto links only
-    sanitized_output_types = Set(default_value={"text/html"})  # a markdown output is dropped (its text/plain stays)
 
     def preprocess_cell(self, cell, resources, cell_index):
-        if cell.cell_type == "markdown":  # rendered first: a markdown link is no HTML tag for bleach to see
-            cell.source = self.sanitize_html_tags(markdown2html_mistune(cell.source))
-            return cell, resources
-        return super().preprocess_cell(cell, resources, cell_index)
+        if cell.cell_type == "markdown":
+            cell.source = one_block(outlet.markup(markdown2html_mistune(cell.source)))
+            cell.pop("attachments", None)  # an image it named is not shown: no <img> is kept
+        elif cell.cell_type == "raw":
+            cell.source = outlet.markup(cell.source)
+        elif cell.cell_type == "code":
+            for output in cell.get("outputs", []):
+                clean_output(output)
+        return cell, resources
+
+
+def one_block(html: str) -> str:
+    """HTML as one line inside a <div>, which markdown passes through as it is: its line breaks written as &#10;."""
+    return "<div>" + html.replace("\n", "&#10;") + "</div>"
+
+
+def clean_output(output) -> None:
+    """Keep of an output only what shows as text or an image, and its HTML cleaned; drop its metadata."""
+    if "data" in output:
+        data = output["data"]
+        html = data.get("text/html") or (markdown2html_mistune(_text(data["text/markdown"])) if "text/markdown" in data else None)
+        output["data"] = {kind: value for kind, value in data.items() if kind in SAFE_OUTPUTS}
+        if html is not None:
+            output["data"]["text/html"] = outlet.markup(_text(html))
+    if "metadata" in output:
+        output["metadata"] = {}
+
+
+def _text(value) -> str:
+    """A notebook's text: a string, or a list of lines."""
+    return "".join(value) if isinstance(value, list) else str(value)
 
 
 class KitNotebookExporter(NotebookExporter):
@@ -246,8 +252,10 @@ class KitNotebookExporter(NotebookExporter):
 
     def from_file(self, file_stream, resources=None, **kw):
         try:
-            nb = nbformat.reads(file_stream.read(), as_version=4)
+            nb = nbformat.reads(intake.notebook(file_stream), as_version=4)  # its bytes and cells bounded before it is read
             why = changed_graded_cells(nb)
+        except intake.Refused as refused:
+            nb, why = None, f"it was not read: {refused}"
         except Exception as error:  # not UTF-8, not JSON, not a notebook: whatever the student's file was
             nb, why = None, f"it could not be read as a notebook ({type(error).__name__}: {str(error)[:200]})"
         if why:

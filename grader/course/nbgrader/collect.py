@@ -1,22 +1,67 @@
-"""`nbgrader zip_collect` for the kit: a student's files are found wherever their upload put them, and every upload gets graded.
+"""`nbgrader zip_collect` for the kit: the LMS download unpacked by the kit's intake, each student's files filed from their own upload only.
 
-The five modules are filed as exercises/NAME.py whether the upload held the folder, a zip of it or
-the five files flat. A student whose upload has no notebook, or nothing the kit grades, gets the
-kit's notebook with a note saying so, so that autograde grades the modules (or says why there are
-none) and the student has a row in nbgrader's export.
+KitExtractor unpacks the download through grader.sandbox.intake: each upload within its bounds, zips
+in it unpacked beside them, no link followed, regular files only; an upload refused is replaced by a
+note saying why. KitCollector files a file only as the student whose own top folder holds it: the
+instructor's pattern names the student, and a file it would name as another student (a folder named
+like a classmate's inside an upload) is not collected. The five modules are filed as exercises/NAME.py
+whether the upload held the folder, a zip of it or the five files flat. A student whose upload has no
+notebook, or nothing the kit grades, gets the kit's notebook with a note saying so, so that autograde
+grades the modules (or says why there are none) and the student has a row in nbgrader's export.
 """
 
+import logging
 import os
+import re
 from pathlib import Path, PurePosixPath
 
 import nbformat
-from nbgrader.plugins.zipcollect import FileNameCollectorPlugin
+from nbgrader.plugins.zipcollect import ExtractorPlugin, FileNameCollectorPlugin
 
+from grader import outlet
 from grader.course.nbgrader import notebook
 from grader.paths import MODULES
+from grader.sandbox import intake
 
-ARCHIVES = {".zip", ".gz"}  # unpacked by nbgrader's extractor before collecting, each into a folder beside it
+ARCHIVES = {".zip"}  # unpacked by the kit's extractor before collecting, each into a folder beside it
 MODULE_FILES = {f"{name}.py" for name in MODULES}
+NOTE_BYTES = 4 << 10  # a note the extractor left (its own words) is at most this long
+
+
+class Escaped(logging.Filter):
+    """zip_collect's log as a terminal may show it: the control characters of the students' file names escaped (outlet)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = outlet.terminal(record.getMessage()), None
+        return True
+
+
+def escaped(log: logging.Logger) -> None:
+    """Escape every line of this log from now on, nbgrader's own lines included (they name each file)."""
+    if not any(isinstance(each, Escaped) for each in log.filters):
+        log.addFilter(Escaped())
+
+
+class KitExtractor(ExtractorPlugin):
+    """nbgrader's extractor, by the kit's intake: every upload of the download unpacked within its bounds."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        escaped(self.log)
+
+    def extract(self, archive_path: str, extracted_path: str) -> None:
+        entries = sorted(os.listdir(archive_path)) if os.path.isdir(archive_path) else []
+        if not entries:
+            self.log.warning("No files found in directory: %s", archive_path)
+            return
+        for name in entries:
+            try:
+                refused = intake.unpack(Path(archive_path) / name, Path(extracted_path))
+            except intake.Refused as error:
+                self.log.error("Not unpacked: %s (%s)", outlet.name(name), error)
+                continue
+            for top, why in refused.items():
+                self.log.warning("Not unpacked: %s of %s (%s); the student's feedback says so", outlet.name(top), outlet.name(name), why)
 
 
 class KitCollector(FileNameCollectorPlugin):
@@ -30,6 +75,8 @@ class KitCollector(FileNameCollectorPlugin):
         super().__init__(**kwargs)
         self.taken: dict[tuple[str, str], str] = {}  # (student, file_id) -> the file collected for it
         self.refused: dict[str, list[str]] = {}  # student -> the names of the files of theirs not collected
+        self.not_unpacked: dict[str, str] = {}  # student -> why the extractor refused their upload
+        escaped(self.log)
         app = self.parent
         if app is not None and hasattr(app, "_transfer_files"):
             # nbgrader calls no plugin after copying the files: the stand-in notebooks are written then
@@ -37,6 +84,9 @@ class KitCollector(FileNameCollectorPlugin):
             app._transfer_files = lambda data: (transfer(data), self.complete(data))
 
     def collect(self, submitted_file: str):
+        if os.fsencode(submitted_file).endswith(intake.NOT_UNPACKED):
+            self.note_not_unpacked(submitted_file)
+            return None
         suffix = Path(submitted_file).suffix
         if suffix not in self.valid_ext:
             if suffix not in ARCHIVES:
@@ -48,6 +98,17 @@ class KitCollector(FileNameCollectorPlugin):
         info = super().collect(submitted_file)
         if not info:
             return info
+        owner = self.owner(submitted_file)
+        if owner is not None and owner != info["student_id"]:
+            self.log.warning(
+                "Not collected: %s, which lies in the upload of %s but is named as %s's: a file is filed only as the student "
+                "whose own top folder holds it",
+                outlet.name(submitted_file),
+                outlet.name(owner),
+                outlet.name(info["student_id"]),
+            )
+            self.refused.setdefault(owner, []).append(PurePosixPath(submitted_file).name)
+            return None
         info["file_id"] = file_id(info["file_id"])
         key = (info["student_id"], info["file_id"])
         if key in self.taken:
@@ -62,6 +123,41 @@ class KitCollector(FileNameCollectorPlugin):
         self.taken[key] = submitted_file
         return info
 
+    def owner(self, submitted_file: str) -> str | None:
+        """The student whose own top folder holds the file: the one the instructor's pattern names for its shallowest folder.
+
+        Each folder from the top of the extracted download down is tried with the file's own name in it; the first the
+        pattern gives a student for is that student's upload, whatever a folder deeper in it is named.
+        """
+        root = self.extracted_root()
+        path = PurePosixPath(submitted_file)
+        folders = [folder for folder in reversed(path.parents) if root is None or (folder != root and root in folder.parents)]
+        for folder in folders:
+            match = self._quiet_match(f"{folder}/{path.name}")
+            if match and match.get("student_id"):
+                return match["student_id"]
+        return None
+
+    def _quiet_match(self, path: str) -> dict | None:
+        """The pattern's groups for a path, without nbgrader's warning for each path that does not match."""
+        match = re.match(self.named_regexp, path) if self.named_regexp else None
+        return match.groupdict() if match and match.groups() else None
+
+    def extracted_root(self) -> PurePosixPath | None:
+        """The folder zip_collect collects from (its extracted_directory), where the uploads' top folders are."""
+        app = self.parent
+        try:
+            return PurePosixPath(os.path.abspath(app._format_collect_path(app.extracted_directory)))
+        except (AttributeError, TypeError):
+            return None
+
+    def note_not_unpacked(self, note: str) -> None:
+        """Remember why the extractor refused a student's upload, for their stand-in notebook."""
+        match = self._quiet_match(note)
+        if match and match.get("student_id"):
+            with open(note, encoding="utf-8", errors="replace") as text:
+                self.not_unpacked[match["student_id"]] = text.read(NOTE_BYTES).strip()
+
     def note_refused(self, submitted_file: str) -> None:
         """Remember whose file was left out, when the instructor's pattern names its student."""
         match = self._match(submitted_file) if self.named_regexp else None
@@ -74,14 +170,15 @@ class KitCollector(FileNameCollectorPlugin):
         coursedir, assignment = app.coursedir, app.coursedir.assignment_id
         released = sorted(Path(coursedir.format_path(coursedir.release_directory, ".", assignment)).glob("*.ipynb"))
         names = [path.name for path in released] or [f"{assignment}.ipynb"]
-        for student in sorted(set(data) | set(self.refused)):
+        for student in sorted(set(data) | set(self.refused) | set(self.not_unpacked)):
             folder = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment))
             folder.mkdir(parents=True, exist_ok=True)
             ids = set(data.get(student, {}).get("file_ids", []))
             for name in names:
                 if name not in ids and not (folder / name).exists():
-                    why = what_was_uploaded(ids, self.refused.get(student, []))
-                    (folder / name).write_text(stand_in(assignment, why), encoding="utf-8")
+                    unpacked = student not in self.not_unpacked
+                    why = what_was_uploaded(ids, self.refused.get(student, [])) if unpacked else self.not_unpacked[student]
+                    (folder / name).write_text(stand_in(assignment, why, unpacked), encoding="utf-8")
                     self.log.warning("No notebook %s from %s: the kit's notebook stands in (%s)", name, student, why)
 
 
@@ -94,13 +191,15 @@ def what_was_uploaded(ids: set[str], refused: list[str]) -> str:
     return said
 
 
-def stand_in(assignment: str, why: str) -> str:
-    """The kit's notebook for a student who uploaded none, with a note on top saying so."""
+def stand_in(assignment: str, why: str, unpacked: bool = True) -> str:
+    """The kit's notebook for a student who uploaded none (or whose upload was not unpacked), with a note on top saying so."""
     nb = nbformat.from_dict(notebook.build(assignment))
     note = (
         f"**Your upload had no notebook**: {why}. The kit's notebook stands in for it, so that your "
         "modules in exercises/ are graded as you uploaded them."
     )
+    if not unpacked:
+        note = f"**Your upload was not unpacked**: {why}. The kit's notebook stands in for it: nothing of yours was graded."
     nb.cells.insert(0, nbformat.v4.new_markdown_cell(note))
     return nbformat.writes(nb) + os.linesep
 

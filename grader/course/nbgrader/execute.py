@@ -1,7 +1,8 @@
 """RunNotebook: nbgrader's Execute for the feedback only, in a confined kernel that cannot lose the grades.
 
 The graded cells are never run (WriteGrades writes them). The first cell that hangs past the cell
-timeout, or kills the kernel, ends the run: the cells below it are not run, and the grading goes
+timeout, kills the kernel, or sends more output than a cell may (counted as it arrives, not after
+the cell), ends the run: the kernel is ended, the cells below it are not run, and the grading goes
 on. Afterwards every process the kernel left is ended, and the autograded folder is tidied: no
 .hypothesis, no __pycache__ and no link or other special file reaches the feedback.
 """
@@ -25,6 +26,8 @@ from grader.course.nbgrader.kernel import ConfinedKernelManager
 from grader.sandbox.tree import end_processes
 
 PR_SET_CHILD_SUBREAPER = 36
+CELL_OUTPUT = 4 << 20  # bytes of messages one cell may send (an honest plot: 100 KiB), counted as they arrive
+NOTEBOOK_OUTPUT = 16 << 20  # bytes of messages all the notebook's cells may send
 
 
 class RunNotebook(Execute):
@@ -38,6 +41,7 @@ class RunNotebook(Execute):
         kwargs.setdefault("shutdown_kernel", "immediate")  # a hung kernel is killed at once, not waited for
         super().__init__(**kwargs)
         self.stopped, self.began, self.folder, self.manager = "", 0.0, "", None
+        self.flooded, self.cell_bytes, self.notebook_bytes = "", 0, 0
 
     def create_kernel_manager(self):
         """The kit's confined kernel manager, told which folder the kernel may write and which to hide."""
@@ -50,6 +54,7 @@ class RunNotebook(Execute):
 
     def preprocess(self, nb: NotebookNode, resources: dict, km=None):
         self.stopped, self.began = "", time.monotonic()
+        self.flooded, self.notebook_bytes = "", 0
         self.folder = str(Path(resources.get("metadata", {}).get("path") or ".").resolve())
         since = time.time()
         become_subreaper()
@@ -76,16 +81,34 @@ class RunNotebook(Execute):
         if time.monotonic() - self.began > self.notebook_timeout:
             self.stop(cell, f"the notebook's cells ran for more than {self.notebook_timeout} s in all")
             return cell, resources
+        self.cell_bytes = 0
         try:
             cell, resources = super().preprocess_cell(cell, resources, index)
         except DeadKernelError:
-            self.stop(cell, "the kernel died while this cell ran (it ended its own process, or ran out of memory)")
+            self.stop(cell, self.flooded or "the kernel died while this cell ran (it ended its own process, or ran out of memory)")
         except CellTimeoutError:
-            self.stop(cell, f"this cell did not finish within {self.timeout} s and could not be interrupted")
+            self.stop(cell, self.flooded or f"this cell did not finish within {self.timeout} s and could not be interrupted")
         else:
-            if any(output.get("ename") == "CellTimeoutError" for output in cell.outputs):
+            if self.flooded:
+                self.stop(cell, self.flooded)
+            elif any(output.get("ename") == "CellTimeoutError" for output in cell.outputs):
                 self.stop(cell, f"this cell did not finish within {self.timeout} s")
         return cell, resources
+
+    def process_message(self, msg: dict, cell, cell_index: int):
+        """Each message of the running cell, counted as it arrives: past the bounds, the kernel is ended and the rest dropped."""
+        if self.flooded:
+            return None
+        size = message_bytes(msg)
+        self.cell_bytes += size
+        self.notebook_bytes += size
+        if self.cell_bytes > CELL_OUTPUT or self.notebook_bytes > NOTEBOOK_OUTPUT:
+            most, whose = (CELL_OUTPUT, "this cell") if self.cell_bytes > CELL_OUTPUT else (NOTEBOOK_OUTPUT, "the notebook's cells")
+            self.flooded = f"{whose} sent more than {most >> 20} MiB of output, so the kernel was ended"
+            if self.manager is not None:
+                self.manager.end()  # no more output: what it sent past the bound is never kept
+            return None
+        return super().process_message(msg, cell, cell_index)
 
     def stop(self, cell, why: str) -> None:
         """End the run at this cell, saying so in its output and in nbgrader's log."""
@@ -96,6 +119,20 @@ class RunNotebook(Execute):
         )
         cell.outputs.append(NotebookNode(output_type="stream", name="stdout", text=note))
         self.log.warning("Stopped running the notebook at cell %s: %s", cell.get("id", "?"), why)
+
+
+def message_bytes(msg: dict) -> int:
+    """About how many bytes a kernel's message holds: its text, its keys and its binary buffers."""
+    size, todo = sum(len(buffer) for buffer in msg.get("buffers") or ()), [msg.get("content")]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, dict):
+            todo += [*value.keys(), *value.values()]
+        elif isinstance(value, list):
+            todo += value
+        elif isinstance(value, (str, bytes)):
+            size += len(value)
+    return size
 
 
 def course_root(preprocessor) -> list[str]:

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import psutil
+import zmq
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Enum, List, Unicode
 
@@ -34,6 +35,8 @@ BOOT = GRADER_DIR / "sandbox" / "kernel_boot.py"  # the confined kernel's first 
 TMP_BYTES = 256 << 20  # the kernel's /tmp, where bubblewrap can bound it
 LOG_KEPT = 2000  # characters of the kernel's own stderr shown when it fails
 KERNEL_MEMORY = 3 << 29  # address space of the kernel and of each process it starts (an honest kernel's peak: 0.72 GiB)
+MESSAGE_BYTES = 16 << 20  # the largest message nbgrader's process takes from the kernel (a larger one is dropped unread)
+MESSAGES_QUEUED = 16  # messages waiting in nbgrader's process to be read, at most, on each channel
 
 
 class View:
@@ -195,6 +198,13 @@ class ConfinedKernelManager(AsyncKernelManager):
         self.connection_file = str(self.room / "kernel.json")
         self.marker = f"{RUN_VAR}={secrets.token_hex(8)}"
         self.tier, self.uid, self.owner, self.started, self.kernel_pid = "none", None, None, 0.0, None
+
+    def client(self, **kwargs):
+        """The client nbgrader reads the kernel by, whose sockets take no message past MESSAGE_BYTES and queue few."""
+        client = super().client(**kwargs)
+        client.context.setsockopt(zmq.MAXMSGSIZE, MESSAGE_BYTES)  # for every socket made from now on: its channels
+        client.context.setsockopt(zmq.RCVHWM, MESSAGES_QUEUED)
+        return client
 
     def choose(self) -> str:
         """The tier for this kernel: "bwrap" or "none"; RuntimeError when bubblewrap is required and cannot run."""

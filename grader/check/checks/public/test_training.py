@@ -63,7 +63,8 @@ def test_softmax_backward_finite_differences(submission, drawn):
         expect_gradient(got, slopes, x, what, {"x": x, "shares": shares, "d_shares": d_shares})
     except CheckFailed as failed:  # the gradient found, for `grader try`, as the expected value of this very call
         gradient = failed.expected if isinstance(failed.expected, np.ndarray) and failed.expected.shape == x.shape else None
-        raise CheckFailed(str(failed), gradient, {"shares": shares, "d_shares": d_shares}) from None  # not slopes along directions
+        inputs = {"shares": shares, "d_shares": d_shares}  # not slopes along directions
+        raise CheckFailed(str(failed), gradient, inputs, failed.mistake) from None
 
 
 def head_losses(submission, d_out, x, w_q, w_k, w_v) -> np.ndarray:
@@ -101,7 +102,7 @@ def test_head_backward_finite_differences(submission, args):
     if failures:
         first = next(iter(failures.values()))
         said = which_wrong(list(GRAD_NAMES), list(failures), "gradients")
-        raise CheckFailed(f"{first}\n{said}", first.expected, first.inputs)
+        raise CheckFailed(f"{first}\n{said}", first.expected, first.inputs, first.mistake)
 
 
 @judges("sgd_step", defining=True)
