@@ -44,7 +44,7 @@ NAMED = {
     "scores__sqrt_of_T": "This looks like a known mistake: q·k divided by √T",
     "softmax__max_minus_x": "This looks like a known mistake: exp(max − x) in place of exp(x − max)",
     "masking__where_swapped": "This looks like a known mistake: np.where's two choices swapped",
-    "training__sgd_float32": "The failure comes from your sgd_step, which train calls",
+    "training__sgd_float32": "Keep float64 (look for .astype or np.float32)",  # sgd_step's own check sees the dtype now
 }
 
 # Mistakes that only the comparison's sizes show: every small input Hypothesis draws passes.

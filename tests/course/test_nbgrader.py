@@ -50,7 +50,7 @@ round_trip = pytest.mark.nbgrader  # select or skip the slow round trip with -m 
 
 ASSIGNMENT = "attention-by-hand"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
-LMS_PATTERN = r".*/[^/]+_(?P<student_id>\w+)_assignsubmission_file_/(?P<file_id>.+)"  # Moodle's layout
+LMS_PATTERN = r".*?/[^/]+_(?P<student_id>\w+)_assignsubmission_file_/(?P<file_id>.+)"  # Moodle's layout
 CELL_TIMEOUT = 10  # the test course's cell timeout (the generated config says 60)
 SLEEPS = ("681", "683", "685")  # `sleep N` that the attackers' cells start and leave behind
 

@@ -236,3 +236,18 @@ def test_zip_collects_log_names_a_students_file_with_its_control_characters_esca
         collector.log.info("Parsing file: %s", name)  # as nbgrader's own zip_collect logs each file
         collector.collect(str(name))
     assert "\\x1b]0;graded: 100\\x07\\x0dnotes.txt" in caplog.text and terminal_bytes(caplog.text) == []
+
+
+@pytest.mark.parametrize(
+    "cell", [{"cell_type": "other", "metadata": {}, "source": "x"}, {"cell_type": "markdown", "id": "", "metadata": {}, "source": "x"}]
+)
+def test_a_notebook_nbconvert_would_refuse_midway_is_replaced_before_grading(cell):
+    """Hypothesis found these: a cell of no known type (or an empty id) read fine, then stopped nbconvert with a traceback."""
+    from grader.course.nbgrader import notebook as kit_notebook
+    from grader.course.nbgrader.autograde import KitNotebookExporter, changed_graded_cells
+
+    submitted = kit_notebook.build("kit")
+    submitted["cells"].append(cell)
+    resources = {"nbgrader": {"assignment": "week-4", "notebook": "week-4"}}
+    output, _ = KitNotebookExporter().from_file(io.StringIO(json.dumps(submitted)), resources=resources)
+    assert changed_graded_cells(nbformat.reads(output, as_version=4)) == "" and '"source": "x"' not in output

@@ -253,6 +253,7 @@ class KitNotebookExporter(NotebookExporter):
     def from_file(self, file_stream, resources=None, **kw):
         try:
             nb = nbformat.reads(intake.notebook(file_stream), as_version=4)  # its bytes and cells bounded before it is read
+            nbformat.validate(nb, relax_add_props=True)  # as nbconvert does after each step, which would stop the grading
             why = changed_graded_cells(nb)
         except intake.Refused as refused:
             nb, why = None, f"it was not read: {refused}"
