@@ -36,9 +36,12 @@ def _unseen(char: str) -> bool:
     return char in BIDI or unicodedata.category(char) in UNSEEN
 
 
-def terminal(text: str) -> str:
-    """Text for a terminal or a log: every control, format and bidi character but the newline written as an escape."""
-    return "".join(_escape(c) if c != "\n" and _unseen(c) else c for c in text)
+def terminal(text: str, keep: str = "\n") -> str:
+    """Text for a terminal or a log: every control, format and bidi character but those in keep written as an escape.
+
+    keep: "\n\t" for what a student's code printed, whose tabs line up its own columns.
+    """
+    return "".join(_escape(c) if c not in keep and _unseen(c) else c for c in text)
 
 
 def name(raw: "str | bytes") -> str:

@@ -4,7 +4,6 @@ import contextlib
 import os
 import shutil
 import sys
-import unicodedata
 from contextvars import ContextVar
 from pathlib import Path
 
@@ -14,20 +13,6 @@ COLOURS = {"passed": "green", "failed": "red", "error": "red", "not_started": "y
 MARKS = {"passed": "✓", "failed": "✗", "error": "!", "not_started": "·", "checking": "…"}
 PLAIN_MARKS = {"passed": "+", "failed": "x", "error": "!", "not_started": "-", "checking": "~"}
 PROGRAM: ContextVar[str | None] = ContextVar("program", default=None)  # the program commands are named by, where not this process's
-
-
-def visible(text: str) -> str:
-    """The text with every control character but newline and tab, and every bidi override, written as an escape (\\x1b).
-
-    Student code chooses what it prints and raises: shown raw, terminal escapes could clear an
-    instructor's screen and draw a forged report there.
-    """
-    return "".join(
-        c if c in "\n\t" or not (unicodedata.category(c) == "Cc" or c in BIDI) else c.encode("unicode_escape").decode() for c in text
-    )
-
-
-BIDI = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")  # characters that reorder the text shown after them
 
 
 def colour_on(stream=None) -> bool:

@@ -18,6 +18,7 @@ from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
 from threadpoolctl import threadpool_limits
 
+from grader import outlet
 from grader.check.checks import judged, profiles  # noqa: F401  (registers the profiles)
 from grader.check.checks.harness import CheckFailed, Halt, Submission, labelled
 from grader.check.checks.seeding import seeded
@@ -26,7 +27,6 @@ from grader.check.results import CheckResult, ExerciseResult, exercise_status, f
 from grader.exercises import BY_NAME
 from grader.sandbox.errors import StudentError
 from grader.sandbox.process import GRADER_FAULT
-from grader.style import visible
 
 FAILED_KINDS = {"raised", "bad_output", "memory"}  # the student's code gave a wrong answer by raising
 
@@ -56,7 +56,7 @@ class Collector:
         except BaseException as raised:  # noqa: BLE001  (a check's end, whatever it is, is its verdict)
             error = raised
         self.seconds[check_id] = time.perf_counter() - started
-        printed, calls = visible(submission.printed.everything()), submission.calls()
+        printed, calls = outlet.terminal(submission.printed.everything(), "\n\t"), submission.calls()
         role = getattr(judged.declared(check), "role", "work")
         if error is None:
             functions = judged.counted(check, None, "passed", submission)
@@ -64,7 +64,7 @@ class Collector:
             return
         status, message, by_grader = verdict(error)
         functions = judged.counted(check, error, status, submission)
-        message = visible(message + submission.printed.told(exercise))
+        message = outlet.terminal(message + submission.printed.told(exercise), "\n\t")
         example = submission.last_example(error) if status == "failed" else None
         example = example and {**example, "said": message.splitlines()[0]}  # what the check said, for `grader try`
         mistake = next((leaf.mistake for leaf in _leaves(error) if isinstance(leaf, CheckFailed)), "")  # as the check named it

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from grader import kit
+from grader import kit, outlet
 from grader.compare import view as compare_view
 from grader.compare.corpus import check_reply
 from grader.compare.events import NEEDED, checked
@@ -17,7 +17,7 @@ from grader.paths import DATA_DIR, GRADER_DIR
 from grader.sandbox import launcher
 from grader.sandbox.pipes import Deadline, FramedPipe, PipeFailed
 from grader.sandbox.worker.codec import decode, encode
-from grader.style import shown_command, visible
+from grader.style import shown_command
 
 STEPS = {"mlp": 1000, "attention": 400}  # the attention model starts from the trained MLP
 SAMPLES = 100  # replies each model writes
@@ -253,7 +253,7 @@ class TrainingJob:
 
     def tail(self) -> str:
         """The end of what the student's code printed, if anything."""
-        text = visible(self.child.output(OUTPUT_TAIL).strip())
+        text = outlet.terminal(self.child.output(OUTPUT_TAIL).strip(), "\n\t")
         return f"\nYour code printed (the end):\n{text}" if text else ""
 
 

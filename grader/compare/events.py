@@ -6,7 +6,7 @@ an event is taken only with exactly the fields of its kind, each holding what th
 
 import sys
 
-from grader.style import visible
+from grader import outlet
 
 MODELS = ("mlp", "attention", "attention_no_mask")
 NEEDED = ("mlp", "attention")  # the models a finished job has reported
@@ -78,9 +78,9 @@ def checked(event) -> dict:
 
 
 def _visible(value):
-    """The value with every str in it shown as text (grader.style.visible)."""
+    """The value with every str in it shown as text (grader.outlet.terminal)."""
     if type(value) is str:
-        return visible(value)
+        return outlet.terminal(value, "\n\t")
     if type(value) is list:
         return [_visible(item) for item in value]
     if type(value) is dict:

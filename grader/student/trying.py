@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from grader import kit
+from grader import kit, outlet
 from grader.check.checks.examples import OUTPUTS, examples, expected
 from grader.check.checks.harness import ARG_NAMES, FORWARD, GRADIENT, largest_difference, narrower, reference_for
 from grader.check.checks.trained import by_definition
@@ -28,7 +28,7 @@ from grader.sandbox.worker.codec import Batches, Foreign, ToyModel, decode, enco
 from grader.student import foreground
 from grader.student.inputs import read_inputs, shape_problem
 from grader.student.status import resolve, unknown_function
-from grader.style import in_sentence, mark, paint, shown_command, visible
+from grader.style import in_sentence, mark, paint, shown_command
 
 NO_REFERENCE = "the student's kit holds no reference solution"
 TOY = {"w": np.array([[0.5], [-0.25]]), "b": np.array([0.1])}
@@ -222,10 +222,10 @@ def run_confined(folder: Path, exercise: str, function: str, args: tuple) -> dic
         except StudentError as error:
             if error.kind == "not_started":
                 return "not started"
-            click.echo(visible("\n".join(part for part in (error.output.strip(), error.message) if part)), err=True)
+            click.echo(outlet.terminal("\n".join(part for part in (error.output.strip(), error.message) if part), "\n\t"), err=True)
             return None
     if outcome.output.strip():
-        click.echo(visible(outcome.output.rstrip()))
+        click.echo(outlet.terminal(outcome.output.rstrip(), "\n\t"))
     return {"value": outcome.value, "args": outcome.args}
 
 
