@@ -121,10 +121,28 @@ def remove_files_of(uid: int) -> None:
 
 
 def readable(room, sites: list[str]) -> list[str]:
-    """What a worker with a user of its own may read under Landlock: the system, Python, its code and copy."""
+    """What a worker may read under Landlock: the system, Python and its site folders less the kit's own, its code and copy."""
     system = ["/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/dev/urandom"]
     python = [str(Path(sys.base_prefix).resolve()), str(Path(sys.executable).resolve().parent), sys.prefix]
-    return system + python + sites + [str(room.kit), str(room.submission)]
+    hidden = [folder.resolve() for folder in (GRADER_DIR, SOLUTIONS_DIR, KIT_ROOT)]
+    shown = [path for top in system + python + sites for path in less(Path(top), hidden)]
+    return list(dict.fromkeys(shown)) + [str(room.kit), str(room.submission)]
+
+
+def less(top: Path, hidden: list[Path]) -> list[str]:
+    """Paths that together cover top but none of the hidden folders strictly below it (Landlock can only allow, never deny).
+
+    A hidden folder that is top itself stays (the kit's root may be site-packages, whose other entries are needed), as
+    bubblewrap's masks do; one below top makes top give way to its entries, each in turn, but the hidden ones.
+    """
+    real = top.resolve()
+    if not real.is_dir() or not any(folder != real and _under(folder, real) for folder in hidden):
+        return [str(top)]
+    kept: list[str] = []
+    for entry in sorted(real.iterdir()):
+        if entry.resolve() not in hidden:
+            kept += less(entry, hidden)
+    return kept
 
 
 class Mounts:
