@@ -134,7 +134,8 @@ class OwnUser(Portable):
 
     def prepare(self, room: Room, main: str) -> Launch:
         launch = super().prepare(room, main)
-        view = {"read": linux.readable(room, site_dirs()), "write": [str(room.home), "/dev/null"], "abi": landlock_abi()}
+        read, listed = linux.readable(room, site_dirs())
+        view = {"read": read, "list": listed, "write": [str(room.home), "/dev/null"], "abi": landlock_abi()}
         config = {"uid": None, "sites": site_dirs(), "landlock": view, "seccomp": filter_file(room), "main": main}
         launch.argv[-1] = json.dumps(config)
         launch.popen.update(user=self.uid, group=self.uid, extra_groups=[])
@@ -206,7 +207,8 @@ class Landlocked(Portable):
 
     def prepare(self, room: Room, main: str) -> Launch:
         launch = super().prepare(room, main)
-        view = {"read": linux.readable(room, site_dirs()), "write": [str(room.home), "/dev/null"], "abi": self.abi, "capabilities": False}
+        read, listed = linux.readable(room, site_dirs())
+        view = {"read": read, "list": listed, "write": [str(room.home), "/dev/null"], "abi": self.abi, "capabilities": False}
         path = filter_file(room, shared_user=True, scoped=self.abi >= SCOPED_ABI)
         launch.argv[-1] = json.dumps({"uid": None, "sites": site_dirs(), "landlock": view, "seccomp": path, "main": main})
         return launch

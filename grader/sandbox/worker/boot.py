@@ -4,7 +4,7 @@ Run as `python -I -S -B boot.py KIT CONFIG`: no site-packages, no .pth file and 
 variable is read before this, nothing is written as bytecode, and only KIT (a private copy of this
 package, and of compare's job where that is what runs; no reference code) and CONFIG's site folders
 are searched. CONFIG is JSON: {"uid": a user to become or null, "sites": [...], "landlock":
-{"read": [...], "write": [...], "abi": N, "capabilities": false to drop them} or null, "seccomp":
+{"read": [...], "list": [...], "write": [...], "abi": N, "capabilities": false to drop them} or null, "seccomp":
 the file of a seccomp filter to load or null, "main": the module whose main(landlocked) runs}.
 Landlock comes before the filter (which refuses nothing it needs), both before any student code.
 """
@@ -42,7 +42,7 @@ def confine(view: dict) -> bool:
 
     if view.get("capabilities") is False:
         drop_capabilities()
-    return restrict(view["read"], view["write"], view.get("abi", 1))
+    return restrict(view["read"], view["write"], view.get("abi", 1), view.get("list", ()))
 
 
 if __name__ == "__main__":

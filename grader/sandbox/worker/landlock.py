@@ -39,9 +39,9 @@ def ruleset_attr(abi: int) -> bytes:
     return struct.pack("Q", files) + (struct.pack("Q", network) if abi >= 4 else b"") + (struct.pack("Q", scoped) if abi >= 6 else b"")
 
 
-def restrict(readable: list[str], writable: list[str], abi: int = 1) -> bool:
-    """Allow reading only below `readable`, and writing only below `writable` (no device nodes), with the rights of
-    this ABI: no TCP from 4, no signal or abstract socket outside from 6. False where Landlock is missing."""
+def restrict(readable: list[str], writable: list[str], abi: int = 1, listable=()) -> bool:
+    """Allow reading only below `readable`, listing `listable`, and writing only below `writable` (no device nodes),
+    with the rights of this ABI: no TCP from 4, no signal or abstract socket outside from 6. False without Landlock."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
     attr = ruleset_attr(abi)
@@ -50,7 +50,7 @@ def restrict(readable: list[str], writable: list[str], abi: int = 1) -> bool:
         return False
     try:
         files = handled(abi)[0]
-        for paths, rights in ((readable, READ), (writable, files & ~(MAKE_CHAR | MAKE_BLOCK))):
+        for paths, rights in ((readable, READ), (listable, READ_DIR), (writable, files & ~(MAKE_CHAR | MAKE_BLOCK))):
             for path in paths:
                 _allow(libc, ruleset, path, rights)
         if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(RESTRICT_SELF, ruleset, 0) != 0:
