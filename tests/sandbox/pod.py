@@ -99,6 +99,7 @@ def softmax(x):
     ]
     raise RuntimeError(" ".join(found))
 '''
-# what the attack tries, as it names it: write its neighbour's file, write /tmp, read the neighbour, read the reference,
-# signal its parent, signal every process, open a TCP connection, start a process
-FOUND = ("wn", "wt", "rn", "rr", "sp", "sa", "tc", "fk")
+# what the attack tries, as it names it, and finds refused: write its neighbour's file, write /tmp, read the neighbour,
+# read the reference, signal its parent, open a TCP connection, start a process. Its kill(-1) ("sa") says "done" even
+# when every process refused the signal (the kernel counts the tries): that nothing was killed shows in the batch's rows.
+REFUSED = ("wn", "wt", "rn", "rr", "sp", "tc", "fk")

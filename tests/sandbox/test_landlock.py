@@ -16,9 +16,10 @@ import pytest
 from attackers import Listener, digest, honest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pod import ATTACK, FOUND, pod
+from pod import ATTACK, REFUSED, pod
 from survivors import Adopted
 
+from grader.course.stubs import write_stubs
 from grader.paths import SOLUTIONS_DIR
 from grader.sandbox import isolation, linux, seccomp
 from grader.sandbox.handle import StudentCode
@@ -160,8 +161,7 @@ def test_in_an_emulated_pod_grader_batch_grades_in_the_landlock_tier_and_the_att
     root, listener = tmp_path / "class", Listener()
     root.mkdir()
     good, _ = honest(root)
-    attacker = root / "attacker"
-    shutil.copytree(SOLUTIONS_DIR, attacker, ignore=shutil.ignore_patterns("__pycache__"))
+    attacker = write_stubs(root / "attacker")
     text = ATTACK.format(neighbour=str(good / "softmax.py"), reference=str(SOLUTIONS_DIR / "softmax.py"), port=listener.port)
     (attacker / "softmax.py").write_text(text.split("\n", 1)[1])
     before, csv_file = digest([good, SOLUTIONS_DIR]), tmp_path / "grades.csv"
@@ -173,8 +173,9 @@ def test_in_an_emulated_pod_grader_batch_grades_in_the_landlock_tier_and_the_att
     rows = {row["student"]: row for row in csv.DictReader(csv_file.read_text(encoding="utf-8").splitlines())}
     assert (rows["honest_good"]["total"], rows["honest_good"]["isolation"]) == ("100.0", "landlock")
     attack = rows["attacker"]
-    assert (attack["softmax"], attack["isolation"]) == ("0.0", "landlock"), attack
-    assert all(re.search(rf"\b{name}:(EACCES|EPERM)\b", attack["reason"]) for name in FOUND), attack["reason"]
+    assert (attack["total"], attack["isolation"]) == ("0.0", "landlock"), attack
+    assert all(re.search(rf"\b{name}:(EACCES|EPERM)\b", attack["reason"]) for name in REFUSED), attack["reason"]
+    assert attack["status"] == "graded" and "sa:" in attack["reason"]  # its grader outlived its kill(-1), as the batch did
     assert digest([good, SOLUTIONS_DIR]) == before and listener.received == [] and not Path("/tmp/abh-attack-pod").exists()
 
 
