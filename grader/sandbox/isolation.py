@@ -318,7 +318,10 @@ def _probe_now(tier: str) -> str:
 def landlock_missing() -> str:
     """Why the landlock tier cannot be had on this kernel and Python, "" when it can be tried."""
     if landlock_abi() < 1:
-        return "this kernel has no Landlock (Linux 5.13+, with landlock among its LSMs: lsm=...,landlock)"
+        return (
+            "Landlock is not available here: it needs Linux 5.13+ with landlock among the kernel's LSMs (lsm=...,landlock), "
+            "and a container runtime whose seccomp profile allows its system calls"
+        )
     return seccomp.missing()
 
 
