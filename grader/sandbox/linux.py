@@ -120,11 +120,39 @@ def remove_files_of(uid: int) -> None:
                 pass
 
 
-def readable(room, sites: list[str]) -> list[str]:
-    """What a worker with a user of its own may read under Landlock: the system, Python, its code and copy."""
+def readable(room, sites: list[str]) -> tuple[list[str], list[str]]:
+    """What a worker may read under Landlock: the system, Python and its site folders less the kit's own, its code and
+    copy; and the folders it may only list (those holding a kit's folder: Python's importer lists every sys.path entry)."""
     system = ["/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/dev/urandom"]
     python = [str(Path(sys.base_prefix).resolve()), str(Path(sys.executable).resolve().parent), sys.prefix]
-    return system + python + sites + [str(room.kit), str(room.submission)]
+    hidden = [folder.resolve() for folder in (GRADER_DIR, SOLUTIONS_DIR, KIT_ROOT)]
+    read: list[str] = []
+    listed: list[str] = []
+    for top in system + python + sites:
+        more_read, more_listed = less(Path(top), hidden)
+        read += more_read
+        listed += more_listed
+    return list(dict.fromkeys(read)) + [str(room.kit), str(room.submission)], list(dict.fromkeys(listed))
+
+
+def less(top: Path, hidden: list[Path]) -> tuple[list[str], list[str]]:
+    """(paths that together cover top but none of the hidden folders strictly below it, the folders between them to list).
+
+    Landlock can only allow, never deny: a folder holding a hidden one gives way to its entries, each in turn, and is
+    only listed (the hidden folder's names can be seen, never its files read). A hidden folder that is top itself
+    stays (the kit's root may be site-packages, whose other entries are needed), as bubblewrap's masks do.
+    """
+    real = top.resolve()
+    if not real.is_dir() or not any(folder != real and _under(folder, real) for folder in hidden):
+        return [str(top)], []
+    read: list[str] = []
+    listed = [str(top)]
+    for entry in sorted(real.iterdir()):
+        if entry.resolve() not in hidden:
+            more_read, more_listed = less(entry, hidden)
+            read += more_read
+            listed += more_listed
+    return read, listed
 
 
 class Mounts:

@@ -101,7 +101,10 @@ class WorkerProcess:
         self.mark_lost = False  # the student closed the output pipe: stop waiting for marks
         self.processes: list | None = None  # the worker's process tree as last seen, whose CPU time the limits count
         self.cpu = Sample()  # their CPU time lately, where each call's limit counts from
-        self.process = launcher.piped(self.launch.argv, env=self.launch.env, cwd=self.launch.cwd, **self.launch.popen)
+        try:
+            self.process = launcher.piped(self.launch.argv, env=self.launch.env, cwd=self.launch.cwd, **self.launch.popen)
+        finally:
+            self.launch.release()
         for pipe in (self.process.stdin, self.process.stdout):
             widen(pipe)
         self.pipe = FramedPipe(self.process, STARTUP_CAP, "worker")

@@ -20,6 +20,7 @@ import psutil
 import pytest
 from attackers import ATTACKS, REFUSED, SECRET, Listener, attack, digest, honest, kit_and_site, planted, refused, require_isolation
 from busy import allowed
+from pod import pod
 from survivors import Adopted
 
 from grader.check.checks import replay
@@ -27,8 +28,10 @@ from grader.check.checks import replay
 pytestmark = [pytest.mark.linux("the attacks use /proc, fork and POSIX signals, and only Linux confines them"), pytest.mark.slow]
 
 
-def test_no_attack_gains_a_point_or_touches_anything_else(tmp_path):
-    tier = require_isolation()
+@pytest.mark.parametrize("where", ["here", "pod"])
+def test_no_attack_gains_a_point_or_touches_anything_else(tmp_path, where):
+    """here: in the strongest tier of this machine; pod: as nobody with user namespaces refused, so in the landlock tier."""
+    tier = require_isolation() if where == "here" else "landlock"
     root, listener = tmp_path / "submissions", Listener()
     root.mkdir()
     cases = [attack(root, path, listener.port) for path in sorted(ATTACKS.glob("*.py"))]
@@ -39,6 +42,7 @@ def test_no_attack_gains_a_point_or_touches_anything_else(tmp_path):
     honest_files, before = digest([good, partial]), kit_and_site()
     csv_file = tmp_path / "grades.csv"
     command = [sys.executable, "-m", "grader", "batch", *map(str, folders), "--jobs", "2", "--csv", str(csv_file)]
+    command = pod(command) if where == "pod" else command
     env = {**os.environ, "INSTRUCTOR_TOKEN": SECRET, "NO_COLOR": "1"}
     with Adopted(command, tmp_path, timeout=900, cwd=tmp_path, env=env) as run:  # whatever it leaves stays below it
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]

@@ -18,7 +18,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from attackers import ATTACKS, SECRET, attack, digest, honest
+from attackers import ATTACKS, SECRET, Listener, attack, digest, honest
 from survivors import Adopted
 
 from grader.paths import KIT_ROOT
@@ -35,6 +35,7 @@ CASES = (
     "fills_tmp",
     "gc_hunt",
     "pid_hopper",
+    "network_call",
 )
 SYSTEM_PYTHON = Path("/usr/bin/python3")
 
@@ -80,7 +81,8 @@ def test_attacks_as_a_user_of_their_own_get_nothing(grader_env, tmp_path):
     root = tmp_path / "submissions"
     root.mkdir()
     os.chmod(tmp_path, stat.S_IRWXU)
-    cases = [attack(root, ATTACKS / f"{name}.py", 0) for name in CASES]
+    listener = Listener()
+    cases = [attack(root, ATTACKS / f"{name}.py", listener.port) for name in CASES]
     good, _ = honest(root)
     folders, before = [good, *cases], digest([good, kit])
     csv_file = tmp_path / "grades.csv"
@@ -98,5 +100,6 @@ def test_attacks_as_a_user_of_their_own_get_nothing(grader_env, tmp_path):
         assert (rows[name]["total"], rows[name]["isolation"]) == ("0.0", tier), (name, rows[name]["reason"][:300])
     assert rows["honest_good"]["total"] == "100.0"
     assert digest([good, kit]) == before
+    assert listener.received == []  # no TCP connection: the seccomp filter, and Landlock's network rule from ABI 4
     assert not list(Path("/tmp").glob("abh-attack*")) and not list(Path("/var/tmp").glob("abh-attack*"))
     assert sys.executable != str(python)  # the grader ran in its own environment, not this test's

@@ -24,7 +24,9 @@ def test_the_user_tier_is_recorded_with_or_without_landlock(monkeypatch, abi, na
     assert isolation.OwnUser().name == name
 
 
-@pytest.mark.parametrize(("tier", "refused"), [("namespaces", False), ("user+landlock", False), ("user", True), ("none", True)])
+@pytest.mark.parametrize(
+    ("tier", "refused"), [("namespaces", False), ("user+landlock", False), ("landlock", False), ("user", True), ("none", True)]
+)
 def test_batch_refuses_grades_on_a_tier_that_keeps_no_neighbours_apart_unless_allowed(monkeypatch, tier, refused):
     monkeypatch.setattr(isolation, "choose", lambda name=None: SimpleNamespace(name=tier))
     monkeypatch.setattr(isolation, "why_not", lambda name: "not here")
@@ -69,12 +71,14 @@ def test_grader_batch_refuses_the_user_tier_without_landlock_unless_allowed(tmp_
 def test_a_forced_none_tier_is_refused_saying_it_was_asked_for(monkeypatch):
     monkeypatch.setenv(isolation.TIER_VAR, "none")
     said = batch.isolation_problem(False)
-    assert re.search(r"\(namespaces: [^;]+; user: [^;)]+\)", said), said  # each tier's reason named, none left empty
-    assert isolation.not_apart("namespaces") == isolation.not_apart("user+landlock") == ""
+    assert re.search(r"\(namespaces: [^;]+; user: [^;]+; landlock: [^;)]+\)", said), said  # each tier's reason named, none left empty
+    assert isolation.not_apart("namespaces") == isolation.not_apart("user+landlock") == isolation.not_apart("landlock") == ""
 
 
 @pytest.mark.nbgrader  # imports the autograde preprocessors, which need nbformat
-@pytest.mark.parametrize(("recorded", "refused"), [("user", True), ("none", True), ("user+landlock", False), ("namespaces", False)])
+@pytest.mark.parametrize(
+    ("recorded", "refused"), [("user", True), ("none", True), ("user+landlock", False), ("landlock", False), ("namespaces", False)]
+)
 def test_nbgrader_autograde_refuses_grades_recorded_on_a_tier_that_keeps_no_neighbours_apart(monkeypatch, recorded, refused):
     from grader.course.nbgrader import autograde
 

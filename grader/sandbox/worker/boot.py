@@ -4,7 +4,9 @@ Run as `python -I -S -B boot.py KIT CONFIG`: no site-packages, no .pth file and 
 variable is read before this, nothing is written as bytecode, and only KIT (a private copy of this
 package, and of compare's job where that is what runs; no reference code) and CONFIG's site folders
 are searched. CONFIG is JSON: {"uid": a user to become or null, "sites": [...], "landlock":
-{"read": [...], "write": [...]} or null, "main": the module whose main(landlocked) runs}.
+{"read": [...], "list": [...], "write": [...], "abi": N, "capabilities": false to drop them} or null, "seccomp":
+the file of a seccomp filter to load or null, "main": the module whose main(landlocked) runs}.
+Landlock comes before the filter (which refuses nothing it needs), both before any student code.
 """
 
 import importlib
@@ -26,12 +28,21 @@ def main() -> None:
         become(config["uid"])
     sys.path[:0] = [kit]
     sys.path += config["sites"]
-    landlocked = False
-    if config.get("landlock"):
-        from grader.sandbox.worker.landlock import restrict
+    landlocked = bool(config.get("landlock")) and confine(config["landlock"])
+    if config.get("seccomp"):
+        from grader.sandbox.worker.seccomp import install
 
-        landlocked = restrict(config["landlock"]["read"], config["landlock"]["write"])
+        install(config["seccomp"])
     importlib.import_module(config["main"]).main(landlocked)
+
+
+def confine(view: dict) -> bool:
+    """Landlock at the ABI the grader asked for, and no capability where asked; False where the kernel has no Landlock."""
+    from grader.sandbox.worker.landlock import drop_capabilities, restrict
+
+    if view.get("capabilities") is False:
+        drop_capabilities()
+    return restrict(view["read"], view["write"], view.get("abi", 1), view.get("list", ()))
 
 
 if __name__ == "__main__":
