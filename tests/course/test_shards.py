@@ -1,0 +1,73 @@
+"""`grader batch --shard I/N`: every upload in exactly one share, the same share in every process, bad values refused."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grader.cli import main
+from grader.course import batch as batches
+from grader.course.shards import Shard, ShardError, parse, select, share
+from grader.sandbox.intake import Upload
+
+KEYS = st.lists(st.text(min_size=1, max_size=12), unique=True, max_size=30)
+
+
+@given(KEYS, st.integers(1, 12))
+def test_every_upload_is_in_exactly_one_share_and_the_shares_keep_the_order_given(keys, count):
+    uploads = [Upload(key, ()) for key in keys]
+    shares = [select(uploads, Shard(number, count)) for number in range(1, count + 1)]
+    assert sorted(u.key for each in shares for u in each) == sorted(keys)
+    for each in shares:
+        assert each == [u for u in uploads if u in each]  # in the order given
+    assert select(uploads, None) == uploads
+
+
+def test_the_split_is_the_same_in_every_process_whatever_its_hash_seed():
+    keys = ["ada", "grace", "a/ada", "b/ada", "Jos\\xe9", "'=cmd", "s0001", "s0002", "\ud83d\ude00"]
+    here = [share(key, 7) for key in keys]
+    program = f"from grader.course.shards import share; print([share(k, 7) for k in {keys!r}])"
+    for seed in ("1", "2"):
+        there = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": seed})
+        assert there.stdout.strip() == str(here), there.stderr
+    assert len(set(here)) > 1  # the keys spread over the shares
+
+
+def test_a_class_splits_into_shares_of_about_its_size_over_n():
+    keys = [f"s{n:04d}" for n in range(1, 1001)]
+    sizes = [sum(share(key, 4) == number for key in keys) for number in range(1, 5)]
+    assert sum(sizes) == 1000 and all(200 <= size <= 300 for size in sizes), sizes
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ("0/2", "counted from 1 to 2"),
+        ("3/2", "counted from 1 to 2"),
+        ("1/0", "number of shares must be from 1"),
+        ("half", "is not I/N"),
+        ("1/2/3", "is not I/N"),
+        ("-1/2", "is not I/N"),
+    ],
+)
+def test_a_bad_shard_says_what_to_write(text, said):
+    with pytest.raises(ShardError, match=said):
+        parse(text)
+    result = CliRunner().invoke(main, ["batch", "somewhere", "--csv", "grades.csv", "--shard", text])
+    assert result.exit_code == 2 and said in result.output and "Traceback" not in result.output
+
+
+def test_a_shard_is_read_as_written():
+    assert parse("2/3") == Shard(2, 3) and parse(" 1 / 1 ") == Shard(1, 1) and str(parse("2/3")) == "2/3"
+
+
+def test_jobs_default_to_the_cpus_this_process_may_use(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(batches, "usable_cpus", lambda: 3)
+    monkeypatch.setattr(batches, "isolation_problem", lambda allowed: "")  # nothing is graded: no isolation needed
+    assert batches.batch([], csv_file=tmp_path / "grades.csv") == 0
+    assert "0 to grade, 0 already in" in (said := capsys.readouterr().out) and "3 at a time" in said
+    assert "default: the CPUs this process may use" in " ".join(CliRunner().invoke(main, ["batch", "--help"]).output.split())
