@@ -1,6 +1,8 @@
 """`grader batch --shard I/N`: every upload in exactly one share, the same share in every process, bad values refused."""
 
+import csv
 import os
+import shutil
 import subprocess
 import sys
 
@@ -12,6 +14,7 @@ from hypothesis import strategies as st
 from grader.cli import main
 from grader.course import batch as batches
 from grader.course.shards import Shard, ShardError, parse, select, share
+from grader.paths import SOLUTIONS_DIR
 from grader.sandbox.intake import Upload
 
 KEYS = st.lists(st.text(min_size=1, max_size=12), unique=True, max_size=30)
@@ -71,3 +74,34 @@ def test_jobs_default_to_the_cpus_this_process_may_use(tmp_path, capsys, monkeyp
     assert batches.batch([], csv_file=tmp_path / "grades.csv") == 0
     assert "0 to grade, 0 already in" in (said := capsys.readouterr().out) and "3 at a time" in said
     assert "default: the CPUs this process may use" in " ".join(CliRunner().invoke(main, ["batch", "--help"]).output.split())
+
+
+def rows_of(csv_file) -> list[dict]:
+    with csv_file.open(newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.mark.slow
+def test_a_class_graded_in_two_shards_then_merged_is_the_class_graded_at_once(tmp_path, pristine):
+    names = ["ada", "bo", "cy", "dee", "eli", "fay"]
+    ones, twos = [n for n in names if share(n, 2) == 1][:2], [n for n in names if share(n, 2) == 2][:1]
+    folders = [str(shutil.copytree(SOLUTIONS_DIR if n == ones[0] else pristine, tmp_path / "class" / n)) for n in ones + twos]
+    run = CliRunner()
+    for number in (1, 2):
+        result = run.invoke(
+            main, ["batch", *folders, "--jobs", "1", "--csv", str(tmp_path / f"shard-{number}.csv"), "--shard", f"{number}/2"]
+        )
+        assert result.exit_code == 0 and f"Shard {number}/2: {len(ones if number == 1 else twos)} of the 3 uploads" in result.output, (
+            result.output
+        )
+    again = run.invoke(main, ["batch", *folders, "--csv", str(tmp_path / "shard-1.csv"), "--shard", "1/2"])
+    assert "0 to grade, 2 already in" in again.output, again.output  # a rerun of a shard resumes
+    merged = run.invoke(
+        main, ["merge", str(tmp_path / "shard-1.csv"), str(tmp_path / "shard-2.csv"), "--csv", str(tmp_path / "merged.csv")]
+    )
+    assert merged.exit_code == 0 and "3 students from 2 CSVs" in merged.output, merged.output
+    whole = run.invoke(main, ["batch", *folders, "--jobs", "2", "--csv", str(tmp_path / "whole.csv")])
+    assert whole.exit_code == 0, whole.output
+    timeless = [[{**r, "seconds": ""} for r in rows_of(tmp_path / name)] for name in ("merged.csv", "whole.csv")]
+    assert timeless[0] == timeless[1] and [r["total"] for r in timeless[0]] == ["100.0", "0.0", "0.0"]
+    assert [r["student"] for r in timeless[0]] == sorted([*ones, *twos])
