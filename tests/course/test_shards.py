@@ -2,6 +2,7 @@
 
 import csv
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from grader.cli import main
 from grader.course import batch as batches
 from grader.course.shards import Shard, ShardError, parse, select, share
-from grader.paths import SOLUTIONS_DIR
+from grader.paths import KIT_ROOT, SOLUTIONS_DIR
 from grader.sandbox.intake import Upload
 
 KEYS = st.lists(st.text(min_size=1, max_size=12), unique=True, max_size=30)
@@ -81,27 +82,36 @@ def rows_of(csv_file) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+def guide_commands() -> list[list[str]]:
+    """The commands of the instructor guide's first example of shards, as words."""
+    guide = (KIT_ROOT / "docs" / "instructors.md").read_text(encoding="utf-8")
+    section = guide.partition("### A class over several machines")[2]
+    block = section.split("```bash\n")[1].partition("```")[0]
+    return [shlex.split(line, comments=True) for line in block.splitlines()]
+
+
 @pytest.mark.slow
-def test_a_class_graded_in_two_shards_then_merged_is_the_class_graded_at_once(tmp_path, pristine):
+def test_the_guides_shards_then_merged_are_the_class_graded_at_once(tmp_path, pristine, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     names = ["ada", "bo", "cy", "dee", "eli", "fay"]
     ones, twos = [n for n in names if share(n, 2) == 1][:2], [n for n in names if share(n, 2) == 2][:1]
-    folders = [str(shutil.copytree(SOLUTIONS_DIR if n == ones[0] else pristine, tmp_path / "class" / n)) for n in ones + twos]
+    for name in ones + twos:
+        shutil.copytree(SOLUTIONS_DIR if name == ones[0] else pristine, tmp_path / "submissions" / name)
+    folders = sorted(str(path) for path in (tmp_path / "submissions").iterdir())  # what the shell makes of submissions/*
+    commands = guide_commands()
+    assert [words[:2] for words in commands] == [["grader", "batch"], ["grader", "batch"], ["grader", "merge"]]
     run = CliRunner()
-    for number in (1, 2):
-        result = run.invoke(
-            main, ["batch", *folders, "--jobs", "1", "--csv", str(tmp_path / f"shard-{number}.csv"), "--shard", f"{number}/2"]
-        )
-        assert result.exit_code == 0 and f"Shard {number}/2: {len(ones if number == 1 else twos)} of the 3 uploads" in result.output, (
-            result.output
-        )
-    again = run.invoke(main, ["batch", *folders, "--csv", str(tmp_path / "shard-1.csv"), "--shard", "1/2"])
+    for words in commands:
+        argv = [part for word in words[1:] for part in (folders if word == "submissions/*" else [word])]
+        result = run.invoke(main, argv)
+        assert result.exit_code == 0, result.output
+        if "--shard" in words:
+            number = int(words[words.index("--shard") + 1][0])
+            assert f"Shard {number}/2: {len(ones if number == 1 else twos)} of the 3 uploads" in result.output, result.output
+    again = run.invoke(main, ["batch", *folders, "--csv", "shard-1.csv", "--shard", "1/2"])
     assert "0 to grade, 2 already in" in again.output, again.output  # a rerun of a shard resumes
-    merged = run.invoke(
-        main, ["merge", str(tmp_path / "shard-1.csv"), str(tmp_path / "shard-2.csv"), "--csv", str(tmp_path / "merged.csv")]
-    )
-    assert merged.exit_code == 0 and "3 students from 2 CSVs" in merged.output, merged.output
-    whole = run.invoke(main, ["batch", *folders, "--jobs", "2", "--csv", str(tmp_path / "whole.csv")])
+    whole = run.invoke(main, ["batch", *folders, "--jobs", "2", "--csv", "whole.csv"])
     assert whole.exit_code == 0, whole.output
-    timeless = [[{**r, "seconds": ""} for r in rows_of(tmp_path / name)] for name in ("merged.csv", "whole.csv")]
+    timeless = [[{**r, "seconds": ""} for r in rows_of(tmp_path / name)] for name in ("grades.csv", "whole.csv")]
     assert timeless[0] == timeless[1] and [r["total"] for r in timeless[0]] == ["100.0", "0.0", "0.0"]
     assert [r["student"] for r in timeless[0]] == sorted([*ones, *twos])
