@@ -7,13 +7,15 @@ right (each in a style of its own), some unfinished (the first functions in less
 stubs), some wrong (one or two of the known mistakes of tests/mutants/wrong/). What each should score follows from
 that: an exercise whose functions are all right earns its points; an unfinished one the shares of the functions
 written; one with a mistake less than its points, and at least its points less the mistaken functions' shares. Every
-row of the merged CSV is checked against it. Prints the wall time, the machine's load average before and after, and
-the share of CPU time the hypervisor took.
+row of the merged CSV is checked against it. Prints the wall time, the CPU time the shards' processes took (the least
+wall time on two idle cores is half of it), the machine's load average before and after, and the share of CPU time
+the hypervisor took.
 """
 
 import csv
 import os
 import random
+import resource
 import subprocess
 import sys
 import tempfile
@@ -61,8 +63,10 @@ def expected(done: Work) -> tuple[float, float]:
 
 
 def grade(root: Path, work_dir: Path, names: list[str]) -> tuple[float, list[int]]:
-    """Run the shards side by side, each with --jobs 1; (seconds until the last ends, their exit statuses)."""
+    """Run the shards side by side, each with --jobs 1; (seconds until the last ends, their exit statuses). Prints the CPU
+    time their processes took, which the machine's other work does not stretch."""
     folders = [str(root / name) for name in names]
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     shards = []
     for number in range(1, SHARDS + 1):
@@ -70,7 +74,10 @@ def grade(root: Path, work_dir: Path, names: list[str]) -> tuple[float, list[int
         log = (work_dir / f"shard-{number}.log").open("w")
         shards.append(subprocess.Popen([*command, "--csv", str(work_dir / f"shard-{number}.csv")], stdout=log, stderr=subprocess.STDOUT))
     statuses = [shard.wait() for shard in shards]
-    return time.perf_counter() - start, statuses
+    seconds, now = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime
+    print(f"CPU time of the shards' processes: {cpu:.0f} s, {cpu / max(1, len(names)):.2f} s per submission", flush=True)
+    return seconds, statuses
 
 
 def check(rows: list[dict], works: dict[str, Work]) -> list[str]:
