@@ -4,7 +4,8 @@ grades.csv's rows live in grades.results/, one JSON file per student, each writt
 put in place with os.replace: a finished row costs one small file, whatever the size of the class, and a killed
 run loses none. The CSV is made from them in one pass, sorted by student, when a run ends and, while it runs,
 after its 1st, 2nd, 4th, 8th ... row (so it is rewritten O(log n) times, O(n) bytes in all). A rerun reads the
-CSV's rows (one written by `grader merge`, or before the folder existed) and then the folder's, which are newer.
+CSV's rows (one written by `grader merge`, or before the folder existed), then each file written since the CSV (a
+killed run's CSV lags its files) or whose student the CSV lacks: a CSV changed by hand after its files keeps its rows.
 """
 
 import csv
@@ -37,7 +38,11 @@ class Rows:
     def __init__(self, csv_file: Path):
         self.csv_file = Path(csv_file)
         self.folder = folder_of(self.csv_file)
-        self.by_student = {row["student"]: row for row in [*read_csv(self.csv_file), *read_folder(self.folder)]}
+        self.by_student = {row["student"]: row for row in read_csv(self.csv_file)}
+        written = self.csv_file.stat().st_mtime_ns if self.csv_file.exists() else 0
+        for row, changed in read_folder(self.folder):
+            if changed >= written or row["student"] not in self.by_student:  # the CSV lags its rows' files, or was edited since
+                self.by_student[row["student"]] = row
         self.added = 0
         sweep(self.folder)
 
@@ -64,16 +69,17 @@ def read_csv(csv_file: Path) -> list[dict]:
         return [dict(r) for r in csv.DictReader(f) if r.get("student")]
 
 
-def read_folder(folder: Path) -> list[dict]:
-    """The rows kept in a result folder; a file that is not a row (none the batch wrote) is left out, so its student is graded again."""
+def read_folder(folder: Path) -> list[tuple[dict, int]]:
+    """The rows kept in a result folder, each with when its file was written (ns); a file that is not a row (none the batch
+    wrote) is left out, so its student is graded again."""
     rows = []
     for path in sorted(folder.glob(f"*{SUFFIX}")) if folder.is_dir() else []:
         try:
-            row = json.loads(path.read_text(encoding="utf-8"))
+            row, changed = json.loads(path.read_text(encoding="utf-8")), path.stat().st_mtime_ns
         except (OSError, ValueError):
             continue
         if isinstance(row, dict) and isinstance(row.get("student"), str) and all(isinstance(v, str) for v in row.values()):
-            rows.append(row)
+            rows.append((row, changed))
     return rows
 
 

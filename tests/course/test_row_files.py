@@ -33,3 +33,16 @@ def test_each_row_is_a_file_of_its_own_and_the_csv_is_made_from_them_now_and_the
     again.write_csv()
     with csv_file.open(newline="") as f:
         assert [r["student"] for r in csv.DictReader(f)] == sorted(again.by_student)
+
+
+def test_a_row_file_newer_than_the_csv_wins_and_an_older_one_gives_way(tmp_path):
+    csv_file = tmp_path / "grades.csv"
+    kept = Rows(csv_file)
+    kept.put(row("ada", total="10.0"))  # the CSV is written after the 1st row: ada 10
+    kept.put(row("bo", total="20.0"))  # and after the 2nd
+    kept.put(row("cy", total="30.0"))  # the 3rd is in its file only, as when a run is killed here
+    assert sorted(Rows(csv_file).by_student) == ["ada", "bo", "cy"]
+    kept.put(row("ada", total="15.0"))  # the 4th: the CSV again, ada 15
+    text = csv_file.read_text().replace(",15.0,", ",99.0,")  # then the instructor edits ada's total by hand
+    csv_file.write_text(text)
+    assert Rows(csv_file).by_student["ada"]["total"] == "99.0"
