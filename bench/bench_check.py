@@ -2,7 +2,7 @@
 
 Usage: python3 bench/bench_check.py [RUNS]   (default 5 runs of each case)
 The floor is a fresh `python -c "import numpy, pytest, hypothesis"`, which every fresh-process check
-pays. Targets (issue 22): one exercise within 2x the floor, all five within 4x, a new student's
+pays. Targets: one exercise within 2x the floor, all five within 4x, a new student's
 first `grader` (untouched stubs) within 2x and `grader` with nothing changed within 1x, in the strongest
 isolation this machine offers, full-scale examples kept. The checks replay the examples Hypothesis
 drew on an earlier run (grader/check/checks/replay.py); "all five, drawn" is the first run on a

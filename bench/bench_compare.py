@@ -8,7 +8,7 @@ with autograd. Both use one thread and run in this process, PyTorch imported bef
 Prints each run's times and figures and numpy's time over PyTorch's; with --repeat N each runs N
 times, alternating which goes first, and the ratio is of the medians. The process runs with the heap
 padding the training job gets (grader.compare.command.HEAP_PAD). With --command N it first times
-`grader compare --solutions` itself N times, end to end, against the 15 s target (issue 22), with
+`grader compare --solutions` itself N times, end to end, against the 15 s target, with
 the load average and the hypervisor's share of the CPU (steal) meanwhile.
 
     python bench/bench_compare.py [--seed N] [--mlp-steps N] [--attention-steps N] [--repeat N] [--command N]

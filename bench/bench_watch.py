@@ -6,8 +6,8 @@ student runs it: public checks, each exercise built on the student's own earlier
 reference's). Each save alternates the reference module and a stub, so every save changes the verdict; the stub
 is the stub as given with a comment added (an untouched stub is known without running it). The target is
 judged on the saves of the written exercise, whose every check runs to its end; a stub's checks stop at
-their first call, so its saves are printed apart. Target
-(issue 22): from a save to its verdict within 1x the machine's floor, a fresh
+their first call, so its saves are printed apart. Target:
+from a save to its verdict within 1x the machine's floor, a fresh
 `python -c "import numpy, pytest, hypothesis"`, measured in the same run. Also timed: from the save
 to the screen that says the exercise is being checked.
 """
