@@ -230,7 +230,12 @@ def nbgrader(course_dir, assignment, force, course_id, exchange, all_or_nothing)
 
 @main.command(hidden=STUDENT_KIT)
 @click.argument("dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--jobs", type=int, default=2, show_default=True, help="How many submissions to grade at once.")
+@click.option(
+    "--jobs",
+    type=int,
+    default=None,
+    help="How many submissions to grade at once.  [default: the CPUs this process may use: its cores, fewer under a container's CPU quota]",
+)
 @click.option("--csv", "csv_file", type=click.Path(path_type=Path), required=True, help="Where to write one row per submission.")
 @click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds one submission may take in all.")
 @click.option("--allow-unisolated", is_flag=True, help="Grade even where the students' code cannot be confined (not for real grades).")
@@ -243,7 +248,10 @@ def nbgrader(course_dir, assignment, force, course_id, exchange, all_or_nothing)
     metavar="FOLDER",
     help="Regrade this folder although its row is up to date (repeatable).",
 )
-def batch(dirs, jobs, csv_file, timeout, allow_unisolated, force, regrade, all_or_nothing):
+@click.option(
+    "--shard", metavar="I/N", help="Grade only the I-th of N shares of the uploads (the same on every machine); see grader merge."
+)
+def batch(dirs, jobs, csv_file, timeout, allow_unisolated, force, regrade, all_or_nothing, shard):
     """Grade many uploads in parallel, one CSV row per student; reruns resume and regrade changed files.
 
     Each DIR is one student's upload, named by its own name: a folder holding the five modules anywhere (an LMS
@@ -254,11 +262,43 @@ def batch(dirs, jobs, csv_file, timeout, allow_unisolated, force, regrade, all_o
     instructor_only("batch")
     from grader.check.results import score_all_or_nothing
     from grader.course.batch import batch as run
+    from grader.course.shards import ShardError, parse
 
+    try:
+        share = parse(shard) if shard is not None else None
+    except ShardError as error:
+        raise click.BadParameter(str(error), param_hint="--shard") from None
     if all_or_nothing:
         score_all_or_nothing()  # every `grader check` the batch starts inherits it
 
-    sys.exit(run(dirs, jobs=jobs, csv_file=csv_file, timeout=timeout, allow_unisolated=allow_unisolated, force=force, regrade=regrade))
+    sys.exit(
+        run(
+            dirs,
+            jobs=jobs,
+            csv_file=csv_file,
+            timeout=timeout,
+            allow_unisolated=allow_unisolated,
+            force=force,
+            regrade=regrade,
+            shard=share,
+        )
+    )
+
+
+@main.command(hidden=STUDENT_KIT)
+@click.argument("csv_files", nargs=-1, required=True, type=FILE, metavar="CSV...")
+@click.option("--csv", "out", type=FILE, required=True, help="Where to write the merged CSV.")
+def merge(csv_files, out):
+    """Join the CSVs of grader batch --shard runs into one, as one run over the whole class would write it.
+
+    A student in two CSVs with the same files is one row; with different files, nothing is written (exit status 2).
+
+    Example: grader merge shard-1.csv shard-2.csv --csv grades.csv
+    """
+    instructor_only("merge")
+    from grader.course.merge import merge as run
+
+    sys.exit(run(csv_files, out))
 
 
 @main.command(hidden=STUDENT_KIT)

@@ -8,7 +8,6 @@ those whose files changed since their row (the row's sha256 columns); --force re
 says how many are left.
 """
 
-import csv
 import os
 import signal
 import tempfile
@@ -21,7 +20,10 @@ import click
 
 from grader import outlet
 from grader.course import rows as rowing
-from grader.course.rows import COLUMNS, MODULE_SHA
+from grader.course import shards
+from grader.course.row_files import Rows
+from grader.course.rows import MODULE_SHA
+from grader.cpus import usable_cpus
 from grader.paths import KIT_ROOT
 from grader.sandbox import intake, isolation, launcher
 from grader.sandbox.intake import Upload
@@ -39,23 +41,28 @@ UNISOLATED = (
 
 def batch(
     dirs,
-    jobs: int = 2,
+    jobs: int | None = None,
     csv_file: Path = Path("grades.csv"),
     timeout: float = SUBMISSION_SECONDS,
     allow_unisolated: bool = False,
     force: bool = False,
     regrade=(),
+    shard: shards.Shard | None = None,
 ) -> int:
-    """Grade every folder without an up-to-date row in the CSV, jobs at a time; 0 when every folder has its row."""
-    csv_file = Path(csv_file)
+    """Grade every folder (of the shard) without an up-to-date row in the CSV, jobs at a time (the CPUs this process may
+    use by default); 0 when every folder has its row."""
+    csv_file, jobs = Path(csv_file), usable_cpus() if jobs is None else jobs
     problem = usage_problem(jobs, csv_file) or isolation_problem(allow_unisolated)
     if problem:
         click.echo(problem, err=True)
         return 2
-    uploads = intake.uploads([*dirs, *regrade])  # one per student, in the order given
+    given = intake.uploads([*dirs, *regrade])  # one per student, in the order given
+    uploads = shards.select(given, shard)
     named = {upload.key for upload in intake.uploads(regrade)}
-    rows = read_rows(csv_file)
-    todo, changed = plan(uploads, rows, force, named)
+    rows = Rows(csv_file)
+    todo, changed = plan(uploads, rows.all(), force, named)
+    if shard:
+        click.echo(f"Shard {shard}: {len(uploads)} of the {len(given)} uploads given.")
     click.echo(planned(todo, changed, len(uploads), csv_file, jobs, force))
     return grade_all(todo, rows, csv_file, jobs, timeout)
 
@@ -100,8 +107,9 @@ def planned(todo: list, changed: list, total: int, csv_file: Path, jobs: int, fo
     return line
 
 
-def grade_all(todo: list[Upload], rows: list[dict], csv_file: Path, jobs: int, timeout: float) -> int:
-    """Grade the folders, writing the CSV after each; on Ctrl-C stop every check at once and keep the finished rows."""
+def grade_all(todo: list[Upload], rows: Rows, csv_file: Path, jobs: int, timeout: float) -> int:
+    """Grade the folders, keeping each row as it finishes and the CSV at the end; on Ctrl-C stop every check at once and
+    keep the finished rows."""
     running, done = Running(), 0
     pool = ThreadPoolExecutor(max_workers=jobs)
     try:
@@ -109,8 +117,7 @@ def grade_all(todo: list[Upload], rows: list[dict], csv_file: Path, jobs: int, t
         for future in as_completed(futures):
             if (new := future.result()) is None:
                 continue  # stopping: this folder was never started
-            put(rows, new)
-            write_rows(csv_file, rows)
+            rows.put(new)
             done += 1
             click.echo(outlet.terminal(f"[{done}/{len(todo)}] {new['student']}: {said(new)}"))
     except KeyboardInterrupt:
@@ -120,6 +127,7 @@ def grade_all(todo: list[Upload], rows: list[dict], csv_file: Path, jobs: int, t
             pool.shutdown(wait=True, cancel_futures=True)
         finally:
             signal.signal(signal.SIGINT, previous)
+        rows.write_csv()
         click.echo(
             f"Stopped: {done} of {len(todo)} graded this run, {len(todo) - done} left; "
             f"{csv_file} keeps every finished row, and a rerun grades the rest.",
@@ -127,16 +135,8 @@ def grade_all(todo: list[Upload], rows: list[dict], csv_file: Path, jobs: int, t
         )
         return 130
     pool.shutdown()
+    rows.write_csv()
     return 0
-
-
-def put(rows: list[dict], new: dict) -> None:
-    """Put a finished row in place of the student's old one, or after the others."""
-    for at, old in enumerate(rows):
-        if old["student"] == new["student"]:
-            rows[at] = new
-            return
-    rows.append(new)
 
 
 def usage_problem(jobs: int, csv_file: Path) -> str:
@@ -224,23 +224,3 @@ def run_check(folder: Path, result: Path, timeout: float, running: Running | Non
         if running:
             running.remove(child)
         child.close()
-
-
-def read_rows(csv_file: Path) -> list[dict]:
-    """The rows already written, so a rerun skips their students."""
-    if not csv_file.exists():
-        return []
-    with csv_file.open(newline="", encoding="utf-8") as f:
-        return [dict(r) for r in csv.DictReader(f) if r.get("student")]
-
-
-def write_rows(csv_file: Path, rows: list[dict]) -> None:
-    """Write all rows to a temporary file beside the CSV, then put it in place in one step."""
-    temporary = csv_file.with_name(f".{csv_file.name}.{os.getpid()}.tmp")
-    with temporary.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(temporary, csv_file)

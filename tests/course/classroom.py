@@ -89,9 +89,24 @@ def module_text(st: Style, module: str, done: set[str], mistakes: dict[str, str]
     return header + "\n\n" + "\n\n".join([*helpers, body]).rstrip() + "\n"
 
 
+@dataclass(frozen=True)
+class Work:
+    """What a student did: the functions written, the mistake made in some of them (function -> its name in
+    tests/mutants/wrong/), and the module broken, if one is."""
+
+    done: frozenset[str]
+    mistakes: dict[str, str]
+    broken: str = ""
+
+
 def student(rng: random.Random, kind: str, least: int = 1) -> dict[str, bytes]:
     """A student's five modules, as bytes, of the given kind (right, mistake, unfinished, broken, stubs); unfinished work
     has at least least functions done."""
+    return work(rng, kind, least)[0]
+
+
+def work(rng: random.Random, kind: str, least: int = 1) -> tuple[dict[str, bytes], Work]:
+    """A student's five modules, as student() writes them, and what the student did in them."""
     st = Style.draw(rng)
     every = [f for e in EXERCISES for f in e.functions]
     done = set(every)
@@ -104,10 +119,11 @@ def student(rng: random.Random, kind: str, least: int = 1) -> dict[str, bytes]:
         for function in rng.sample(every, rng.choice([1, 1, 1, 2])):
             mistakes[function] = rng.choice(MISTAKES[function])
     modules = {m: module_text(st, m, done, mistakes).encode("utf-8") for m in MODULES}
+    module = ""
     if kind == "broken":
         module = rng.choice(MODULES)
         modules[module] = broken(rng, modules[module])
-    return modules
+    return modules, Work(frozenset(done), mistakes, module)
 
 
 def broken(rng: random.Random, text: bytes) -> bytes:

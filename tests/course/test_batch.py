@@ -20,7 +20,8 @@ from survivors import sleepers
 from grader.cli import main
 from grader.course import batch as batches
 from grader.course import rows
-from grader.course.batch import batch, write_rows
+from grader.course.batch import batch
+from grader.course.row_files import write_csv as write_rows
 from grader.course.rows import COLUMNS, row
 from grader.course.stubs import write_stubs
 from grader.exercises import NAMES
