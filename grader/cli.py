@@ -316,3 +316,44 @@ def release(out_dir, force):
     from grader.course.release import release as run
 
     sys.exit(run(out_dir, force=force))
+
+
+@main.command(name="export", hidden=STUDENT_KIT)
+@click.argument("source", type=FILE, metavar="CSV|GRADEBOOK")
+@click.option("--to", "to", type=click.Choice(["canvas", "moodle", "csv"]), default="csv", show_default=True, help="The LMS's columns.")
+@click.option("--out", type=FILE, required=True, help="Where to write the grades.")
+@click.option(
+    "--column", default="Attention by Hand", show_default=True, help="Canvas: the assignment's column, as Canvas's export names it."
+)
+@click.option("--exercises", is_flag=True, help="Canvas: each exercise's points as a column (an assignment) of its own too.")
+@click.option("--assignment", default="attention-by-hand", show_default=True, help="The assignment, in an nbgrader gradebook.")
+def export_grades(source, to, out, column, exercises, assignment):
+    """The grades in the columns Canvas's gradebook or Moodle's grading worksheet imports, from a batch CSV or nbgrader's gradebook.db.
+
+    One row per student, with the LMS's id and name; overrides applied. Example: grader export grades.csv --to moodle --out moodle.csv
+    """
+    instructor_only("export")
+    from grader.course.lms_export import Columns, export
+
+    sys.exit(export(source, to=to, out=out, assignment=assignment, columns=Columns(column, exercises)))
+
+
+@main.command(hidden=STUDENT_KIT)
+@click.argument("grades", type=FILE, metavar="CSV|GRADEBOOK")
+@click.argument("student")
+@click.argument("exercise", type=EXERCISE)
+@click.argument("points", type=float)
+@click.option("--why", required=True, help="Why, for the log and the student's feedback.")
+@click.option("--by", default="", help="Who decided it.  [default: your user name]")
+@click.option("--assignment", default="attention-by-hand", show_default=True, help="The assignment, in an nbgrader gradebook.")
+def override(grades, student, exercise, points, why, by, assignment):
+    """Set one student's points for an exercise by hand, recorded with who, when and why beside the grades.
+
+    STUDENT is the row's student cell, the LMS's id or the name. Every rerun of grader batch and every
+    grader export applies it again. Example: grader override grades.csv 1001 heads 18 --why "regraded by hand"
+    """
+    instructor_only("override")
+    from grader.course.overrides import Decision
+    from grader.course.overrides import override as run
+
+    sys.exit(run(grades, student, exercise, points, Decision(why, by, assignment)))
