@@ -243,7 +243,10 @@ def nbgrader(course_dir, assignment, force, course_id, exchange, all_or_nothing)
     metavar="FOLDER",
     help="Regrade this folder although its row is up to date (repeatable).",
 )
-def batch(dirs, jobs, csv_file, timeout, allow_unisolated, force, regrade, all_or_nothing):
+@click.option("--feedback", type=FILE, metavar="DIR", help="Also write each student's report, as they would see it, into DIR.")
+@click.option("--late-policy", default="", metavar="POLICY", help='Take points off late work, e.g. "10%/day,max 3 days" (needs --due).')
+@click.option("--due", default="", metavar="WHEN", help="The due date for --late-policy, e.g. 2025-05-01T23:59+02:00.")
+def batch(dirs, jobs, csv_file, timeout, allow_unisolated, force, regrade, all_or_nothing, feedback, late_policy, due):
     """Grade many uploads in parallel, one CSV row per student; reruns resume and regrade changed files.
 
     Each DIR is one student's upload, named by its own name: a folder holding the five modules anywhere (an LMS
@@ -253,12 +256,25 @@ def batch(dirs, jobs, csv_file, timeout, allow_unisolated, force, regrade, all_o
     """
     instructor_only("batch")
     from grader.check.results import score_all_or_nothing
+    from grader.course.answering import Asked
     from grader.course.batch import batch as run
 
     if all_or_nothing:
         score_all_or_nothing()  # every `grader check` the batch starts inherits it
 
-    sys.exit(run(dirs, jobs=jobs, csv_file=csv_file, timeout=timeout, allow_unisolated=allow_unisolated, force=force, regrade=regrade))
+    asked = Asked(feedback, late_policy, due)
+    sys.exit(
+        run(
+            dirs,
+            jobs=jobs,
+            csv_file=csv_file,
+            timeout=timeout,
+            allow_unisolated=allow_unisolated,
+            force=force,
+            regrade=regrade,
+            asked=asked,
+        )
+    )
 
 
 @main.command(hidden=STUDENT_KIT)

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import click
 
-from grader import outlet
 from grader.course import rows as rowing
+from grader.course.answering import NOTHING, Answering, Asked
 from grader.course.rows import COLUMNS, MODULE_SHA
 from grader.paths import KIT_ROOT
 from grader.sandbox import intake, isolation, launcher
@@ -43,10 +43,14 @@ def batch(
     allow_unisolated: bool = False,
     force: bool = False,
     regrade=(),
+    asked: Asked = NOTHING,
 ) -> int:
-    """Grade every folder without an up-to-date row in the CSV, jobs at a time; 0 when every folder has its row."""
+    """Grade every folder without an up-to-date row in the CSV, jobs at a time; 0 when every folder has its row.
+
+    asked: --feedback, --late-policy and --due (grader/course/answering.py does what they ask with each row).
+    """
     csv_file = Path(csv_file)
-    problem = usage_problem(jobs, csv_file) or isolation_problem(allow_unisolated)
+    problem = usage_problem(jobs, csv_file) or isolation_problem(allow_unisolated) or asked.problem()
     if problem:
         click.echo(problem, err=True)
         return 2
@@ -55,7 +59,7 @@ def batch(
     rows = read_rows(csv_file)
     todo, changed = plan(uploads, rows, force, named)
     click.echo(planned(todo, changed, len(uploads), csv_file, jobs, force))
-    return grade_all(todo, rows, csv_file, jobs, timeout)
+    return grade_all(todo, Answering.start(csv_file, rows, len(todo), asked), jobs, timeout)
 
 
 def file_hashes(upload: Upload) -> dict[str, str]:
@@ -98,19 +102,20 @@ def planned(todo: list, changed: list, total: int, csv_file: Path, jobs: int, fo
     return line
 
 
-def grade_all(todo: list[Upload], rows: list[dict], csv_file: Path, jobs: int, timeout: float) -> int:
-    """Grade the folders, writing the CSV after each; on Ctrl-C stop every check at once and keep the finished rows."""
-    running, done = Running(), 0
+def grade_all(todo: list[Upload], answering: Answering, jobs: int, timeout: float) -> int:
+    """Grade the folders, writing the CSV after each, with progress and the time left; on Ctrl-C stop every check at once and
+    keep the finished rows."""
+    running, done, rows, csv_file = Running(), 0, answering.rows, answering.csv_file
     pool = ThreadPoolExecutor(max_workers=jobs)
     try:
-        futures = [pool.submit(grade, upload, timeout, running) for upload in todo]
+        futures = [pool.submit(grade, upload, timeout, running, answering) for upload in todo]
         for future in as_completed(futures):
             if (new := future.result()) is None:
                 continue  # stopping: this folder was never started
             put(rows, new)
             write_rows(csv_file, rows)
             done += 1
-            click.echo(outlet.terminal(f"[{done}/{len(todo)}] {new['student']}: {said(new)}"))
+            answering.progress.step(last=f"{new['student']}: {said(new)}")
     except KeyboardInterrupt:
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # one Ctrl-C is enough: the rest is ours
         try:
@@ -118,6 +123,7 @@ def grade_all(todo: list[Upload], rows: list[dict], csv_file: Path, jobs: int, t
             pool.shutdown(wait=True, cancel_futures=True)
         finally:
             signal.signal(signal.SIGINT, previous)
+        answering.progress.clear()
         click.echo(
             f"Stopped: {done} of {len(todo)} graded this run, {len(todo) - done} left; "
             f"{csv_file} keeps every finished row, and a rerun grades the rest.",
@@ -125,6 +131,7 @@ def grade_all(todo: list[Upload], rows: list[dict], csv_file: Path, jobs: int, t
         )
         return 130
     pool.shutdown()
+    answering.progress.finish()
     return 0
 
 
@@ -182,14 +189,14 @@ class Running:
                 child.end()
 
 
-def grade(upload: Upload, timeout: float, running: Running | None = None) -> dict | None:
+def grade(upload: Upload, timeout: float, running: Running | None = None, answering: Answering | None = None) -> dict | None:
     """One upload's row: its modules as the intake took them, checked by `grader check` in its own process with a time
-    bound, from a private copy; the intake's reason when it took none. None once stopping."""
+    bound, from a private copy; the intake's reason when it took none; then as answering settles it. None once stopping."""
     if running and running.stopping:
         return None
     submission = intake.take(upload)
     if submission.problem:
-        return rowing.refused(submission)
+        return answering.graded(upload, rowing.refused(submission), None) if answering else rowing.refused(submission)
     hashes = {f"{name} sha256": digest for name, digest in submission.hashes().items()}  # the row's, whatever the check says
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as scratch:
         folder = Path(scratch) / "submission"
@@ -200,8 +207,8 @@ def grade(upload: Upload, timeout: float, running: Running | None = None) -> dic
         start = time.monotonic()
         returncode, output, timed_out = run_check(folder, result, timeout, running)
         seconds = time.monotonic() - start
-        cells = rowing.row(upload, returncode, result, output, timed_out, timeout, seconds)
-    return {**cells, **hashes, "seconds": f"{seconds:.1f}"}
+        cells = {**rowing.row(upload, returncode, result, output, timed_out, timeout, seconds), **hashes, "seconds": f"{seconds:.1f}"}
+        return answering.graded(upload, cells, result) if answering else cells
 
 
 def run_check(folder: Path, result: Path, timeout: float, running: Running | None = None) -> tuple[int | None, str, bool]:
