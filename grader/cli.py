@@ -217,7 +217,8 @@ def instructor_only(command: str) -> None:
 @click.option("--course-id", help="nbgrader's course id; on a JupyterHub, the hub's course. [default: the folder's name]")
 @click.option("--exchange", help="nbgrader's exchange folder, shared with the students. [default: COURSE_DIR/exchange]")
 @click.option("--all-or-nothing", is_flag=True, help="An exercise earns its points only when every check passes.")
-def nbgrader(course_dir, assignment, force, course_id, exchange, all_or_nothing):
+@click.option("--late-policy", default="", metavar="POLICY", help='Take points off late work, e.g. "10%/day,max 3 days".')
+def nbgrader(course_dir, assignment, force, course_id, exchange, all_or_nothing, late_policy):
     """Write the nbgrader source assignment into an nbgrader course folder.
 
     Example: grader nbgrader ~/course --assignment attention-by-hand --course-id ml101
@@ -225,7 +226,7 @@ def nbgrader(course_dir, assignment, force, course_id, exchange, all_or_nothing)
     instructor_only("nbgrader")
     from grader.course.nbgrader.assignment import export
 
-    sys.exit(export(course_dir, assignment, force, course_id=course_id, exchange=exchange, all_or_nothing=all_or_nothing))
+    sys.exit(export(course_dir, assignment, force, course_id, exchange, all_or_nothing, late_policy))
 
 
 @main.command(hidden=STUDENT_KIT)
@@ -282,7 +283,8 @@ def batch(dirs, jobs, csv_file, timeout, allow_unisolated, force, regrade, all_o
 @click.option("--force", is_flag=True, help="Replace OUT_ZIP if it exists.")
 @click.option("--hidden", type=VISIBILITY, default="after_published", show_default=True, help="When students see failed hidden checks.")
 @click.option("--all-or-nothing", is_flag=True, help="An exercise earns its points only when every check passes.")
-def gradescope(out_zip, force, hidden, all_or_nothing):
+@click.option("--late-policy", default="", metavar="POLICY", help='Take points off late work, e.g. "10%/day,max 3 days".')
+def gradescope(out_zip, force, hidden, all_or_nothing, late_policy):
     """Write a Gradescope autograder zip: setup.sh, run_autograder and the full kit.
 
     Upload it as the "Zip file upload" autograder of a Gradescope programming assignment.
@@ -292,7 +294,7 @@ def gradescope(out_zip, force, hidden, all_or_nothing):
     instructor_only("gradescope")
     from grader.course.gradescope import export
 
-    sys.exit(export(out_zip, force=force, hidden=hidden, all_or_nothing=all_or_nothing))
+    sys.exit(export(out_zip, force=force, hidden=hidden, all_or_nothing=all_or_nothing, late_policy=late_policy))
 
 
 @main.command(hidden=STUDENT_KIT)
