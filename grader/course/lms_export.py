@@ -69,6 +69,8 @@ def reason(student: Student) -> str:
     """Why a student has fewer than all the points: their row's reason, or the exercises that did not pass."""
     if student.reason:
         return student.reason
+    if student.folder is not None and not (student.folder / "exercises").is_dir():
+        return "the submission holds no exercises/ folder, so none of the five modules was graded"
     missing = [f"{name} {STATUS_WORDS.get(status, status)}" for name, status in student.statuses.items() if status != "passed"]
     return "; ".join(missing)
 

@@ -83,6 +83,20 @@ class Progress:
                 self.last = self.clock()
             self.stream.flush()
 
+    def erase(self) -> None:
+        """Take the bar off the terminal's line, for another line to be printed there (redraw puts it back)."""
+        with self.lock:
+            if self.drawn:
+                self.stream.write("\r\x1b[K")
+                self.stream.flush()
+
+    def redraw(self) -> None:
+        """Draw the bar again below what was printed since erase."""
+        with self.lock:
+            if self.drawn:
+                self.stream.write("\r" + self.bar() + "\x1b[K")
+                self.stream.flush()
+
     def note(self, kind: str, text: str) -> None:
         """Keep something that needs the instructor for the end (text is shown through outlet.terminal)."""
         with self.lock:
