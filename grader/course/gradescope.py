@@ -56,7 +56,7 @@ def export(out_zip: Path, force: bool = False, hidden: str = "after_published", 
     if out_zip.exists() and not force:
         click.echo(f"{out_zip} already exists; to replace it, run again with --force.", err=True)
         return 1
-    count = write_zip(out_zip, {"hidden": hidden, "all_or_nothing": all_or_nothing, "late_policy": late_policy})
+    count = write_zip(out_zip, {"hidden": hidden, "all_or_nothing": all_or_nothing} | ({"late_policy": late_policy} if late_policy else {}))
     click.echo(f"Wrote {out_zip}: setup.sh, run_autograder and the kit ({count} files).")
     click.echo(f"Students see which hidden checks did not pass, and why: {WHEN[hidden]}; their points always.")
     click.echo("On Gradescope: a Programming Assignment, Configure Autograder, Zip file upload, then this zip.")
@@ -97,7 +97,7 @@ def autograde(root: Path | None = None, timeout: float = SUBMISSION_SECONDS) -> 
     try:
         with tempfile.TemporaryDirectory(prefix="grader-gradescope-") as scratch:
             results = grade(root, Path(scratch), timeout, start)
-        results = late_results(results, root, settings(root)["late_policy"])
+        results = late_results(results, root, settings(root).get("late_policy", ""))
     except Exception as error:  # a bug here must still leave results for the student
         traceback.print_exc(file=sys.stdout)
         results = gs.not_graded(f"The autograder failed ({type(error).__name__}). {gs.FAULT}", {}, time.monotonic() - start)
@@ -141,11 +141,11 @@ def settings(root: Path) -> dict:
         chosen = {}
     chosen = chosen if isinstance(chosen, dict) else {}
     hidden = chosen.get("hidden")
+    late_policy = chosen.get("late_policy")
     return {
         "hidden": hidden if hidden in gs.HIDDEN_VISIBILITIES else "after_published",
         "all_or_nothing": chosen.get("all_or_nothing") is True,
-        "late_policy": chosen.get("late_policy") if isinstance(chosen.get("late_policy"), str) else "",
-    }
+    } | ({"late_policy": late_policy} if isinstance(late_policy, str) and late_policy else {})
 
 
 def late_results(results: dict, root: Path, policy: str) -> dict:

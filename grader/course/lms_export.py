@@ -126,7 +126,7 @@ def write(out: Path, table: list[list[str]]) -> None:
 
 def said(students: list[Student], to: str, out: Path) -> str:
     """What was written, and the rows the LMS cannot match (no id from the route), by name."""
-    line = f"Wrote {len(students)} students to {out} ({to})."
+    line = f"Wrote {len(students)} student{'' if len(students) == 1 else 's'} to {out} ({to})."
     if to == "csv":
         return line
     lms = "Canvas" if to == "canvas" else "Moodle"

@@ -187,13 +187,17 @@ class KitCollector(FileNameCollectorPlugin):
             self.log.warning("The students' names were not written to the gradebook (%s: %s)", type(error).__name__, error)
 
     def named(self, students: set[str]) -> dict[str, str]:
-        """Each student's name as Moodle's download names their top folder, `Full Name_ID_assignsubmission_file_`."""
+        """Each student's name as Moodle's download names their top folder, `Full Name_ID_assignsubmission_file_`, in the
+        extracted download or in its archive's folder there."""
         root = self.extracted_root()
-        names = {}
-        for entry in sorted(os.listdir(root)) if root is not None and os.path.isdir(root) else []:
-            match = MOODLE_FOLDER.fullmatch(entry)
-            if match and match["id"] in students:
-                names[match["id"]] = outlet.name(match["name"])
+        names: dict[str, str] = {}
+        tops = [Path(root)] if root is not None and os.path.isdir(root) else []
+        tops += [p for top in tops for p in sorted(top.iterdir()) if p.is_dir() and not p.is_symlink()]  # a download's own folder
+        for top in tops:
+            for entry in sorted(top.iterdir()):
+                match = MOODLE_FOLDER.fullmatch(entry.name)
+                if match and match["id"] in students and entry.is_dir() and not entry.is_symlink():
+                    names.setdefault(match["id"], outlet.name(match["name"]))
         return names
 
     def record_names(self, students: set[str]) -> None:
