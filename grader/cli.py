@@ -217,7 +217,8 @@ def instructor_only(command: str) -> None:
 @click.option("--course-id", help="nbgrader's course id; on a JupyterHub, the hub's course. [default: the folder's name]")
 @click.option("--exchange", help="nbgrader's exchange folder, shared with the students. [default: COURSE_DIR/exchange]")
 @click.option("--all-or-nothing", is_flag=True, help="An exercise earns its points only when every check passes.")
-def nbgrader(course_dir, assignment, force, course_id, exchange, all_or_nothing):
+@click.option("--late-policy", default="", metavar="POLICY", help='Take points off late work, e.g. "10%/day,max 3 days".')
+def nbgrader(course_dir, assignment, force, course_id, exchange, all_or_nothing, late_policy):
     """Write the nbgrader source assignment into an nbgrader course folder.
 
     Example: grader nbgrader ~/course --assignment attention-by-hand --course-id ml101
@@ -225,7 +226,7 @@ def nbgrader(course_dir, assignment, force, course_id, exchange, all_or_nothing)
     instructor_only("nbgrader")
     from grader.course.nbgrader.assignment import export
 
-    sys.exit(export(course_dir, assignment, force, course_id=course_id, exchange=exchange, all_or_nothing=all_or_nothing))
+    sys.exit(export(course_dir, assignment, force, course_id, exchange, all_or_nothing, late_policy))
 
 
 @main.command(hidden=STUDENT_KIT)
@@ -251,7 +252,10 @@ def nbgrader(course_dir, assignment, force, course_id, exchange, all_or_nothing)
 @click.option(
     "--shard", metavar="I/N", help="Grade only the I-th of N shares of the uploads (the same on every machine); see grader merge."
 )
-def batch(dirs, jobs, csv_file, timeout, allow_unisolated, force, regrade, all_or_nothing, shard):
+@click.option("--feedback", type=FILE, metavar="DIR", help="Also write each student's report, as they would see it, into DIR.")
+@click.option("--late-policy", default="", metavar="POLICY", help='Take points off late work, e.g. "10%/day,max 3 days" (needs --due).')
+@click.option("--due", default="", metavar="WHEN", help="The due date for --late-policy, e.g. 2025-05-01T23:59+02:00.")
+def batch(dirs, jobs, csv_file, timeout, allow_unisolated, force, regrade, all_or_nothing, shard, feedback, late_policy, due):
     """Grade many uploads in parallel, one CSV row per student; reruns resume and regrade changed files.
 
     Each DIR is one student's upload, named by its own name: a folder holding the five modules anywhere (an LMS
@@ -261,6 +265,7 @@ def batch(dirs, jobs, csv_file, timeout, allow_unisolated, force, regrade, all_o
     """
     instructor_only("batch")
     from grader.check.results import score_all_or_nothing
+    from grader.course.answering import Asked
     from grader.course.batch import batch as run
     from grader.course.shards import ShardError, parse
 
@@ -271,6 +276,7 @@ def batch(dirs, jobs, csv_file, timeout, allow_unisolated, force, regrade, all_o
     if all_or_nothing:
         score_all_or_nothing()  # every `grader check` the batch starts inherits it
 
+    asked = Asked(feedback, late_policy, due)
     sys.exit(
         run(
             dirs,
@@ -281,6 +287,7 @@ def batch(dirs, jobs, csv_file, timeout, allow_unisolated, force, regrade, all_o
             force=force,
             regrade=regrade,
             shard=share,
+            asked=asked,
         )
     )
 
@@ -306,7 +313,8 @@ def merge(csv_files, out):
 @click.option("--force", is_flag=True, help="Replace OUT_ZIP if it exists.")
 @click.option("--hidden", type=VISIBILITY, default="after_published", show_default=True, help="When students see failed hidden checks.")
 @click.option("--all-or-nothing", is_flag=True, help="An exercise earns its points only when every check passes.")
-def gradescope(out_zip, force, hidden, all_or_nothing):
+@click.option("--late-policy", default="", metavar="POLICY", help='Take points off late work, e.g. "10%/day,max 3 days".')
+def gradescope(out_zip, force, hidden, all_or_nothing, late_policy):
     """Write a Gradescope autograder zip: setup.sh, run_autograder and the full kit.
 
     Upload it as the "Zip file upload" autograder of a Gradescope programming assignment.
@@ -316,7 +324,7 @@ def gradescope(out_zip, force, hidden, all_or_nothing):
     instructor_only("gradescope")
     from grader.course.gradescope import export
 
-    sys.exit(export(out_zip, force=force, hidden=hidden, all_or_nothing=all_or_nothing))
+    sys.exit(export(out_zip, force=force, hidden=hidden, all_or_nothing=all_or_nothing, late_policy=late_policy))
 
 
 @main.command(hidden=STUDENT_KIT)
@@ -356,3 +364,44 @@ def release(out_dir, force):
     from grader.course.release import release as run
 
     sys.exit(run(out_dir, force=force))
+
+
+@main.command(name="export", hidden=STUDENT_KIT)
+@click.argument("source", type=FILE, metavar="CSV|GRADEBOOK")
+@click.option("--to", "to", type=click.Choice(["canvas", "moodle", "csv"]), default="csv", show_default=True, help="The LMS's columns.")
+@click.option("--out", type=FILE, required=True, help="Where to write the grades.")
+@click.option(
+    "--column", default="Attention by Hand", show_default=True, help="Canvas: the assignment's column, as Canvas's export names it."
+)
+@click.option("--exercises", is_flag=True, help="Canvas: each exercise's points as a column (an assignment) of its own too.")
+@click.option("--assignment", default="attention-by-hand", show_default=True, help="The assignment, in an nbgrader gradebook.")
+def export_grades(source, to, out, column, exercises, assignment):
+    """The grades in the columns Canvas's gradebook or Moodle's grading worksheet imports, from a batch CSV or nbgrader's gradebook.db.
+
+    One row per student, with the LMS's id and name; overrides applied. Example: grader export grades.csv --to moodle --out moodle.csv
+    """
+    instructor_only("export")
+    from grader.course.lms_export import Columns, export
+
+    sys.exit(export(source, to=to, out=out, assignment=assignment, columns=Columns(column, exercises)))
+
+
+@main.command(hidden=STUDENT_KIT)
+@click.argument("grades", type=FILE, metavar="CSV|GRADEBOOK")
+@click.argument("student")
+@click.argument("exercise", type=EXERCISE)
+@click.argument("points", type=float)
+@click.option("--why", required=True, help="Why, for the log and the student's feedback.")
+@click.option("--by", default="", help="Who decided it.  [default: your user name]")
+@click.option("--assignment", default="attention-by-hand", show_default=True, help="The assignment, in an nbgrader gradebook.")
+def override(grades, student, exercise, points, why, by, assignment):
+    """Set one student's points for an exercise by hand, recorded with who, when and why beside the grades.
+
+    STUDENT is the row's student cell, the LMS's id or the name. Every rerun of grader batch and every
+    grader export applies it again. Example: grader override grades.csv 1001 heads 18 --why "regraded by hand"
+    """
+    instructor_only("override")
+    from grader.course.overrides import Decision
+    from grader.course.overrides import override as run
+
+    sys.exit(run(grades, student, exercise, points, Decision(why, by, assignment)))

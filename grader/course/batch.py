@@ -18,9 +18,9 @@ from pathlib import Path
 
 import click
 
-from grader import outlet
 from grader.course import rows as rowing
 from grader.course import shards
+from grader.course.answering import NOTHING, Answering, Asked
 from grader.course.row_files import Rows
 from grader.course.rows import MODULE_SHA
 from grader.cpus import usable_cpus
@@ -48,11 +48,15 @@ def batch(
     force: bool = False,
     regrade=(),
     shard: shards.Shard | None = None,
+    asked: Asked = NOTHING,
 ) -> int:
     """Grade every folder (of the shard) without an up-to-date row in the CSV, jobs at a time (the CPUs this process may
-    use by default); 0 when every folder has its row."""
+    use by default); 0 when every folder has its row.
+
+    asked: --feedback, --late-policy and --due (grader/course/answering.py does what they ask with each row).
+    """
     csv_file, jobs = Path(csv_file), usable_cpus() if jobs is None else jobs
-    problem = usage_problem(jobs, csv_file) or isolation_problem(allow_unisolated)
+    problem = usage_problem(jobs, csv_file) or isolation_problem(allow_unisolated) or asked.problem()
     if problem:
         click.echo(problem, err=True)
         return 2
@@ -64,7 +68,7 @@ def batch(
     if shard:
         click.echo(f"Shard {shard}: {len(uploads)} of the {len(given)} uploads given.")
     click.echo(planned(todo, changed, len(uploads), csv_file, jobs, force))
-    return grade_all(todo, rows, csv_file, jobs, timeout)
+    return grade_all(todo, rows, Answering.start(csv_file, rows.all(), len(todo), asked), jobs, timeout)
 
 
 def file_hashes(upload: Upload) -> dict[str, str]:
@@ -107,19 +111,19 @@ def planned(todo: list, changed: list, total: int, csv_file: Path, jobs: int, fo
     return line
 
 
-def grade_all(todo: list[Upload], rows: Rows, csv_file: Path, jobs: int, timeout: float) -> int:
-    """Grade the folders, keeping each row as it finishes and the CSV at the end; on Ctrl-C stop every check at once and
-    keep the finished rows."""
-    running, done = Running(), 0
+def grade_all(todo: list[Upload], rows: Rows, answering: Answering, jobs: int, timeout: float) -> int:
+    """Grade the folders, keeping each row as it finishes and the CSV at the end, with progress and the time left; on
+    Ctrl-C stop every check at once and keep the finished rows."""
+    running, done, csv_file = Running(), 0, answering.csv_file
     pool = ThreadPoolExecutor(max_workers=jobs)
     try:
-        futures = [pool.submit(grade, upload, timeout, running) for upload in todo]
+        futures = [pool.submit(grade, upload, timeout, running, answering) for upload in todo]
         for future in as_completed(futures):
             if (new := future.result()) is None:
                 continue  # stopping: this folder was never started
             rows.put(new)
             done += 1
-            click.echo(outlet.terminal(f"[{done}/{len(todo)}] {new['student']}: {said(new)}"))
+            answering.progress.step(last=f"{new['student']}: {said(new)}")
     except KeyboardInterrupt:
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # one Ctrl-C is enough: the rest is ours
         try:
@@ -128,6 +132,7 @@ def grade_all(todo: list[Upload], rows: Rows, csv_file: Path, jobs: int, timeout
         finally:
             signal.signal(signal.SIGINT, previous)
         rows.write_csv()
+        answering.progress.clear()
         click.echo(
             f"Stopped: {done} of {len(todo)} graded this run, {len(todo) - done} left; "
             f"{csv_file} keeps every finished row, and a rerun grades the rest.",
@@ -136,6 +141,7 @@ def grade_all(todo: list[Upload], rows: Rows, csv_file: Path, jobs: int, timeout
         return 130
     pool.shutdown()
     rows.write_csv()
+    answering.progress.finish()
     return 0
 
 
@@ -184,14 +190,14 @@ class Running:
                 child.end()
 
 
-def grade(upload: Upload, timeout: float, running: Running | None = None) -> dict | None:
+def grade(upload: Upload, timeout: float, running: Running | None = None, answering: Answering | None = None) -> dict | None:
     """One upload's row: its modules as the intake took them, checked by `grader check` in its own process with a time
-    bound, from a private copy; the intake's reason when it took none. None once stopping."""
+    bound, from a private copy; the intake's reason when it took none; then as answering settles it. None once stopping."""
     if running and running.stopping:
         return None
     submission = intake.take(upload)
     if submission.problem:
-        return rowing.refused(submission)
+        return answering.graded(upload, rowing.refused(submission), None) if answering else rowing.refused(submission)
     hashes = {f"{name} sha256": digest for name, digest in submission.hashes().items()}  # the row's, whatever the check says
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as scratch:
         folder = Path(scratch) / "submission"
@@ -202,8 +208,8 @@ def grade(upload: Upload, timeout: float, running: Running | None = None) -> dic
         start = time.monotonic()
         returncode, output, timed_out = run_check(folder, result, timeout, running)
         seconds = time.monotonic() - start
-        cells = rowing.row(upload, returncode, result, output, timed_out, timeout, seconds)
-    return {**cells, **hashes, "seconds": f"{seconds:.1f}"}
+        cells = {**rowing.row(upload, returncode, result, output, timed_out, timeout, seconds), **hashes, "seconds": f"{seconds:.1f}"}
+        return answering.graded(upload, cells, result) if answering else cells
 
 
 def run_check(folder: Path, result: Path, timeout: float, running: Running | None = None) -> tuple[int | None, str, bool]:

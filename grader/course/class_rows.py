@@ -43,6 +43,8 @@ class Student:
     reason: str = ""
     folder: Path | None = None  # the submission's folder, when it is there
     shown: str = ""  # the folder as the report shows it
+    penalty: float = 0.0  # points nbgrader took off for lateness (its gradebook's), already out of total
+    lms_id: str = ""  # the id the LMS knows the student by (Moodle's participant, Canvas's user, nbgrader's id), where the route gave it
 
     @property
     def graded(self) -> bool:
@@ -92,7 +94,8 @@ def row_student(row: dict, base: Path) -> Student:
     statuses = dict(pair.partition(":")[::2] for pair in (row.get("exercise statuses") or "").split())
     return Student(
         id=row.get("id") or row.get("student") or cell,
-        name=row.get("name") or "",
+        name=row.get("name") or row.get("student name") or "",
+        lms_id=row.get("student id") or row.get("id") or "",
         status=row.get("status") or "",
         total=number(row.get("total")),
         points={name: number(row[name]) for name in NAMES if row.get(name)},
@@ -135,7 +138,7 @@ def gradebook_student(gradebook, assignment: str, student, course: Path) -> Stud
     try:
         submission = gradebook.find_submission(assignment, student.id)
     except MissingEntry:
-        return Student(student.id, name, "missing", reason="no submission in nbgrader's gradebook", folder=folder)
+        return Student(student.id, name, "missing", reason="no submission in nbgrader's gradebook", folder=folder, lms_id=student.id)
     scores = {g.name: (g.score, g.max_score) for notebook in submission.notebooks for g in notebook.grades}
     points, statuses = {}, {}
     for exercise in NAMES:
@@ -144,10 +147,11 @@ def gradebook_student(gradebook, assignment: str, student, course: Path) -> Stud
         module = (folder / "exercises" / f"{exercise}.py") if folder else None
         untouched = module is not None and module.is_file() and hashlib.sha256(module.read_bytes()).digest() == stub_digest(exercise)
         statuses[exercise] = "passed" if points[exercise] >= most else "not_started" if untouched else "failed"
-    total = sum(points.values())
+    penalty = float(submission.late_submission_penalty or 0.0)
+    total = max(sum(points.values()) - penalty, 0.0)
     status = "passed" if all(s == "passed" for s in statuses.values()) else "graded"
     shown = outlet.name(os.fsencode(folder)) if folder else ""
-    return Student(student.id, name, status, total, points, statuses, folder=folder, shown=shown)
+    return Student(student.id, name, status, total, points, statuses, folder=folder, shown=shown, penalty=penalty, lms_id=student.id)
 
 
 def from_gradebook(path: Path, assignment: str) -> list[Student]:

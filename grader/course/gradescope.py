@@ -14,6 +14,7 @@ import click
 
 from grader.check.results import score_all_or_nothing
 from grader.course import gradescope_results as gs
+from grader.course import late
 from grader.course.batch import SUBMISSION_SECONDS, run_check
 from grader.paths import KIT_ROOT
 from grader.sandbox import intake
@@ -29,16 +30,23 @@ SETTINGS = "attention_by_hand_settings.json"  # at the zip's root: the course's 
 WHEN = {"hidden": "never", "after_due_date": "after the due date", "after_published": "once you publish the grades"}
 
 
-def export(out_zip: Path, force: bool = False, hidden: str = "after_published", all_or_nothing: bool = False) -> int:
+def export(out_zip: Path, force: bool = False, hidden: str = "after_published", all_or_nothing: bool = False, late_policy: str = "") -> int:
     """`grader gradescope OUT_ZIP`: write the autograder zip; 1 when it exists and --force is not given.
 
     hidden is when students see which hidden checks did not pass and why (Gradescope's visibility); all_or_nothing
-    gives an exercise its points only when every check passes.
+    gives an exercise its points only when every check passes; late_policy ("10%/day,max 3 days") takes points off
+    late work, by the times in Gradescope's submission_metadata.json.
     """
     out_zip = Path(out_zip)
     if hidden not in gs.HIDDEN_VISIBILITIES:
         click.echo(f"--hidden {hidden!r}: choose one of {', '.join(gs.HIDDEN_VISIBILITIES)}.", err=True)
         return 2
+    if late_policy:
+        try:
+            late.parse(late_policy)
+        except late.PolicyError as error:
+            click.echo(f"--late-policy: {error}.", err=True)
+            return 2
     if out_zip.is_dir():
         click.echo(f"{out_zip} is a folder: name the zip file to write, for example {out_zip / 'autograder.zip'}.", err=True)
         return 2
@@ -48,7 +56,7 @@ def export(out_zip: Path, force: bool = False, hidden: str = "after_published", 
     if out_zip.exists() and not force:
         click.echo(f"{out_zip} already exists; to replace it, run again with --force.", err=True)
         return 1
-    count = write_zip(out_zip, {"hidden": hidden, "all_or_nothing": all_or_nothing})
+    count = write_zip(out_zip, {"hidden": hidden, "all_or_nothing": all_or_nothing} | ({"late_policy": late_policy} if late_policy else {}))
     click.echo(f"Wrote {out_zip}: setup.sh, run_autograder and the kit ({count} files).")
     click.echo(f"Students see which hidden checks did not pass, and why: {WHEN[hidden]}; their points always.")
     click.echo("On Gradescope: a Programming Assignment, Configure Autograder, Zip file upload, then this zip.")
@@ -89,6 +97,7 @@ def autograde(root: Path | None = None, timeout: float = SUBMISSION_SECONDS) -> 
     try:
         with tempfile.TemporaryDirectory(prefix="grader-gradescope-") as scratch:
             results = grade(root, Path(scratch), timeout, start)
+        results = late_results(results, root, settings(root).get("late_policy", ""))
     except Exception as error:  # a bug here must still leave results for the student
         traceback.print_exc(file=sys.stdout)
         results = gs.not_graded(f"The autograder failed ({type(error).__name__}). {gs.FAULT}", {}, time.monotonic() - start)
@@ -132,10 +141,25 @@ def settings(root: Path) -> dict:
         chosen = {}
     chosen = chosen if isinstance(chosen, dict) else {}
     hidden = chosen.get("hidden")
+    late_policy = chosen.get("late_policy")
     return {
         "hidden": hidden if hidden in gs.HIDDEN_VISIBILITIES else "after_published",
         "all_or_nothing": chosen.get("all_or_nothing") is True,
-    }
+    } | ({"late_policy": late_policy} if isinstance(late_policy, str) and late_policy else {})
+
+
+def late_results(results: dict, root: Path, policy: str) -> dict:
+    """The results with the course's late policy applied, by the times in ROOT/submission_metadata.json (unchanged without)."""
+    if not policy:
+        return results
+    submitted, due = late.gradescope_times(root)
+    if submitted is None or due is None:
+        return gs.with_note(results, results["score"], "Gradescope gave no submission time or due date: no late policy applied.")
+    seconds = late.late_by(submitted, due)
+    if seconds <= 0:
+        return results
+    chosen = late.parse(policy)
+    return gs.with_note(results, late.penalised_total(results["score"], chosen, seconds), late.said(chosen, seconds).capitalize() + ".")
 
 
 def outcome(

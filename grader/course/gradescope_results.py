@@ -79,6 +79,11 @@ def not_graded(reason: str, extra: dict, seconds: float) -> dict:
     return document(0.0, reason, tests, extra, seconds)
 
 
+def with_note(results: dict, score: float, note: str) -> dict:
+    """The results with a new score (a late penalty's) and a note on top of what the student reads."""
+    return results | {"score": float(score), "output": outlet.terminal(note) + "\n" + results.get("output", "")}
+
+
 def entry(name: str, score: float, max_score: float, output: str) -> dict:
     """One test of results.json, always shown to the student."""
     return {"name": name, "score": float(score), "max_score": float(max_score), "output": outlet.terminal(output), "visibility": "visible"}

@@ -39,22 +39,22 @@ def test_one_ctrl_c_ends_the_running_checks_keeps_the_finished_rows_and_the_reru
     csv_file = tmp_path / "grades.csv"
     argv = [sys.executable, "-m", "grader", "batch", *(str(root / n) for n in names), "--jobs", "2", "--csv", str(csv_file)]
     terminal = Terminal(argv, cwd=KIT_ROOT)
-    terminal.wait_for("[1/5]", timeout=120)
+    terminal.wait_for("1/5 graded", timeout=120)  # the bar, redrawn in place
     time.sleep(1.0)  # the two checks now running are well inside the hanging softmax
     pressed = time.monotonic()
     terminal.type("\x03")
-    seen = terminal.wait_for("left", timeout=30)
+    seen = terminal.wait_for("4 left;", timeout=30)  # the bar says "about 0:20 left" too
     code = terminal.close(timeout=30)
     took = time.monotonic() - pressed
     with csv_file.open(newline="") as f:
         rows = list(csv.DictReader(f))
     assert code == 130, seen
     assert [Path(r["folder"]).name for r in rows] == ["a_stub"] and rows[0]["status"] == "graded"
-    assert "1 of 5 graded this run, 4 left" in seen and "[2/5]" not in seen
+    assert "1 of 5 graded this run, 4 left" in seen and "2/5 graded" not in seen
     assert took < 10, f"the batch took {took:.1f} s to stop"
     assert folders_left(root) == []
     rerun = Terminal([*argv, "--timeout", "4"], cwd=KIT_ROOT)
-    said = rerun.wait_for("[4/4]", timeout=120)
+    said = rerun.wait_for("4/4 graded", timeout=120)
     assert rerun.close(timeout=30) == 0 and "4 to grade, 1 already in" in said
     with csv_file.open(newline="") as f:
         rerows = {Path(r["folder"]).name: r for r in csv.DictReader(f)}

@@ -356,3 +356,21 @@ def test_all_or_nothing_from_the_zip_is_honoured(root):
     assert_graded(data)
     by_name = {t["name"].split(":")[0]: t for t in data["tests"]}
     assert by_name["3. softmax"]["score"] == 0.0 and data["score"] == 80.0
+
+
+@pytest.mark.slow
+def test_a_late_policy_from_the_zip_takes_its_share_by_gradescope_s_times(root):
+    (root / "source" / gradescope.SETTINGS).write_text(json.dumps({"late_policy": "10%/day,max 3 days"}))
+    metadata = {"created_at": "2025-05-03T11:59:00+00:00", "assignment": {"due_date": "2025-05-01T23:59:00+00:00"}, "users": []}
+    (root / "submission_metadata.json").write_text(json.dumps(metadata))
+    submit(root)
+    data = run_autograder(root)
+    assert data["score"] == 80.0 and sum(t["score"] for t in data["tests"]) == 100.0  # the exercises' points, then the penalty
+    assert data["output"].startswith("Submitted 1 day 12 h late: 20% of the points taken off (10%/day,max 3 days).\n")
+
+
+def test_a_late_policy_gradescope_cannot_time_is_said_and_takes_nothing(tmp_path):
+    results = gs.not_graded("x", {}, 1.0) | {"score": 50.0}
+    said = gradescope.late_results(results, tmp_path, "10%/day")
+    assert said["score"] == 50.0 and said["output"].startswith("Gradescope gave no submission time or due date")
+    assert gradescope.late_results(results, tmp_path, "") == results

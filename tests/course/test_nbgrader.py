@@ -11,6 +11,7 @@ and writes into the gradebook and the other submissions. Every score in the grad
 `grader check --json` gives the files as submitted.
 """
 
+import csv
 import json
 import os
 import re
@@ -734,3 +735,48 @@ def softmax(x):
     # confined, the worker may not signal its parent; unconfined, it kills the process that ran it
     assert "Operation not permitted" in out or "softmax ended the process that ran it (signal 9)" in out, out
     assert sleepers(("613",), since=started) == []
+
+
+@round_trip
+def test_autograde_shows_its_progress_leaves_out_the_expected_warnings_and_gathers_the_rest(course):
+    log = course["log"]
+    done = re.findall(r"^(\d+)/(\d+) graded \((\d+)%\)", log, re.M)  # not a terminal: a line a minute, and the last
+    assert done and done[-1][0] == done[-1][1] and int(done[-1][0]) >= len(course["expected"]), log[-3000:]
+    assert "has changed! (should be" not in log and "not in session" not in log  # nbgrader's checksum and SQLAlchemy's, expected
+    assert re.search(r"^Left out of the log: \d+ warnings that a graded cell's checksum changed", log, re.M)
+    gathered = log.partition("For you to look at:\n")[2]
+    assert "byte for byte the kit's reference solution" in gathered and "scores.py" in gathered
+
+
+@round_trip
+def test_grader_export_gives_every_student_one_row_with_points_per_exercise_from_the_gradebook(course, tmp_path):
+    out = tmp_path / "grades.csv"
+    run = grader_cli("export", str(course["root"] / "gradebook.db"), "--out", str(out), cwd=course["root"])
+    assert run.returncode == 0, run.stdout + run.stderr
+    with out.open(newline="", encoding="utf-8") as f:
+        rows = {row["student id"]: row for row in csv.DictReader(f)}
+    assert set(rows) >= set(course["expected"])
+    for student, scores in course["expected"].items():
+        assert {name: float(rows[student][name]) for name in scores} == pytest.approx(scores)
+
+
+def test_export_sets_nbgrader_s_late_penalty_to_the_kit_s_policy(tmp_path):
+    course = tmp_path / "course"
+    assert export(course, late_policy="10%/day,max 3 days") == 0
+    config, _, _ = nbgrader_settings(course)
+    from nbgrader.preprocessors import AssignLatePenalties
+
+    from grader.course.nbgrader.late import KitLatePenalty
+
+    penalties = AssignLatePenalties(config=config)
+    penalties.init_plugin()
+    plugin = penalties.plugin_inst
+    assert type(plugin) is KitLatePenalty and plugin.policy == "10%/day,max 3 days"
+    assert plugin.late_submission_penalty("ada", 92.0, 0.0) is None
+    assert plugin.late_submission_penalty("ada", 92.0, 1.5 * 86400) == 92.0 - 73.5  # two days begun: 20%, kept to a half point
+    assert plugin.late_submission_penalty("ada", 92.0, 4 * 86400) == 92.0  # past the most days: nothing kept
+
+
+def test_export_refuses_a_late_policy_it_cannot_read(tmp_path, capsys):
+    assert export(tmp_path / "course", late_policy="ten percent") == 2
+    assert 'such as "10%/day"' in capsys.readouterr().err and not (tmp_path / "course").exists()

@@ -302,3 +302,15 @@ def test_an_upload_past_the_bounds_or_of_a_link_alone_gets_a_row_saying_why_and_
     extracted = course["root"] / "downloaded" / ASSIGNMENT / "extracted"
     assert sum(path.stat().st_size for path in extracted.rglob("*") if path.is_file() and not path.is_symlink()) < 4 << 20
     assert not [path for path in extracted.rglob("*") if path.is_symlink()]
+
+
+def test_grader_export_gives_every_uploader_one_row_with_the_id_and_name_moodle_gave(course, tmp_path):
+    out = tmp_path / "moodle.csv"
+    run(course["root"], None, "grader", "export", "gradebook.db", "--to", "csv", "--out", str(out))
+    with out.open(encoding="utf-8") as f:
+        rows = {r["student id"]: r for r in csv.DictReader(f)}
+    assert set(rows) == set(course["export"])  # every student nbgrader exports, one row each
+    assert all(rows[s]["student name"] == f"Student {s}" for s in rows)  # from Moodle's folder names, at zip_collect
+    assert rows["essay"]["total"] == "0.0" and rows["essay"]["reason"]  # an upload that gave nothing: 0, and why
+    for student in SHAPES:
+        assert float(rows[student]["total"]) == float(course["batch"][student]["total"])

@@ -6,6 +6,7 @@ from typing import NamedTuple
 
 import click
 
+from grader.course import late
 from grader.course.nbgrader import notebook
 from grader.course.stubs import write_stubs
 from grader.paths import MODULES
@@ -67,6 +68,13 @@ SCORING = """\
 c.GradeModules.all_or_nothing = {all_or_nothing}
 """
 
+LATE = """\
+# Late work loses points by the kit's policy, from nbgrader's submission times and the assignment's due date
+# (nbgrader db assignment add NAME --duedate ...): {policy}
+c.AssignLatePenalties.plugin_class = "grader.course.nbgrader.late.KitLatePenalty"
+c.KitLatePenalty.policy = {policy!r}
+"""
+
 ASSIGNMENT = """\
 # {assignment}: the student's work is in these modules: at autograde keep them, instead of copying the
 # released stubs over them as nbgrader does with every other file of the assignment.
@@ -90,10 +98,12 @@ def export(
     course_id: str | None = None,
     exchange: str | None = None,
     all_or_nothing: bool = False,
+    late_policy: str = "",
 ) -> int:
     """Write COURSE_DIR/source/ASSIGNMENT/, the course's nbgrader_config.py (or the lines to add) and for-students/.
 
     course_id and exchange default to the folder's name and COURSE_DIR/exchange; on a JupyterHub give the hub's.
+    late_policy ("10%/day,max 3 days", grader/course/late.py): off when "".
     """
     if not ASSIGNMENT_NAME.fullmatch(assignment):
         click.echo(f"Cannot use {assignment!r} as an assignment name: use letters, digits, '-' and '_'.", err=True)
@@ -104,6 +114,12 @@ def export(
     if exchange is not None and not Path(exchange).is_absolute():
         click.echo(f"--exchange {exchange}: give the exchange as an absolute path (nbgrader's default is {NBGRADER_EXCHANGE}).", err=True)
         return 2
+    if late_policy:
+        try:
+            late.parse(late_policy)
+        except late.PolicyError as error:
+            click.echo(f"--late-policy: {error}.", err=True)
+            return 2
     if course_dir.exists() and not course_dir.is_dir():
         click.echo(f"{course_dir} is a file, not a course folder: name a folder (it may be new or empty).", err=True)
         return 2
@@ -113,7 +129,7 @@ def export(
         return 1
     write_assignment(target, assignment)
     click.echo(f"Wrote the source assignment {target}/ ({assignment}.ipynb and exercises/).")
-    chosen = Course(course_id, exchange, all_or_nothing)
+    chosen = Course(course_id, exchange, all_or_nothing, late_policy)
     course_id, exchange = write_settings(course_dir, assignment, chosen)
     write_students_side(course_dir / FOR_STUDENTS, course_id, exchange)
     click.echo(f"Next, in {course_dir}: nbgrader generate_assignment {assignment}")
@@ -132,6 +148,7 @@ class Course(NamedTuple):
     course_id: str | None = None
     exchange: str | None = None
     all_or_nothing: bool = False
+    late_policy: str = ""
 
 
 DEFAULT = Course()
@@ -147,7 +164,7 @@ def defaults(course_dir: Path, chosen: Course = DEFAULT) -> tuple[str, str]:
 def course_settings(course_dir: Path, chosen: Course = DEFAULT) -> list[str]:
     """The course-wide blocks of settings: the course and its exchange, then the kit's autograde."""
     course_id, exchange = defaults(course_dir, chosen)
-    scoring = SCORING.format(all_or_nothing=chosen.all_or_nothing)
+    scoring = SCORING.format(all_or_nothing=chosen.all_or_nothing) + (LATE.format(policy=chosen.late_policy) if chosen.late_policy else "")
     return [
         COURSE.format(course_id=course_id, exchange=exchange),
         AUTOGRADE.format(timeout=CELL_TIMEOUT, notebook_timeout=NOTEBOOK_TIMEOUT) + scoring,

@@ -31,6 +31,7 @@ from grader.check.results import ALL_OR_NOTHING, SCORING_VAR, Report
 from grader.check.runner import run_checks
 from grader.course.errors import Unreadable
 from grader.course.nbgrader import notebook as kit_notebook
+from grader.course.nbgrader import watching
 from grader.exercises import BY_NAME, NAMES
 from grader.sandbox import intake, linux
 from grader.sandbox.isolation import APART
@@ -105,6 +106,7 @@ class GradeModules(NbGraderPreprocessor):
             copied = ", ".join(f"{name}.py" for name in resources[KEY]["copied"])
             verb = "is" if len(resources[KEY]["copied"]) == 1 else "are"
             self.log.warning("For the instructor: %s's %s %s byte for byte the kit's reference solution", info["student"], copied, verb)
+        watching.graded(self, info["student"], resources[KEY])
         return nb, resources
 
 
@@ -131,7 +133,7 @@ def grade(files) -> dict:
             f"Not graded: {files}. Submit your five modules in the folder exercises/ beside the notebook "
             "(check them first with `grader check`)."
         )
-        return {"isolation": "-", "points": {n: 0.0 for n in NAMES}, "texts": dict.fromkeys(NAMES, text), "copied": []}
+        return {"isolation": "-", "points": {n: 0.0 for n in NAMES}, "texts": dict.fromkeys(NAMES, text), "copied": [], "faulted": []}
     from hypothesis.configuration import set_hypothesis_home_dir
 
     with tempfile.TemporaryDirectory(prefix="abh-grade-") as tmp:
@@ -146,7 +148,9 @@ def grade(files) -> dict:
             set_hypothesis_home_dir(None)
         texts = {result.name: cell_text(report, result, Path(tmp)) for result in report.exercises}
     copied = sorted(r.name for r in report.exercises if r.same_as_reference)
-    return {"isolation": report.isolation, "points": {r.name: r.points for r in report.exercises}, "texts": texts, "copied": copied}
+    faulted = sorted(r.name for r in report.exercises if any(check.by_grader for check in r.checks))
+    points = {r.name: r.points for r in report.exercises}
+    return {"isolation": report.isolation, "points": points, "texts": texts, "copied": copied, "faulted": faulted}
 
 
 class _Text(io.StringIO):
@@ -252,6 +256,7 @@ class KitNotebookExporter(NotebookExporter):
     """nbgrader's reader of submitted notebooks, which puts the kit's notebook in place of one it cannot grade."""
 
     def from_file(self, file_stream, resources=None, **kw):
+        watching.watch(self)  # from the first notebook read: nbgrader's checks of the cells come before GradeModules
         try:
             nb = nbformat.reads(intake.notebook(file_stream), as_version=4)  # its bytes and cells bounded before it is read
             nbformat.validate(nb, relax_add_props=True)  # as nbconvert does after each step, which would stop the grading

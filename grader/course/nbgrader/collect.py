@@ -26,6 +26,7 @@ from grader.sandbox import intake
 ARCHIVES = {".zip"}  # unpacked by the kit's extractor before collecting, each into a folder beside it
 MODULE_FILES = {f"{name}.py" for name in MODULES}
 NOTE_BYTES = 4 << 10  # a note the extractor left (its own words) is at most this long
+MOODLE_FOLDER = re.compile(r"(?P<name>.+)_(?P<id>[^_/]+)_assign(?:submission|feedback)_\w*")  # Moodle's download, as text
 
 
 class Escaped(logging.Filter):
@@ -180,6 +181,43 @@ class KitCollector(FileNameCollectorPlugin):
                     why = what_was_uploaded(ids, self.refused.get(student, [])) if unpacked else self.not_unpacked[student]
                     (folder / name).write_text(stand_in(assignment, why, unpacked), encoding="utf-8")
                     self.log.warning("No notebook %s from %s: the kit's notebook stands in (%s)", name, student, why)
+        try:
+            self.record_names(set(data) | set(self.refused) | set(self.not_unpacked))
+        except Exception as error:  # the gradebook's trouble: the files are collected all the same, only the names are not kept
+            self.log.warning("The students' names were not written to the gradebook (%s: %s)", type(error).__name__, error)
+
+    def named(self, students: set[str]) -> dict[str, str]:
+        """Each student's name as Moodle's download names their top folder, `Full Name_ID_assignsubmission_file_`, in the
+        extracted download or in its archive's folder there."""
+        root = self.extracted_root()
+        names: dict[str, str] = {}
+        tops = [Path(root)] if root is not None and os.path.isdir(root) else []
+        tops += [p for top in tops for p in sorted(top.iterdir()) if p.is_dir() and not p.is_symlink()]  # a download's own folder
+        for top in tops:
+            for entry in sorted(top.iterdir()):
+                match = MOODLE_FOLDER.fullmatch(entry.name)
+                if match and match["id"] in students and entry.is_dir() and not entry.is_symlink():
+                    names.setdefault(match["id"], outlet.name(match["name"]))
+        return names
+
+    def record_names(self, students: set[str]) -> None:
+        """Give nbgrader's gradebook the students' names from the download, for its export and grader export; a name the
+        gradebook has (the instructor's roster) is kept."""
+        from nbgrader.api import Gradebook, MissingEntry
+
+        names = self.named(students)
+        if not names:
+            return
+        with Gradebook(self.parent.coursedir.db_url) as gradebook:
+            for student, name in names.items():
+                first, _, last = name.rpartition(" ")
+                try:
+                    known = gradebook.find_student(student)
+                except MissingEntry:
+                    gradebook.add_student(student, first_name=first or last, last_name=last if first else None)
+                    continue
+                if not (known.first_name or known.last_name):
+                    gradebook.update_or_create_student(student, first_name=first or last, last_name=last if first else None)
 
 
 def what_was_uploaded(ids: set[str], refused: list[str]) -> str:

@@ -23,6 +23,7 @@ from traitlets import Integer
 
 from grader.course.nbgrader.autograde import LITTER, course_directory
 from grader.course.nbgrader.kernel import ConfinedKernelManager
+from grader.course.nbgrader.watching import command_line
 from grader.sandbox.tree import end_processes
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -150,12 +151,6 @@ def become_subreaper() -> None:
             ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
         except (OSError, AttributeError):
             pass
-
-
-def command_line() -> bool:
-    """Whether this process is nbgrader's command line, whose descendants are all autograde's own."""
-    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else Path()
-    return script.name == "nbgrader" or script.parts[-2:] == ("nbgrader", "__main__.py")
 
 
 def sweep(since: float) -> None:
