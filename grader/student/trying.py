@@ -21,7 +21,7 @@ from grader.check.checks.harness import ARG_NAMES, reference_for, reference_func
 from grader.check.checks.trained import by_definition
 from grader.check.report import submission_args
 from grader.check.state import State, live_fingerprints
-from grader.exercises import BY_NAME
+from grader.exercises import BUILDS_ON, BY_NAME
 from grader.sandbox import launcher
 from grader.sandbox.worker.codec import Batches, Foreign, ToyModel, decode, encode
 from grader.student import foreground, judging
@@ -113,7 +113,15 @@ def try_one(folder: Path, exercise: str, function: str, inputs: dict | None = No
 def said_verdict(folder: Path, exercise: str, function: str, kept: dict | None, wrong: list[str], compared: bool) -> bool:
     """Say try's verdict, the checks' own: what it found wrong, else what `grader check` found of these very files; True when right."""
     more = shown_command("check", exercise, *submission_args(folder, False))
-    check = "" if wrong else found_wrong(folder, exercise, function)
+    saved = saved_failures(folder, exercise)
+    check = "" if wrong or saved is None else saved[function]
+    earlier = BUILDS_ON.get(function, "")
+    if wrong and saved and not saved[function] and saved.get(earlier):  # the full kit's check cleared it: the earlier one's failure
+        click.echo(
+            f"{mark('passed')} {function} itself is right: they differ through your {earlier}, which {saved[earlier]} fails; "
+            f"with the reference {earlier} standing in, {more} passes {function}. Fix {earlier} first.\n"
+        )
+        return True
     if check and kept is not None:  # a property of this very call that try does not see (a warning, say): the check's words
         said = str(kept.get("said", "")).rstrip(".")
         click.echo(f"{mark('failed')} {kept.get('check', check)} fails on this input: {said}; {more} says more.\n")
@@ -140,14 +148,16 @@ def failing(folder: Path, exercise: str, function: str) -> tuple | None:
     return None
 
 
-def found_wrong(folder: Path, exercise: str, function: str) -> str:
-    """The first check the verdict saved for these very files (unchanged since) fails the function on, or ""."""
+def saved_failures(folder: Path, exercise: str) -> dict[str, str] | None:
+    """Per function, the first check the verdict saved for these very files (unchanged since) fails it on, or ""; None: no such verdict."""
     try:
         saved = State.load(folder).fresh(live_fingerprints(folder)).get(exercise)
     except (OSError, ValueError):
-        return ""
-    failed = [check.id for check in saved.checks if check.functions.get(function) in ("failed", "error")] if saved else []
-    return failed[0] if failed else ""
+        return None
+    if saved is None:
+        return None
+    failed = {function: [c.id for c in saved.checks if c.functions.get(function) in ("failed", "error")] for function in saved.functions}
+    return {function: ids[0] if ids else "" for function, ids in failed.items()}
 
 
 def _kept(exercise: str, function: str, kept: dict) -> tuple | None:
