@@ -32,7 +32,7 @@ def problems(function: str, names, args: tuple, got, after: tuple, want, toleran
     """
     inputs = dict(zip(names, args))
     found = []
-    what = "params after sgd_step" if function == "sgd_step" else "your result"
+    what = "params" if function == "sgd_step" else "your result"
     for judge in (lambda: compare(got, want, tolerance, inputs, what), lambda: unchanged(function, names, args, after)):
         try:
             judge()
