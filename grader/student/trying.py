@@ -1,7 +1,8 @@
 """`grader try EXERCISE [FUNCTION]`: your function in the foreground on a small example, beside what it should give.
 
-The example is the input of the check your function last failed, when `grader check` (or watch,
-or status) kept one, else its smallest worked example. Your code runs in a Python of its own with
+The example is the input the report showed first for your function, when `grader check` (or watch,
+or status) kept one, else its smallest worked example; the result is judged as the checks judge it
+(grader.student.judging), so try and check reach the same verdict. Your code runs in a Python of its own with
 this terminal attached, so print() shows and breakpoint() stops there; nothing is confined or
 timed, as when you run your own script. A folder that is not your own exercises/ (a student's
 submission, tried by an instructor) runs confined in the sandbox's worker instead, as `grader check` does.
