@@ -78,7 +78,9 @@ def test_a_name_imported_from_a_module_the_reference_stands_in_for_is_named(tmp_
     folder = submission(tmp_path, "hangs")
     (folder / "masking.py").write_text((SOLUTIONS_DIR / "masking.py").read_text() + "\nHIDDEN = -1e9\n")
     heads = (SOLUTIONS_DIR / "heads.py").read_text()
-    (folder / "heads.py").write_text(heads.replace("from .masking import apply_causal_mask", "from .masking import HIDDEN, apply_causal_mask"))
+    (folder / "heads.py").write_text(
+        heads.replace("from .masking import apply_causal_mask", "from .masking import HIDDEN, apply_causal_mask")
+    )
     (result,) = run_checks(folder, exercises=["heads"]).exercises
     assert result.status == "error" and not result.cause, result.note
     message = result.checks[0].message
