@@ -6,6 +6,7 @@ mutable default, a global, a cache) shows: try calls it once first, quietly, on 
 """
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -25,59 +26,83 @@ def tolerance_for(function: str, kept: dict | None = None) -> dict:
     return dict(GRADIENT if function in BACKWARD else FORWARD)
 
 
-def problems(function: str, names, args: tuple, got, after: tuple, want, tolerance: dict) -> list[str]:
-    """What the checks would say is wrong with this call, each as the check words it (the values shown apart): [] when right.
+@dataclass
+class Call:
+    """One call try made: the function, its argument names, the grader's copy of the arguments made before the call,
+    what it returned (or, for sgd_step, the params it left) and the arguments as the call left them."""
 
-    args: the grader's own copy of the arguments, made before the call; after: the arguments as the call left them.
-    """
-    inputs = dict(zip(names, args))
+    function: str
+    names: tuple
+    args: tuple
+    got: object
+    after: tuple
+
+
+def problems(call: Call, want, tolerance: dict) -> list[str]:
+    """What the checks would say is wrong with this call, each as the check words it (the values shown apart): [] when right."""
+    inputs = dict(zip(call.names, call.args))
+    what = "params" if call.function == "sgd_step" else "your result"
     found = []
-    what = "params" if function == "sgd_step" else "your result"
-    for judge in (lambda: compare(got, want, tolerance, inputs, what), lambda: unchanged(function, names, args, after)):
+    for judge in (lambda: compare(call.got, want, tolerance, inputs, what), lambda: unchanged(call)):
         try:
             judge()
         except CheckFailed as failed:
-            found.append(without_values(str(failed), [*names, *(failed.inputs or {})]))
+            found.append(without_values(str(failed), [*call.names, *(failed.inputs or {})]))
     return found
 
 
 def compare(got, want, tolerance: dict, inputs: dict, what: str) -> None:
     """Fail as a check would unless got is want: containers item by item, arrays by the checks' strict rules."""
+    if isinstance(want, (dict, tuple, list)):
+        compare_items(got, want, tolerance, inputs, what)
+    elif isinstance(want, np.ndarray):
+        compare_array(got, want, tolerance, inputs, what)
+    else:
+        compare_number(got, want, tolerance, inputs, what)
+
+
+def compare_items(got, want, tolerance: dict, inputs: dict, what: str) -> None:
+    """A dict key by key (the same keys in the same order), a tuple or list item by item (the same length)."""
     if isinstance(want, dict):
         if not isinstance(got, dict) or list(got) != list(want):
             fail(f"{what} should be a dict with the keys {list(want)}, but it is {_kind(got)}.", inputs, want, got)
-        for key in want:
-            compare(got[key], want[key], tolerance, inputs, f"{what}[{key!r}]")
-    elif isinstance(want, (tuple, list)):
+        pairs = [(f"{what}[{key!r}]", got[key], want[key]) for key in want]
+    else:
         if not isinstance(got, (tuple, list)) or len(got) != len(want):
             fail(f"{what} should be {_kind(want)}, but it is {_kind(got)}.", inputs, want, got)
-        for n, (mine, theirs) in enumerate(zip(got, want)):
-            compare(mine, theirs, tolerance, inputs, f"{what}[{n}]")
-    elif isinstance(want, np.ndarray) and want.dtype == np.bool_:
-        expect_array(got, want.shape, what, inputs, dtype_kind="b")
-        if not np.array_equal(got, want):
-            fail(f"{what} is not what it should be (exactly).", inputs, want, got)
-    elif isinstance(want, np.ndarray):
+        pairs = [(f"{what}[{n}]", mine, theirs) for n, (mine, theirs) in enumerate(zip(got, want))]
+    for named, mine, theirs in pairs:
+        compare(mine, theirs, tolerance, inputs, named)
+
+
+def compare_array(got, want: np.ndarray, tolerance: dict, inputs: dict, what: str) -> None:
+    """A bool array exactly, a float one by expect_close: a plain ndarray, the shape, no NaN, no narrower dtype, the tolerance."""
+    if want.dtype != np.bool_:
         expect_close(got, want, what, inputs, tolerance)
-    elif isinstance(want, bool) or isinstance(want, int):
-        if type(got) is not type(want) or got != want:
-            fail(f"{what} should be {want!r}, but it is {got!r}.", inputs)
-    elif isinstance(want, float):
+        return
+    expect_array(got, want.shape, what, inputs, dtype_kind="b")
+    if not np.array_equal(got, want):
+        fail(f"{what} is not what it should be (exactly).", inputs, want, got)
+
+
+def compare_number(got, want, tolerance: dict, inputs: dict, what: str) -> None:
+    """An int exactly (of the same type), a float within the tolerance, anything else by ==."""
+    if isinstance(want, float):
         if isinstance(got, (bool, np.bool_)) or not isinstance(got, (int, float, np.integer, np.floating)):
             fail(f"{what} should be a float, but it is {_kind(got)}.", inputs)
         if not np.isclose(float(got), want, equal_nan=False, **tolerance):
             fail(
                 f"{what} should be {want!r} (tolerance rtol={tolerance['rtol']:g}, atol={tolerance['atol']:g}), but it is {got!r}.", inputs
             )
-    elif got is not want and got != want:
+    elif type(got) is not type(want) or got != want:
         fail(f"{what} should be {want!r}, but it is {got!r}.", inputs)
 
 
-def unchanged(function: str, names, args: tuple, after: tuple) -> None:
+def unchanged(call: Call) -> None:
     """Fail as the checks do when the call changed an input it must leave as it was."""
-    kept = CHANGED.get(function, 0)
-    before = {name: arg for name, arg in list(zip(names, args))[kept:]}
-    expect_unchanged(before, after[kept:], function)
+    kept = CHANGED.get(call.function, 0)
+    before = {name: arg for name, arg in list(zip(call.names, call.args))[kept:]}
+    expect_unchanged(before, call.after[kept:], call.function)
 
 
 def without_values(message: str, names) -> str:

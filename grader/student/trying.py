@@ -101,11 +101,11 @@ def try_one(folder: Path, exercise: str, function: str, inputs: dict | None = No
     click.echo(shown("  yours:    ", got))
     if isinstance(want, str):  # why there is no expected value: the student's kit has no reference, or it could not run
         click.echo(f"  No expected value for this input: {want}.")
-        wrong = judging.problems(function, names, args, None, outcome["args"], None, {})[1:]  # the inputs left as they were
+        wrong = judging.problems(judging.Call(function, names, args, None, outcome["args"]), None, {})[1:]  # the inputs unchanged
     else:
         click.echo(shown("  expected: ", want))
         tolerance = example_tolerance(exercise, function, args, want) or judging.tolerance_for(function, kept)
-        wrong = judging.problems(function, names, args, got, outcome["args"], want, tolerance)
+        wrong = judging.problems(judging.Call(function, names, args, got, outcome["args"]), want, tolerance)
     for said in wrong:
         click.echo(said)
     return said_verdict(folder, exercise, function, kept, wrong, compared=not isinstance(want, str))
