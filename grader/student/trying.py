@@ -22,7 +22,7 @@ from grader.check.checks.harness import ARG_NAMES, reference_for, reference_func
 from grader.check.checks.trained import by_definition
 from grader.check.report import submission_args
 from grader.check.state import State, live_fingerprints
-from grader.exercises import BUILDS_ON, BY_NAME
+from grader.exercises import BUILDS_ON, BY_NAME, MODULE_OF
 from grader.sandbox import launcher
 from grader.sandbox.worker.codec import Batches, Foreign, ToyModel, decode, encode
 from grader.student import foreground, judging
@@ -92,9 +92,7 @@ def try_one(folder: Path, exercise: str, function: str, inputs: dict | None = No
         return False
     outcome = run(folder, exercise, function, args)
     if not isinstance(outcome, dict):  # None, or "not started"
-        said = "is not written yet: it still raises NotImplementedError" if outcome else "did not return (see above)"
-        click.echo(f"{mark('not_started' if outcome else 'failed')} {function} {said}.\n")
-        return False
+        return not_returned(folder, exercise, function, outcome)
     got = outcome["value"] if function != "sgd_step" else outcome["args"][0]
     if function == "train":
         got = {"losses": got, "params": outcome["args"][0].params, "batches taken": outcome["args"][1].taken}
@@ -108,20 +106,27 @@ def try_one(folder: Path, exercise: str, function: str, inputs: dict | None = No
         wrong = judging.problems(judging.Call(function, names, args, got, outcome["args"]), want, tolerance)
     for said in wrong:
         click.echo(said)
-    return said_verdict(folder, exercise, function, kept, wrong, compared=not isinstance(want, str))
+    return said_verdict(folder, function, kept, wrong, compared=not isinstance(want, str))
 
 
-def said_verdict(folder: Path, exercise: str, function: str, kept: dict | None, wrong: list[str], compared: bool) -> bool:
+def not_returned(folder: Path, exercise: str, function: str, outcome: str | None) -> bool:
+    """Say that the call did not return (None) or is a stub ("not started"); True only where the check blames an earlier function."""
+    if outcome is None and (said := through_earlier(folder, exercise, function, "it raised")):
+        click.echo(said)
+        return True
+    said = "is not written yet: it still raises NotImplementedError" if outcome else "did not return (see above)"
+    click.echo(f"{mark('not_started' if outcome else 'failed')} {function} {said}.\n")
+    return False
+
+
+def said_verdict(folder: Path, function: str, kept: dict | None, wrong: list[str], compared: bool) -> bool:
     """Say try's verdict, the checks' own: what it found wrong, else what `grader check` found of these very files; True when right."""
+    exercise = MODULE_OF[function]
     more = shown_command("check", exercise, *submission_args(folder, False))
     saved = saved_failures(folder, exercise)
     check = "" if wrong or saved is None else saved[function]
-    earlier = BUILDS_ON.get(function, "")
-    if wrong and saved and not saved[function] and saved.get(earlier):  # the full kit's check cleared it: the earlier one's failure
-        click.echo(
-            f"{mark('passed')} {function} itself is right: they differ through your {earlier}, which {saved[earlier]} fails; "
-            f"with the reference {earlier} standing in, {more} passes {function}. Fix {earlier} first.\n"
-        )
+    if wrong and (said := through_earlier(folder, exercise, function, "they differ")):
+        click.echo(said)
         return True
     if check and kept is not None:  # a property of this very call that try does not see (a warning, say): the check's words
         said = str(kept.get("said", "")).rstrip(".")
@@ -133,6 +138,19 @@ def said_verdict(folder: Path, exercise: str, function: str, kept: dict | None, 
     else:
         click.echo("")
     return not (wrong or check)
+
+
+def through_earlier(folder: Path, exercise: str, function: str, what: str) -> str:
+    """When the full kit's check passes the function with the reference's earlier one standing in, and fails that one:
+    the verdict in words (what: how try saw it go wrong), else ""."""
+    saved, earlier = saved_failures(folder, exercise), BUILDS_ON.get(function, "")
+    if not saved or saved[function] or not saved.get(earlier):
+        return ""
+    more = shown_command("check", exercise, *submission_args(folder, False))
+    return (
+        f"{mark('passed')} {function} itself is right: {what} through your {earlier}, which {saved[earlier]} fails; "
+        f"with the reference {earlier} standing in, {more} passes {function}. Fix {earlier} first.\n"
+    )
 
 
 def failing(folder: Path, exercise: str, function: str) -> tuple | None:
