@@ -58,9 +58,11 @@ class Collector:
         self.seconds[check_id] = time.perf_counter() - started
         printed, calls = outlet.terminal(submission.printed.everything(), "\n\t"), submission.calls()
         role = getattr(judged.declared(check), "role", "work")
-        if error is None:
+        if error is None:  # a passing check's message is a note alone: float32 input made float64 (where.widened)
             functions = judged.counted(check, None, "passed", submission)
-            self.results[check_id] = CheckResult(check_id, "passed", printed=printed, calls=calls, functions=functions, role=role)
+            self.results[check_id] = CheckResult(
+                check_id, "passed", submission.widened, printed=printed, calls=calls, functions=functions, role=role
+            )
             return
         status, message, by_grader = verdict(error)
         functions = judged.counted(check, error, status, submission)

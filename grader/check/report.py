@@ -92,6 +92,7 @@ def details(result: ExerciseResult, where: tuple[str, ...] = (), own: bool = Tru
         lines += [f"      {line}" for line in check.message.splitlines()]
     if result.note:
         lines.append(f"  Note: {result.note}")
+    lines += [f"  Note: {said}" for said in passing_notes(result)]
     if result.status == "failed" and own:
         lines.append(
             f"  Debug it: {shown_command('try', result.name, *where)} runs your functions on the input they last failed "
@@ -100,6 +101,11 @@ def details(result: ExerciseResult, where: tuple[str, ...] = (), own: bool = Tru
     elif result.status == "failed":  # another's folder keeps no input, and its code runs confined
         lines.append(f"  Debug it: {shown_command('try', result.name, *where)} runs these functions, confined, on a small worked example.")
     return lines
+
+
+def passing_notes(result: ExerciseResult) -> list[str]:
+    """The notes passing checks gave (a float32 input made float64), each once, in check order."""
+    return list(dict.fromkeys(check.message for check in result.checks if check.status == "passed" and check.message))
 
 
 def shares(result: ExerciseResult) -> str:
@@ -226,8 +232,10 @@ def render(report: Report, folder: Path, solutions: bool = False, output: bool =
     for result in report.exercises:
         if result.status != "passed":
             lines += details(result, where, solutions or own) + [""]
-        elif result.note:
-            lines += [f"{mark('passed')} {result.name}: {result.note}", ""]
+        elif result.note or passing_notes(result):
+            lines += [f"{mark('passed')} {result.name}: {said}" for said in [result.note] * bool(result.note) + passing_notes(result)] + [
+                ""
+            ]
     lines += (printed(report) if output else []) + table(report) + [""] + next_step(report, folder, solutions)
     copied = [f"{e.name}.py" for e in report.exercises if e.same_as_reference]
     if copied:

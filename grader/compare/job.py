@@ -32,6 +32,58 @@ MAP_REPLY = 0  # index of the held-out reply whose attention is shown
 STREAM = {"mlp": 0, "attention": 1, "attention_no_mask": 1}  # random streams: both heads see the same
 
 
+class Timed:
+    """The student's head or its backward pass, its CPU time counted, and the first call that made float32 arrays float64 noted."""
+
+    def __init__(self, function):
+        self.function, self.seconds, self.widened = function, 0.0, None
+        self.__name__ = getattr(function, "__name__", "head")
+
+    def __call__(self, *args):
+        started = time.process_time()
+        value = self.function(*args)
+        self.seconds += time.process_time() - started
+        if self.widened is None and widens(args, value):
+            self.widened = args
+        return value
+
+
+def widens(args, value) -> bool:
+    """Whether a call given float32 arrays (and no float64 one) returned a float64 array."""
+    given = {a.dtype for a in args if isinstance(a, np.ndarray) and a.dtype.kind == "f"}
+    back = [v for v in (value if isinstance(value, (tuple, list)) else [value]) if isinstance(v, np.ndarray)]
+    return given == {np.dtype(np.float32)} and any(v.dtype == np.float64 for v in back)
+
+
+def float64_cost(a, w_q, w_k, w_v) -> float:
+    """How many times longer the head's products take in float64 than in float32 here, on the head's own inputs (measured)."""
+
+    def products(dtype) -> float:
+        x, q_w, k_w, v_w = (np.asarray(m, dtype=dtype) for m in (a, w_q, w_k, w_v))
+        started = time.process_time()
+        for _ in range(3):
+            q, k, v = x @ q_w, x @ k_w, x @ v_w
+            (q @ np.swapaxes(k, -1, -2)) @ v
+        return time.process_time() - started
+
+    products(np.float32)  # warm
+    return products(np.float64) / max(products(np.float32), 1e-9)
+
+
+def widening_notice(head: Timed, backward: Timed, seconds: float) -> str | None:
+    """The note for the student when their head turned the comparison's float32 arrays into float64, with what it cost."""
+    widened = [f.__name__ for f in (head, backward) if f.widened is not None]
+    if not widened:
+        return None
+    ratio = float64_cost(*(head.widened or backward.widened)[-4:])
+    return (
+        f"Your {' and your '.join(widened)} turned the comparison's float32 arrays into float64: the head's forward and backward "
+        f"passes took {head.seconds + backward.seconds:.1f} s of CPU time of the {seconds:.1f} s the attention model trained, "
+        f"and its products take {ratio:.1f}× as long in float64 as in float32 here. A NumPy float64 scalar does it, "
+        "such as np.sqrt(d) in q @ k.T / np.sqrt(d): math.sqrt(d), or a Python float, keeps float32 arrays float32."
+    )
+
+
 class Stop(Exception):
     """The job cannot go on: kind ("diverged", "steps") and a message for the student."""
 
@@ -157,10 +209,13 @@ class Job:
             else:
                 heads.append(("attention_no_mask", *unmasked))
         for name, head, head_backward in heads:
+            head, head_backward = Timed(head), Timed(head_backward)
             model = models.AttentionMLP(self.rng(0, 1), head, head_backward, fns["softmax"])
             model.params.update({k: v.copy() for k, v in mlp.params.items()})
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             coach = self.fit(name, model, steps["attention"], fns["train"])
+            if name == "attention" and (notice := widening_notice(head, head_backward, time.process_time() - cpu)):
+                self.emit({"event": "notice", "text": notice})
             self.evaluate(name, model, coach, time.perf_counter() - start, attention=True)
 
 

@@ -1,7 +1,8 @@
 """`grader try EXERCISE [FUNCTION]`: your function in the foreground on a small example, beside what it should give.
 
-The example is the input of the check your function last failed, when `grader check` (or watch,
-or status) kept one, else its smallest worked example. Your code runs in a Python of its own with
+The example is the input the report showed first for your function, when `grader check` (or watch,
+or status) kept one, else its smallest worked example; the result is judged as the checks judge it
+(grader.student.judging), so try and check reach the same verdict. Your code runs in a Python of its own with
 this terminal attached, so print() shows and breakpoint() stops there; nothing is confined or
 timed, as when you run your own script. A folder that is not your own exercises/ (a student's
 submission, tried by an instructor) runs confined in the sandbox's worker instead, as `grader check` does.
@@ -16,16 +17,15 @@ import click
 import numpy as np
 
 from grader import kit, outlet
-from grader.check.checks.examples import OUTPUTS, examples, expected
-from grader.check.checks.harness import ARG_NAMES, FORWARD, GRADIENT, largest_difference, narrower, reference_for
+from grader.check.checks.examples import examples, expected
+from grader.check.checks.harness import ARG_NAMES, reference_for, reference_functions
 from grader.check.checks.trained import by_definition
-from grader.check.checks.where import float32_digits, relation
 from grader.check.report import submission_args
-from grader.check.state import State
-from grader.exercises import BY_NAME
+from grader.check.state import State, live_fingerprints
+from grader.exercises import BUILDS_ON, BY_NAME, MODULE_OF
 from grader.sandbox import launcher
 from grader.sandbox.worker.codec import Batches, Foreign, ToyModel, decode, encode
-from grader.student import foreground
+from grader.student import foreground, judging
 from grader.student.inputs import read_inputs, shape_problem
 from grader.student.status import resolve, unknown_function
 from grader.style import in_sentence, mark, paint, shown_command
@@ -74,11 +74,16 @@ def given_example(exercise: str, function: str, inputs: dict) -> tuple:
 
 
 def try_one(folder: Path, exercise: str, function: str, inputs: dict | None = None) -> bool:
-    """Show the example, run the student's function on it, and show what came back beside what should have."""
+    """Show the example, run the student's function on it, and show what came back beside what should have.
+
+    Judged as the checks judge (grader.student.judging): their comparison, tolerance and dtype rule,
+    the inputs left as they were, and the call made after another one in the same process.
+    """
     if inputs:
         args, want, names, source = given_example(exercise, function, inputs)
+        kept = None
     else:
-        args, want, names, source = failing(folder, exercise, function) or example(exercise, function)
+        args, want, names, source, kept = failing(folder, exercise, function) or (*example(exercise, function), None)
     click.echo(paint(f"{function} on {source}:", bold=True))
     for name, value in zip(names, args):
         click.echo(shown(f"  {name} = ", value))
@@ -86,41 +91,92 @@ def try_one(folder: Path, exercise: str, function: str, inputs: dict | None = No
         click.echo(f"{mark('failed')} Not run: {problem}. Give the other arguments with --input too.\n")
         return False
     outcome = run(folder, exercise, function, args)
-    if outcome in (None, "not started"):
-        said = "is not written yet: it still raises NotImplementedError" if outcome else "did not return (see above)"
-        click.echo(f"{mark('not_started' if outcome else 'failed')} {function} {said}.\n")
-        return False
+    if not isinstance(outcome, dict):  # None, or "not started"
+        return not_returned(folder, exercise, function, outcome)
     got = outcome["value"] if function != "sgd_step" else outcome["args"][0]
     if function == "train":
         got = {"losses": got, "params": outcome["args"][0].params, "batches taken": outcome["args"][1].taken}
     click.echo(shown("  yours:    ", got))
     if isinstance(want, str):  # why there is no expected value: the student's kit has no reference, or it could not run
-        click.echo(f"  No expected value for this input: {want}.\n")
-        return True  # nothing disagreed: only the expected value is missing
-    tolerance = GRADIENT if exercise == "training" else FORWARD
-    ok = agrees(got, want, tolerance)
-    click.echo(shown("  expected: ", want))
-    if not ok:
-        for note in where_apart(got, want, tolerance, dict(zip(names, args))):
-            click.echo(note)
+        click.echo(f"  No expected value for this input: {want}.")
+        wrong = judging.problems(judging.Call(function, names, args, None, outcome["args"]), None, {})[1:]  # the inputs unchanged
+    else:
+        click.echo(shown("  expected: ", want))
+        tolerance = example_tolerance(exercise, function, args, want) or judging.tolerance_for(function, kept)
+        wrong = judging.problems(judging.Call(function, names, args, got, outcome["args"]), want, tolerance)
+    for said in wrong:
+        click.echo(said)
+    return said_verdict(folder, function, kept, wrong, compared=not isinstance(want, str))
+
+
+def not_returned(folder: Path, exercise: str, function: str, outcome: str | None) -> bool:
+    """Say that the call did not return (None) or is a stub ("not started"); True only where the check blames an earlier function."""
+    if outcome is None and (said := through_earlier(folder, exercise, function, "it raised")):
+        click.echo(said)
+        return True
+    said = "is not written yet: it still raises NotImplementedError" if outcome else "did not return (see above)"
+    click.echo(f"{mark('not_started' if outcome else 'failed')} {function} {said}.\n")
+    return False
+
+
+def said_verdict(folder: Path, function: str, kept: dict | None, wrong: list[str], compared: bool) -> bool:
+    """Say try's verdict, the checks' own: what it found wrong, else what `grader check` found of these very files; True when right."""
+    exercise = MODULE_OF[function]
     more = shown_command("check", exercise, *submission_args(folder, False))
-    click.echo(f"{mark('passed' if ok else 'failed')} {'they agree' if ok else 'they differ'}; {more} checks far more.\n")
-    return ok
+    saved = saved_failures(folder, exercise)
+    check = "" if wrong or saved is None else saved[function]
+    if wrong and (said := through_earlier(folder, exercise, function, "they differ")):
+        click.echo(said)
+        return True
+    if check and kept is not None:  # a property of this very call that try does not see (a warning, say): the check's words
+        said = str(kept.get("said", "")).rstrip(".")
+        click.echo(f"{mark('failed')} {kept.get('check', check)} fails on this input: {said}; {more} says more.\n")
+    elif check:
+        click.echo(f"{mark('failed')} they agree here, but {more} found {function} wrong ({check}) on an input try could not keep.\n")
+    elif compared or wrong:
+        click.echo(f"{mark('failed' if wrong else 'passed')} {'they differ' if wrong else 'they agree'}; {more} checks far more.\n")
+    else:
+        click.echo("")
+    return not (wrong or check)
+
+
+def through_earlier(folder: Path, exercise: str, function: str, what: str) -> str:
+    """When the full kit's check passes the function with the reference's earlier one standing in, and fails that one:
+    the verdict in words (what: how try saw it go wrong), else ""."""
+    saved, earlier = saved_failures(folder, exercise), BUILDS_ON.get(function, "")
+    if not saved or saved[function] or not saved.get(earlier):
+        return ""
+    more = shown_command("check", exercise, *submission_args(folder, False))
+    return (
+        f"{mark('passed')} {function} itself is right: {what} through your {earlier}, which {saved[earlier]} fails; "
+        f"with the reference {earlier} standing in, {more} passes {function}. Fix {earlier} first.\n"
+    )
 
 
 def failing(folder: Path, exercise: str, function: str) -> tuple | None:
-    """(arguments, expected result or the check's words, argument names, source) of the latest failing check's call, if kept.
-
-    Of one run's kept inputs, the first whose expected value is known, else the first.
-    """
+    """(arguments, expected result or the check's words, argument names, source, the kept record) of the failing call the report
+    showed first for this function, if kept: of the latest run's, the first in the checks' order."""
     found = [(check, kept) for check, kept in State.load(folder).failing.items() if check.partition(".")[0] == exercise]
-    latest = sorted(found, key=lambda item: str(item[1].get("at", "")), reverse=True)  # stable: check order within a run
-    tried = [(check, kept, got) for check, kept in latest if kept["function"] == function and (got := _kept(exercise, function, kept))]
-    if not tried:
+    mine = [(check, kept) for check, kept in found if kept["function"] == function]
+    if not mine:
         return None
-    at = tried[0][1].get("at")
-    check, kept, (args, want) = next((t for t in tried if t[1].get("at") == at and not isinstance(t[2][1], str)), tried[0])
-    return args, want, ARG_NAMES[function], f"the input of the failing check {check}{kept_by(kept)}"
+    latest = max(str(kept.get("at", "")) for _, kept in mine)
+    for check, kept in (item for item in mine if str(item[1].get("at", "")) == latest):  # the checks' order within a run
+        if tried := _kept(exercise, function, kept):
+            return *tried, ARG_NAMES[function], f"the input of the failing check {check}{kept_by(kept)}", {**kept, "check": check}
+    return None
+
+
+def saved_failures(folder: Path, exercise: str) -> dict[str, str] | None:
+    """Per function, the first check the verdict saved for these very files (unchanged since) fails it on, or ""; None: no such verdict."""
+    try:
+        saved = State.load(folder).fresh(live_fingerprints(folder)).get(exercise)
+    except (OSError, ValueError):
+        return None
+    if saved is None:
+        return None
+    failed = {function: [c.id for c in saved.checks if c.functions.get(function) in ("failed", "error")] for function in saved.functions}
+    return {function: ids[0] if ids else "" for function, ids in failed.items()}
 
 
 def _kept(exercise: str, function: str, kept: dict) -> tuple | None:
@@ -148,8 +204,7 @@ def worked_answer(exercise: str, function: str, args: tuple):
     for found in examples(f"{exercise}.{function}"):
         mine = found.args()
         if len(mine) == len(args) and all(_same(a, b) for a, b in zip(mine, args)):
-            outputs = expected(found)
-            return outputs[0] if len(outputs) == 1 else tuple(outputs)
+            return returned(function, expected(found))
     return None
 
 
@@ -188,9 +243,24 @@ def example(exercise: str, function: str):
         args = ToyModel(dict(TOY)), Batches(PAIRS), 2, 0.1
         return args, should_give(exercise, function, args), ARG_NAMES["train"], "a small example"
     found = examples(f"{exercise}.{function}")[0]
-    outputs = expected(found)
-    want = outputs[0] if len(OUTPUTS[found.function]) == 1 else tuple(outputs)
-    return found.args(), want, ARG_NAMES[function], "a small example"
+    return found.args(), returned(function, expected(found)), ARG_NAMES[function], "a small example"
+
+
+def returned(function: str, outputs: list):
+    """A worked example's outputs as the function returns them: one array, (out, shares), or (out, [shares of each head])."""
+    if function == "multi_head_attention":
+        return outputs[0], list(outputs[1:])
+    return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+def example_tolerance(exercise: str, function: str, args: tuple, want) -> dict | None:
+    """The worked example's own tolerance when these are its very arguments (its float32 sizes are judged looser), else None."""
+    for found in examples(f"{exercise}.{function}"):
+        mine = found.args()
+        if len(mine) == len(args) and all(_same(a, b) for a, b in zip(mine, args)):
+            first = want[0] if isinstance(want, tuple) else want
+            return found.tolerance(first) if isinstance(first, np.ndarray) else None
+    return None
 
 
 def run(folder: Path, exercise: str, function: str, args: tuple) -> dict | str | None:
@@ -199,7 +269,7 @@ def run(folder: Path, exercise: str, function: str, args: tuple) -> dict | str |
         return run_confined(folder, exercise, function, args)
     with tempfile.TemporaryDirectory(prefix="grader-try-") as scratch:
         given, answer = Path(scratch) / "args", Path(scratch) / "answer"
-        given.write_bytes(encode(args))
+        given.write_bytes(encode((judging.other_input(args), args)))
         # no -I: the student's Python as they would run a script (PYTHONBREAKPOINT and the like kept)
         command = launcher.python("-m", "grader.student.foreground", str(folder), exercise, function, str(given), str(answer), flags=())
         with launcher.Child(command, output="terminal") as child:  # attached to this terminal: print() and breakpoint() work
@@ -212,11 +282,19 @@ def run(folder: Path, exercise: str, function: str, args: tuple) -> dict | str |
 
 
 def run_confined(folder: Path, exercise: str, function: str, args: tuple) -> dict | str | None:
-    """Someone else's folder (a student's submission): the call in a confined worker, at the strongest isolation here."""
+    """Someone else's folder (a student's submission): the call in a confined worker, at the strongest isolation here.
+
+    In the full kit the earlier exercises are the reference, as `grader check` grades this one.
+    """
     from grader.sandbox.errors import StudentError
     from grader.sandbox.handle import StudentCode
 
-    with StudentCode(folder, timeout=CONFINED_SECONDS) as worker:
+    served = {} if kit.is_student_kit() else reference_for(reference_functions(exercise))
+    with StudentCode(folder, reference=served, timeout=CONFINED_SECONDS) as worker:
+        try:
+            worker.call(exercise, function, *judging.other_input(args))  # as the checks call it: after another call
+        except StudentError:
+            pass  # what the call shown does is what counts
         try:
             outcome = worker.call(exercise, function, *args)
         except StudentError as error:
@@ -227,42 +305,6 @@ def run_confined(folder: Path, exercise: str, function: str, args: tuple) -> dic
     if outcome.output.strip():
         click.echo(outlet.terminal(outcome.output.rstrip(), "\n\t"))
     return {"value": outcome.value, "args": outcome.args}
-
-
-def agrees(got, want, tolerance: dict) -> bool:
-    """Whether two results agree within the checks' tolerance (a float32 one's looser), containers item by item."""
-    if isinstance(want, dict):
-        return isinstance(got, dict) and set(got) == set(want) and all(agrees(got[k], want[k], tolerance) for k in want)
-    if isinstance(want, (tuple, list)):
-        return isinstance(got, (tuple, list)) and len(got) == len(want) and all(agrees(g, w, tolerance) for g, w in zip(got, want))
-    if isinstance(want, np.ndarray) and want.dtype == np.float32:
-        tolerance = {"rtol": 1e-4, "atol": 1e-4 * float(np.abs(want[np.isfinite(want)]).max(initial=1.0))}
-    if isinstance(want, np.ndarray) or isinstance(got, np.ndarray):
-        return type(got) is np.ndarray and got.shape == np.shape(want) and bool(np.allclose(got, want, **tolerance))
-    if isinstance(want, int):
-        return got == want
-    return isinstance(got, float) and bool(np.isclose(got, want, **tolerance))
-
-
-def first_apart(got, want, tolerance: dict) -> tuple | None:
-    """The first pair of same-shaped arrays, yours and the expected, that do not agree."""
-    if isinstance(want, dict) and isinstance(got, dict):
-        return next((pair for key in want if key in got and (pair := first_apart(got[key], want[key], tolerance))), None)
-    if isinstance(want, (tuple, list)) and isinstance(got, (tuple, list)):
-        return next((pair for g, w in zip(got, want) if (pair := first_apart(g, w, tolerance))), None)
-    if type(got) is np.ndarray and isinstance(want, np.ndarray) and got.shape == want.shape and not agrees(got, want, tolerance):
-        return got, want
-    return None
-
-
-def where_apart(got, want, tolerance: dict, inputs: dict) -> list[str]:
-    """What the check would say of where yours differs: the largest difference, float32, transposed or a constant multiple."""
-    if pair := first_apart(got, want, tolerance):
-        mine, theirs = pair
-        notes = [largest_difference(mine, theirs), narrower(mine, inputs) or float32_digits(mine, theirs, inputs), relation(mine, theirs)]
-    else:
-        notes = [relation(got, want)]  # a result transposed has another shape
-    return [note for note in notes if note]
 
 
 def shown(label: str, value) -> str:

@@ -1,5 +1,6 @@
 """`grader watch`: recheck an exercise every time one of the five files is saved."""
 
+import dataclasses
 import signal
 import sys
 import threading
@@ -193,7 +194,7 @@ class Watcher:
         """The screen: progress over the five with what each mark means, the verdict on the target, and what to do."""
         target, where = self.target, self.where
         known, fresh = self.state.last(), self.state.fresh(self.prints)
-        report = Report([known[n] for n in NAMES if n in known], seed=self.state.seed)
+        report = Report([known[n] if n in fresh else unvouched(known[n]) for n in NAMES if n in known], seed=self.state.seed)
         since = self.started if self.checking == target else None  # its check has begun: "checking", even if the job saved
         result = None if since is not None else next((e for e in report.exercises if e.name == target and target in fresh), None)
         if result is not None and result.status == "passed":
@@ -228,6 +229,11 @@ class Watcher:
         click.echo(screen)
         click.echo(paint("Watching for saves; Ctrl-C to stop.", dim=True))
         sys.stdout.flush()  # a pipe to tee or a log gets each screen as it comes
+
+
+def unvouched(result):
+    """A verdict on files since changed, without its root-cause note: the table shows the exercises it names as they are now."""
+    return dataclasses.replace(result, note="", cause="")
 
 
 def progress(report, fresh: dict, checking: str | None = None) -> str:

@@ -448,3 +448,31 @@ def test_a_job_is_done_once_its_verdict_is_saved_not_once_it_has_stopped_its_wor
     finally:
         job.stop()
     assert job.child.returncode is not None
+
+
+def test_no_root_cause_note_the_table_contradicts(tmp_path):
+    """softmax fixed and passing, heads's verdict from before the fix still saying "fix softmax first": the screen drops that note."""
+    note = "heads uses your softmax, which fails its public checks; here heads runs with your own softmax, so its failures may come from them: fix softmax first."
+    known = {
+        "scores": ExerciseResult("scores", "passed", 15.0, 15.0, [CheckResult("scores.one", "passed")]),
+        "masking": ExerciseResult("masking", "passed", 15.0, 15.0, [CheckResult("masking.one", "passed")]),
+        "softmax": ExerciseResult("softmax", "passed", 20.0, 20.0, [CheckResult("softmax.one", "passed")]),
+        "heads": ExerciseResult("heads", "failed", 0.0, 20.0, [CheckResult("heads.one", "failed", "wrong")], note=note, cause="softmax"),
+    }
+
+    class Saved:  # heads's files changed with softmax's since its verdict: only the other three are fresh
+        seed = 0
+
+        def last(self):
+            return known
+
+        def fresh(self, prints):
+            return {name: known[name] for name in ("scores", "masking", "softmax")}
+
+    watcher = watch.Watcher.__new__(watch.Watcher)
+    watcher.folder, watcher.target, watcher.where, watcher.prints, watcher.state = tmp_path, "softmax", (), {}, Saved()
+    watcher.checking, watcher.started, watcher.faults = None, 0.0, {}
+    screen = watcher.compose()
+    assert f"{mark('passed')} softmax" in screen and "softmax passes" in screen
+    assert "fix softmax first" not in screen and "fails its public checks" not in screen, screen
+    assert "Fix it in" in screen and "heads.py" in screen  # the advice names heads itself

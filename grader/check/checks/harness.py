@@ -11,7 +11,7 @@ from grader import kit
 from grader.check.checks.printed import Printed
 from grader.check.checks.seen import SEEN
 from grader.check.checks.signatures import ARG_NAMES
-from grader.check.checks.where import float32_digits, largest_difference, narrower, relation, swapped_shape  # noqa: F401  (narrower and largest_difference for grader try)
+from grader.check.checks.where import float32_digits, largest_difference, narrower, relation, swapped_shape, widened  # noqa: F401  (narrower and largest_difference for grader try)
 from grader.exercises import BUILDS_ON, BY_NAME
 from grader.sandbox.errors import StudentError
 from grader.sandbox.handle import Outcome
@@ -104,6 +104,8 @@ def fail(what: str, inputs: dict, expected=None, got=None, mistake=None, where: 
         notes.append(note)
     if note := where or relation(got, expected):
         notes.append(note)
+    if note := widened(got, inputs):
+        notes.append(note)
     if len(mistake) == 1:
         notes.append(f"  This looks like a known mistake: {mistake[0]}.")
     elif mistake:  # mistakes that give the same on every input that failed: the check cannot tell which
@@ -156,11 +158,12 @@ class Submission:
         self.own_earlier: set[str] = set()  # earlier functions of this exercise (BUILDS_ON) the student's own stood under a call
         self.standing_in: frozenset[str] = frozenset()  # functions of this exercise the reference serves everywhere, for a rerun
         self.failing: set[str] = set()  # the functions of this exercise a check so far has failed
+        self.widened = ""  # the note on the current check's first call that made float32 input float64 (where.widened)
 
     def new_check(self) -> None:
         """A check begins: nothing printed, nothing called, no failure seen yet."""
         self.printed.new_check()
-        self.called, self.own_earlier = set(), set()
+        self.called, self.own_earlier, self.widened = set(), set(), ""
         SEEN.forget()
 
     def calls(self) -> tuple[str, ...]:
@@ -199,6 +202,9 @@ class Submission:
         try:
             outcome = self.workers.call(served, module, function, args)
             self.printed.heard(function, outcome.output)
+            self.widened = self.widened or (
+                f"{function}: " + note.strip() if (note := widened(outcome.value, _named(function, args))) else ""
+            )
             return outcome
         except StudentError as error:
             self.printed.heard(function, error.output)

@@ -189,6 +189,21 @@ def float32_digits(got, expected, inputs: dict) -> str | None:
     )
 
 
+def widened(got, inputs: dict) -> str | None:
+    """A note when got holds a float64 array made from float32 inputs alone: not wrong, but the comparison's float32 head pays for it."""
+    arrays = [getattr(v, "value", v) for v in inputs.values()]
+    widths = {a.dtype for a in arrays if isinstance(a, np.ndarray) and a.dtype.kind == "f"}
+    results = got if isinstance(got, (tuple, list)) else [got]
+    if widths != {np.dtype(np.float32)} or not any(isinstance(r, np.ndarray) and r.dtype == np.float64 for r in results):
+        return None
+    return (
+        "  Your result is float64 from float32 input: not wrong, but `grader compare` runs its model in float32, and a head "
+        "that returns float64 does every product of its forward and backward passes in float64, at twice the memory and "
+        "more time (compare says how much). A NumPy float64 scalar does it, such as np.sqrt(d) in q @ k.T / np.sqrt(d): "
+        "math.sqrt(d), or a Python float, keeps float32 arrays float32."
+    )
+
+
 def largest_difference(got: np.ndarray, expected: np.ndarray) -> str:
     """Where the entry that differs most is, with both values in full (the arrays above are rounded)."""
     with np.errstate(all="ignore"):

@@ -36,15 +36,51 @@ class Fallback(importlib.abc.Loader):
             module.__dict__.update(self.stand_ins)
 
 
+class StandIns(importlib.abc.Loader):
+    """A module made of the stand-ins alone: the student's file is never run, so nothing it does at import reaches here."""
+
+    def __init__(self, stand_ins):
+        self.stand_ins = stand_ins
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        module.__dict__.update(self.stand_ins)
+        module.__getattr__ = only_stand_ins(module.__name__.rpartition(".")[2], sorted(self.stand_ins))
+
+
+def only_stand_ins(module: str, served: list[str]):
+    """A module's __getattr__ that says, for any other name imported from it, that the reference stands in there."""
+
+    def missing(name: str):
+        if name.startswith("__"):  # the import system's own probes get the usual answer
+            raise AttributeError(name)
+        raise ImportError(
+            f"{name} cannot be imported from your {module}.py here: the reference stands in for your {module}.py, "
+            f"so only {', '.join(served)} can be imported from it. Keep {name} in the module that uses it."
+        )
+
+    return missing
+
+
 class FallbackFinder(importlib.abc.MetaPathFinder):
-    """Wraps the loader of the student modules whose functions are served by stand-ins."""
+    """Finds the student modules whose functions are served by stand-ins.
+
+    A module the grader never asked for (an earlier exercise, graded elsewhere) is the stand-ins alone,
+    its file never run: a hang, a crash or an input() at its import costs only its own exercise. One the
+    grader asked for runs, and the stand-ins replace its served functions, or all of it when it fails.
+    """
 
     def __init__(self, fallbacks):
         self.fallbacks = fallbacks  # {qualified module name: {function name: stand-in}}
+        self.asked: set[str] = set()  # the qualified names of the modules the grader asked to import
 
     def find_spec(self, name, path=None, target=None):
         if name not in self.fallbacks:
             return None
+        if name not in self.asked:
+            return importlib.machinery.ModuleSpec(name, StandIns(self.fallbacks[name]))
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is None or spec.loader is None:
             return None
@@ -67,7 +103,8 @@ class Session:
         for name, function in self.stand_ins.items():
             module, _, short = name.partition(".")
             fallbacks.setdefault(f"{PACKAGE}.{module}", {})[short] = function
-        sys.meta_path.insert(0, FallbackFinder(fallbacks))
+        self.finder = FallbackFinder(fallbacks)
+        sys.meta_path.insert(0, self.finder)
         sys.meta_path.insert(0, BlockSolutions())
         load_package(PACKAGE, self.folder)
 
@@ -76,6 +113,7 @@ class Session:
         name = f"{PACKAGE}.{module}"
         if name in sys.modules:
             return sys.modules[name]
+        self.finder.asked.add(name)
         loaded = importlib.import_module(name)
         self.substitute()
         return loaded
