@@ -4,7 +4,7 @@ Try runs the input the report showed first and judges it with the checks' own co
 (grader.student.judging); where it cannot see what failed (a warning, an input too large to keep),
 it says what the check found of the same files. Each case is one submission: the check runs, its
 verdict is saved as `grader check` saves the student's own, and try runs every function of the
-exercise. The mutation analysis' mutants are tried the same way in tests/mutation/test_try_agrees_on_mutants.py.
+exercise. The mutation analysis' mutants are tried the same way in tests/mutation/test_try_on_mutants.py.
 """
 
 from pathlib import Path
