@@ -37,7 +37,13 @@ MISTAKES = {  # module: (the reference's text, the mistake)
     "heads": ("apply_causal_mask(attention_scores(q, k))", "attention_scores(q, k)"),
     "training": ("params[name] - lr", "params[name] + lr"),
 }
-HOSTILE_CASES = ("infinite_loop", "os_exit_in_call", "kills_grader", "prints_64mb", "child_holds_pipes")
+HOSTILE_CASES = (
+    "infinite_loop",
+    "os_exit_in_call",
+    "kills_grader",
+    "prints_64mb",
+    "child_holds_pipes",
+)
 HOSTILE_SECONDS = 120  # how long nbgrader may spend on one hostile submission here
 
 
@@ -50,7 +56,9 @@ def copy(base: Path, folder: Path) -> Path:
 def submissions(root: Path) -> dict[str, Path]:
     """The 40 submission folders, by a label saying what each is."""
     folders = {f"correct{i:02d}": copy(SOLUTIONS_DIR, root / f"correct{i:02d}") for i in range(20)}
-    folders |= {f"stub{i}": write_stubs(root / f"stub{i}") for i in range(8)}  # pristine, whatever exercises/ holds
+    folders |= {
+        f"stub{i}": write_stubs(root / f"stub{i}") for i in range(8)
+    }  # pristine, whatever exercises/ holds
     for module, (right, wrong) in MISTAKES.items():
         folder = copy(SOLUTIONS_DIR, root / f"wrong_{module}")
         path = folder / f"{module}.py"
@@ -106,7 +114,9 @@ def time_kit(folders: dict[str, Path], jobs: int, work: Path, tier: str) -> None
     print("  statuses:", dict(Counter(r["status"] for r in rows)))
     for r in rows:
         if Path(r["folder"]).name in HOSTILE_CASES:
-            print(f"  {Path(r['folder']).name}: {r['status']}, {r['total']} points, {r['seconds']} s; {r['reason'][:90]}")
+            print(
+                f"  {Path(r['folder']).name}: {r['status']}, {r['total']} points, {r['seconds']} s; {r['reason'][:90]}"
+            )
 
 
 def nbgrader_missing() -> str | None:
@@ -114,7 +124,9 @@ def nbgrader_missing() -> str | None:
     if not NBGRADER_PYTHON.exists():
         return f"{NBGRADER_PYTHON} does not exist"
     probe = subprocess.run(
-        [str(NBGRADER_PYTHON), "-c", "import nbgrader, grader.course.nbgrader.assignment"], capture_output=True, text=True
+        [str(NBGRADER_PYTHON), "-c", "import nbgrader, grader.course.nbgrader.assignment"],
+        capture_output=True,
+        text=True,
     )
     if probe.returncode != 0:
         return f"nbgrader or the kit cannot be imported there: {probe.stderr.strip().splitlines()[-1:]}"
@@ -162,9 +174,16 @@ def time_nbgrader(folders: dict[str, Path], work: Path) -> None:
         print(f"nbgrader autograde: skipped, {why}")
         return
     course = work / "course"
-    export = subprocess.run([str(NBGRADER_PYTHON), "-m", "grader", "nbgrader", str(course)], capture_output=True, text=True, cwd=work)
+    export = subprocess.run(
+        [str(NBGRADER_PYTHON), "-m", "grader", "nbgrader", str(course)],
+        capture_output=True,
+        text=True,
+        cwd=work,
+    )
     if export.returncode != 0:
-        print(f"nbgrader autograde: skipped, grader nbgrader failed: {(export.stdout + export.stderr).strip()[-300:]}")
+        print(
+            f"nbgrader autograde: skipped, grader nbgrader failed: {(export.stdout + export.stderr).strip()[-300:]}"
+        )
         return
     if nbgrader(course, "generate_assignment", ASSIGNMENT)[0] != 0:
         print("nbgrader autograde: skipped, generate_assignment failed")
@@ -180,8 +199,12 @@ def time_nbgrader(folders: dict[str, Path], work: Path) -> None:
     )
     for case in HOSTILE_CASES:
         student = submit(course, case, folders[case])
-        status, seconds = nbgrader(course, "autograde", ASSIGNMENT, "--student", student, timeout=HOSTILE_SECONDS)
-        outcome = f"exit status {status}" if status is not None else f"stopped after {HOSTILE_SECONDS} s"
+        status, seconds = nbgrader(
+            course, "autograde", ASSIGNMENT, "--student", student, timeout=HOSTILE_SECONDS
+        )
+        outcome = (
+            f"exit status {status}" if status is not None else f"stopped after {HOSTILE_SECONDS} s"
+        )
         print(f"  {case} alone: {outcome}, {seconds:.1f} s")
 
 

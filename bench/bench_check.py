@@ -38,8 +38,17 @@ from grader.exercises import NAMES
 from grader.paths import SOLUTIONS_DIR
 
 FLOOR = [sys.executable, "-c", "import numpy, pytest, hypothesis"]
-IMPORTS = [sys.executable, "-c", "import grader.cli, grader.check.command, grader.check.report"]  # the interpreter and the kit's imports
-TARGETS = {"all five": 4.0, "one exercise": 2.0, "status, stubs": 2.0, "status, unchanged": 1.0}  # times the floor
+IMPORTS = [
+    sys.executable,
+    "-c",
+    "import grader.cli, grader.check.command, grader.check.report",
+]  # the interpreter and the kit's imports
+TARGETS = {
+    "all five": 4.0,
+    "one exercise": 2.0,
+    "status, stubs": 2.0,
+    "status, unchanged": 1.0,
+}  # times the floor
 PARTS = {  # where a run's time goes, by the function that spends it (cumulative, in the grader's process)
     "the checks, imported and run": ("collector.py", "collect"),
     "  waiting for the sandbox (probe, worker starts)": ("workers.py", "get"),
@@ -55,7 +64,11 @@ def keeping_bytecode(env: dict | None = None) -> dict:
     The floor's libraries were compiled when pip installed them; with PYTHONDONTWRITEBYTECODE set
     (some machines set it) the kit's own modules would be compiled afresh on every run instead.
     """
-    return {key: value for key, value in {**os.environ, **(env or {})}.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    return {
+        key: value
+        for key, value in {**os.environ, **(env or {})}.items()
+        if key != "PYTHONDONTWRITEBYTECODE"
+    }
 
 
 def timed(argv: list[str], env: dict | None = None, cwd: Path | None = None) -> float:
@@ -67,8 +80,20 @@ def timed(argv: list[str], env: dict | None = None, cwd: Path | None = None) -> 
     return time.perf_counter() - start
 
 
-STUDENT_CHECK = [sys.executable, "-m", "grader", "check", "--json", os.devnull]  # `grader check` in the student's kit: public checks
-STATUS = [sys.executable, "-m", "grader", "status"]  # the student's `grader`, run in the student's kit (its folder first on sys.path)
+STUDENT_CHECK = [
+    sys.executable,
+    "-m",
+    "grader",
+    "check",
+    "--json",
+    os.devnull,
+]  # `grader check` in the student's kit: public checks
+STATUS = [
+    sys.executable,
+    "-m",
+    "grader",
+    "status",
+]  # the student's `grader`, run in the student's kit (its folder first on sys.path)
 
 
 def check(args: list[str]) -> list[str]:
@@ -87,7 +112,9 @@ def breakdown(args: list[str]) -> dict[str, float]:
     profile, helper = cProfile.Profile(), []
     asked = HELPER._asked
 
-    def timed_ask(*args):  # on whichever thread asks: most asks are answered on the worker's reader thread
+    def timed_ask(
+        *args,
+    ):  # on whichever thread asks: most asks are answered on the worker's reader thread
         began = time.perf_counter()
         try:
             return asked(*args)
@@ -106,7 +133,11 @@ def breakdown(args: list[str]) -> dict[str, float]:
     stats = pstats.Stats(profile).stats
     found = {"the whole run, in process": total}
     for part, (file, *functions) in PARTS.items():
-        found[part] = sum(v[3] for (path, _, name), v in stats.items() if path.endswith(file) and name in functions)
+        found[part] = sum(
+            v[3]
+            for (path, _, name), v in stats.items()
+            if path.endswith(file) and name in functions
+        )
         if part.strip().startswith("the student's calls"):
             found["    of which the reference helper's answers to asks"] = sum(helper)
     return found
@@ -114,10 +145,15 @@ def breakdown(args: list[str]) -> dict[str, float]:
 
 def cpu_split(runs: int) -> None:
     """Print the CPU seconds of all five's processes by kind (medians)."""
-    print("the CPU time of `grader check --solutions` (all five), by process (medians; wall and CPU in s):")
+    print(
+        "the CPU time of `grader check --solutions` (all five), by process (medians; wall and CPU in s):"
+    )
     found = [cpu.by_kind(check([]), keeping_bytecode()) for _ in range(runs)]
     kinds = sorted({name for _, split in found for name in split})
-    parts = {name: statistics.median(split.get(name, (0, 0.0))[1] for _, split in found) for name in kinds}
+    parts = {
+        name: statistics.median(split.get(name, (0, 0.0))[1] for _, split in found)
+        for name in kinds
+    }
     counts = {name: max(split.get(name, (0, 0.0))[0] for _, split in found) for name in kinds}
     total = statistics.median(sum(seconds for _, seconds in split.values()) for _, split in found)
     shown = ", ".join(f"{name} ({counts[name]}) {seconds:.2f}" for name, seconds in parts.items())
@@ -129,9 +165,14 @@ def cpu_bound(runs: int, floor: float) -> None:
     and the least wall time that CPU allows on this machine's cores, against the floor: no scheduling, overlap or
     fewer round trips can take a run below it; only less work can."""
     cores = os.cpu_count() or 1
-    print(f"the least a run can take: the CPU time of all its processes (medians) spread over all {cores} cores:")
+    print(
+        f"the least a run can take: the CPU time of all its processes (medians) spread over all {cores} cores:"
+    )
     for label, args in [(name, [name]) for name in NAMES] + [("all five", [])]:
-        found = [sum(seconds for _, seconds in cpu.by_kind(check(args), keeping_bytecode())[1].values()) for _ in range(runs)]
+        found = [
+            sum(seconds for _, seconds in cpu.by_kind(check(args), keeping_bytecode())[1].values())
+            for _ in range(runs)
+        ]
         least = statistics.median(found) / cores
         target = TARGETS["all five" if label == "all five" else "one exercise"]
         print(
@@ -146,24 +187,38 @@ def main(runs: int) -> None:
     tier = isolation.choose().name
     print(f"load average before: {machine.load()} on {os.cpu_count()} cores; isolation: {tier}")
     ticks = machine.cpu_times()
-    cases = {"floor": FLOOR, "imports": IMPORTS, "all five": check([])} | {name: check([name]) for name in NAMES}
+    cases = {"floor": FLOOR, "imports": IMPORTS, "all five": check([])} | {
+        name: check([name]) for name in NAMES
+    }
     cases["all five, drawn"] = check([])
     kit, solved = student_kit(), student_kit()
     for name in NAMES:  # the student's kit with every exercise written as the reference writes it
         shutil.copy(SOLUTIONS_DIR / f"{name}.py", solved / "exercises" / f"{name}.py")
     cases |= {f"student: {name}": STUDENT_CHECK + [name] for name in ("all five", *NAMES)}
     cases["student: all five"] = STUDENT_CHECK
-    cases["status, stubs"] = cases["status, unchanged"] = STATUS  # a new student's first `grader`, and the next
+    cases["status, stubs"] = cases["status, unchanged"] = (
+        STATUS  # a new student's first `grader`, and the next
+    )
     walls: dict[str, list[float]] = {label: [] for label in cases}
-    subprocess.run(check([]), capture_output=True, env=keeping_bytecode())  # the examples and bytecode kept, as after a first check
-    subprocess.run(STUDENT_CHECK, capture_output=True, env=keeping_bytecode(), cwd=solved)  # the same in the student's kit
+    subprocess.run(
+        check([]), capture_output=True, env=keeping_bytecode()
+    )  # the examples and bytecode kept, as after a first check
+    subprocess.run(
+        STUDENT_CHECK, capture_output=True, env=keeping_bytecode(), cwd=solved
+    )  # the same in the student's kit
     for _ in range(runs):
         for label, argv in cases.items():
             if label == "status, stubs":
                 shutil.rmtree(kit / "exercises" / ".grader", ignore_errors=True)  # no verdict yet
             with tempfile.TemporaryDirectory() as nothing_kept:
                 env = {CACHE_VAR: nothing_kept} if label.endswith("drawn") else {}
-                where = kit if label.startswith("status") else solved if label.startswith("student") else None
+                where = (
+                    kit
+                    if label.startswith("status")
+                    else solved
+                    if label.startswith("student")
+                    else None
+                )
                 walls[label].append(timed(argv, env, where))
     shutil.rmtree(kit.parent)
     shutil.rmtree(solved.parent)
@@ -172,14 +227,18 @@ def main(runs: int) -> None:
         median = statistics.median(times)
         line = f"{label:<18} median {median:5.2f} s (min {min(times):.2f}, max {max(times):.2f}, {runs} runs)"
         if label not in ("floor", "imports"):
-            target = TARGETS.get(label, TARGETS["all five" if "all five" in label else "one exercise"])
+            target = TARGETS.get(
+                label, TARGETS["all five" if "all five" in label else "one exercise"]
+            )
             ratio = median / floor
             line += f"  {ratio:4.1f}x the floor: {'within' if ratio <= target else 'OVER'} the {target:g}x target"
         print(line, flush=True)
     cpu_split(runs)
     cpu_bound(runs, floor)
     for args in (["softmax"], []):
-        print(f"where the time of `grader check --solutions {' '.join(args) or '(all five)'}` goes (in process, after imports):")
+        print(
+            f"where the time of `grader check --solutions {' '.join(args) or '(all five)'}` goes (in process, after imports):"
+        )
         for part, seconds in breakdown(args).items():
             print(f"  {part:<58} {seconds:5.2f} s")
     print(f"load average after: {machine.load()}; {machine.stolen(ticks, machine.cpu_times())}")

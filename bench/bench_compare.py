@@ -43,10 +43,20 @@ def run_numpy(seed: int, steps: dict) -> dict:
 
     def emit(event):
         if event["event"] == "model":
-            figures[event["model"]] = (float(np.mean(event["decision_probs"])), sum(check_reply(r).correct for r in event["replies"]))
+            figures[event["model"]] = (
+                float(np.mean(event["decision_probs"])),
+                sum(check_reply(r).correct for r in event["replies"]),
+            )
 
     job = training_job.Job({"seed": seed, "steps": steps}, emit)
-    job.run({"attention_head": attention_head, "attention_head_backward": attention_head_backward, "train": train, "softmax": softmax})
+    job.run(
+        {
+            "attention_head": attention_head,
+            "attention_head_backward": attention_head_backward,
+            "train": train,
+            "softmax": softmax,
+        }
+    )
     return figures
 
 
@@ -60,7 +70,10 @@ def run_torch(seed: int, steps: dict) -> dict:
     train_replies, valid_replies = load_replies("train"), load_replies("valid")
 
     def mlp_params(rng):
-        return {k: torch.tensor(v, dtype=f, requires_grad=True) for k, v in models.CharMLP(rng, None).params.items()}
+        return {
+            k: torch.tensor(v, dtype=f, requires_grad=True)
+            for k, v in models.CharMLP(rng, None).params.items()
+        }
 
     def forward(p, x, attend):
         ctx = torch.as_tensor(models.contexts(x))  # (B, T, 8)
@@ -77,13 +90,17 @@ def run_torch(seed: int, steps: dict) -> dict:
 
     def fit(p, n, attend, rng):
         opt = torch.optim.Adam(p.values(), lr=training_job.LR, betas=training_job.BETAS, eps=1e-8)
-        sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda t: 0.5 * (1 + math.cos(math.pi * t / n)))
+        sched = torch.optim.lr_scheduler.LambdaLR(
+            opt, lambda t: 0.5 * (1 + math.cos(math.pi * t / n))
+        )
         data = models.batches(train_replies, training_job.BATCH, rng)
         for _ in range(n):
             x, y = next(data)
             logits = forward(p, x, attend)
             loss = torch.nn.functional.cross_entropy(
-                logits.reshape(-1, logits.shape[-1]), torch.as_tensor(y).reshape(-1), ignore_index=models.IGNORE
+                logits.reshape(-1, logits.shape[-1]),
+                torch.as_tensor(y).reshape(-1),
+                ignore_index=models.IGNORE,
             )
             opt.zero_grad()
             loss.backward()
@@ -99,9 +116,13 @@ def run_torch(seed: int, steps: dict) -> dict:
             tokens = np.zeros((training_job.SAMPLES, 1), dtype=np.int64)
             writing = np.ones(len(tokens), dtype=bool)
             while writing.any() and tokens.shape[1] < models.MAX_LEN:
-                last = torch.softmax(forward(p, tokens[writing], attend)[:, -1].double(), dim=-1).numpy()
+                last = torch.softmax(
+                    forward(p, tokens[writing], attend)[:, -1].double(), dim=-1
+                ).numpy()
                 step = np.zeros(len(tokens), dtype=np.int64)
-                step[writing] = np.minimum((last.cumsum(-1) < rng.random((len(last), 1))).sum(-1), models.VOCAB - 1)
+                step[writing] = np.minimum(
+                    (last.cumsum(-1) < rng.random((len(last), 1))).sum(-1), models.VOCAB - 1
+                )
                 tokens = np.concatenate([tokens, step[:, None]], axis=1)
                 writing &= step != models.BOUNDARY
             correct = sum(check_reply(models.decode(row[1:])).correct for row in tokens)
@@ -137,13 +158,21 @@ def command_runs(n: int, target: float = 15.0) -> None:
     ticks, walls = machine.cpu_times(), []
     for _ in range(n):
         start = time.perf_counter()
-        run = subprocess.run([sys.executable, "-m", "grader", "compare", "--solutions"], capture_output=True, text=True)
+        run = subprocess.run(
+            [sys.executable, "-m", "grader", "compare", "--solutions"],
+            capture_output=True,
+            text=True,
+        )
         walls.append(time.perf_counter() - start)
         if run.returncode != 0:
-            raise SystemExit(f"grader compare --solutions failed:\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
+            raise SystemExit(
+                f"grader compare --solutions failed:\n{run.stdout[-2000:]}{run.stderr[-2000:]}"
+            )
     median = statistics.median(walls)
     verdict = "within" if median <= target else "OVER"
-    print(f"grader compare --solutions: median {median:.1f} s ({', '.join(f'{w:.1f}' for w in walls)}): {verdict} the {target:g} s target")
+    print(
+        f"grader compare --solutions: median {median:.1f} s ({', '.join(f'{w:.1f}' for w in walls)}): {verdict} the {target:g} s target"
+    )
     print(f"load average after: {machine.load()}; {machine.stolen(ticks, machine.cpu_times())}")
 
 
@@ -152,8 +181,15 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--mlp-steps", type=int, default=STEPS["mlp"])
     parser.add_argument("--attention-steps", type=int, default=STEPS["attention"])
-    parser.add_argument("--repeat", type=int, default=1, help="runs of each, alternating which goes first; medians")
-    parser.add_argument("--command", type=int, default=0, help="first time `grader compare --solutions` this many times")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs of each, alternating which goes first; medians"
+    )
+    parser.add_argument(
+        "--command",
+        type=int,
+        default=0,
+        help="first time `grader compare --solutions` this many times",
+    )
     args = parser.parse_args()
     if args.command:
         command_runs(args.command)
@@ -183,6 +219,8 @@ def main():
 
 
 if __name__ == "__main__":
-    if any(os.environ.get(name) != value for name, value in HEAP_PAD.items()):  # glibc reads it at the start
+    if any(
+        os.environ.get(name) != value for name, value in HEAP_PAD.items()
+    ):  # glibc reads it at the start
         os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, **HEAP_PAD})
     main()

@@ -42,11 +42,25 @@ LIVE = "- a list\n\n  [live](javascript:alert(document.domain)) ![far](https://e
 class Run:
     """One command of the kit, its process tree sampled until it ends."""
 
-    def __init__(self, kit: Path, cwd: Path, args: list[str], cap: int, env: dict | None = None, watch: Path | None = None):
+    def __init__(
+        self,
+        kit: Path,
+        cwd: Path,
+        args: list[str],
+        cap: int,
+        env: dict | None = None,
+        watch: Path | None = None,
+    ):
         self.env = {**os.environ, **(env or {}), "PYTHONPATH": str(kit)}
         self.peak, self.killed, self.written, self.seconds = 0, False, 0, 0.0
         start = time.perf_counter()
-        process = subprocess.Popen([sys.executable, "-m", *args], cwd=cwd, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            [sys.executable, "-m", *args],
+            cwd=cwd,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
         watcher = threading.Thread(target=self.sample, args=(process, cap, watch))
         watcher.start()
         self.output = process.communicate(timeout=3600)[0].decode(errors="replace")
@@ -75,7 +89,9 @@ class Run:
 
     def said(self) -> str:
         memory = "> cap" if self.killed else f"{self.peak / 2**20:.0f} MiB"
-        return f"peak {memory}, {self.seconds:.1f} s" + (f", wrote {self.written / 2**20:.1f} MiB" if self.written else "")
+        return f"peak {memory}, {self.seconds:.1f} s" + (
+            f", wrote {self.written / 2**20:.1f} MiB" if self.written else ""
+        )
 
 
 def held(process: psutil.Process) -> int:
@@ -101,7 +117,12 @@ def size(folder: Path) -> int:
 
 
 def reference(**changed: str) -> dict[bytes, bytes]:
-    return {f"{m}.py".encode(): (changed[m].encode() if m in changed else (SOLUTIONS / f"{m}.py").read_bytes()) for m in MODULES}
+    return {
+        f"{m}.py".encode(): (
+            changed[m].encode() if m in changed else (SOLUTIONS / f"{m}.py").read_bytes()
+        )
+        for m in MODULES
+    }
 
 
 def lay(folder: Path, files: dict[bytes, bytes]) -> Path:
@@ -129,7 +150,9 @@ def controls(text: str) -> int:
     return sum(1 for c in text if (ord(c) < 0x20 and c != "\n") or ord(c) == 0x7F)
 
 
-def batch(kit, scratch, cap, folders, name="grades.csv", watch=None, jobs=2) -> tuple[Run, list[dict]]:
+def batch(
+    kit, scratch, cap, folders, name="grades.csv", watch=None, jobs=2
+) -> tuple[Run, list[dict]]:
     csv_file = scratch / name
     args = ["grader", "batch", *map(str, folders), "--csv", str(csv_file), "--jobs", str(jobs)]
     run = Run(kit, scratch, args, cap, {"TMPDIR": str(watch)} if watch else None, watch)
@@ -153,11 +176,16 @@ def attack_zips(kit, scratch, cap):
     students = [f"Student {i}_{1000 + i}_assignsubmission_file_" for i in range(4)]
     for i, student in enumerate(students):
         if i % 2:  # every other upload a zip of the folder
-            lay(scratch / "class" / student, {b"work.zip": zipped({f"exercises/{m}.py": d for m, d in reference_str().items()})})
+            lay(
+                scratch / "class" / student,
+                {b"work.zip": zipped({f"exercises/{m}.py": d for m, d in reference_str().items()})},
+            )
         else:
             lay(scratch / "class" / student / "exercises", reference())
     run, first = batch(kit, scratch, cap, sorted((scratch / "class").iterdir()))
-    with zipfile.ZipFile(scratch / "class" / students[1] / "work.zip") as archive:  # unzipped by hand, in the student's folder
+    with zipfile.ZipFile(
+        scratch / "class" / students[1] / "work.zip"
+    ) as archive:  # unzipped by hand, in the student's folder
         archive.extractall(scratch / "class" / students[1])
     again, second = batch(kit, scratch, cap, sorted((scratch / "class").iterdir()))
     totals = lambda found: sorted(r["total"] for r in found)  # noqa: E731
@@ -172,7 +200,9 @@ def attack_jose(kit, scratch, cap):
     lay(scratch / "class" / os.fsdecode(b"Jos\xe9") / "exercises", reference())
     lay(scratch / "class" / "Jos\\xe9" / "exercises", reference(softmax=WRONG_SOFTMAX))
     run, found = batch(kit, scratch, cap, sorted((scratch / "class").iterdir()))
-    again, second = batch(kit, scratch, cap, sorted((scratch / "class").iterdir()), name="again.csv")
+    again, second = batch(
+        kit, scratch, cap, sorted((scratch / "class").iterdir()), name="again.csv"
+    )
     show = lambda found: sorted((r["student"], r["total"]) for r in found)  # noqa: E731
     return f"{show(found)}; a second run {show(second)}; {run.said()}"
 
@@ -184,8 +214,17 @@ def attack_big_module(kit, scratch, cap):
         big.truncate(700 * 10**6)  # 700 MB of zeros, sparse on this disk
     tmp = scratch / "tmp"
     tmp.mkdir()
-    alone, _ = batch(kit, scratch, cap, [scratch / "class" / "honest"], name="honest.csv", watch=tmp, jobs=1)
-    run, found = batch(kit, scratch, cap, [scratch / "class" / "mallory", scratch / "class" / "honest"], watch=tmp, jobs=1)
+    alone, _ = batch(
+        kit, scratch, cap, [scratch / "class" / "honest"], name="honest.csv", watch=tmp, jobs=1
+    )
+    run, found = batch(
+        kit,
+        scratch,
+        cap,
+        [scratch / "class" / "mallory", scratch / "class" / "honest"],
+        watch=tmp,
+        jobs=1,
+    )
     got = {r["student"]: (r["status"], r["total"]) for r in found}
     return f"mallory {got.get('mallory')}, honest {got.get('honest')}; with mallory {run.said()}; the honest one alone {alone.said()}"
 
@@ -214,7 +253,9 @@ def attack_spreadsheet(kit, scratch, cap):
         v
         for v in cells
         for line in v.split("\n")
-        if line.lstrip()[:1] in "=+-@\uff1d\uff0b\uff0d\uff20" and line.lstrip()[:1] and not line.startswith("'")
+        if line.lstrip()[:1] in "=+-@\uff1d\uff0b\uff0d\uff20"
+        and line.lstrip()[:1]
+        and not line.startswith("'")
     ]
     return f"cells a spreadsheet would run: {len(live)} {live[:3]}"
 
@@ -248,21 +289,35 @@ def attack_zip_collect(kit, scratch, cap):
     root = course(kit, scratch, cap, env)
     notebook = (root / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_bytes()
     bob = "Bob Smith_2_assignsubmission_file_/"
-    files = {bob + f"exercises/{m}.py": d for m, d in reference_str().items()} | {bob + f"{ASSIGNMENT}.ipynb": notebook}
-    files["Aaron A_3_assignsubmission_file_/work.zip"] = zipped({f"x/{bob}exercises/softmax.py": WRONG_SOFTMAX.encode()})
-    bomb = zipped({f"zeros{i}.zip": zipped({"zeros.py": bytes(110 << 20)}) for i in range(10)})  # 1.1 GiB in about 1 MiB
+    files = {bob + f"exercises/{m}.py": d for m, d in reference_str().items()} | {
+        bob + f"{ASSIGNMENT}.ipynb": notebook
+    }
+    files["Aaron A_3_assignsubmission_file_/work.zip"] = zipped(
+        {f"x/{bob}exercises/softmax.py": WRONG_SOFTMAX.encode()}
+    )
+    bomb = zipped(
+        {f"zeros{i}.zip": zipped({"zeros.py": bytes(110 << 20)}) for i in range(10)}
+    )  # 1.1 GiB in about 1 MiB
     files["Bomb B_4_assignsubmission_file_/work.zip"] = bomb
     archive = root / "downloaded" / ASSIGNMENT / "archive"
     archive.mkdir(parents=True)
     (archive / "moodle.zip").write_bytes(zipped(files))
-    said = [f"download {(archive / 'moodle.zip').stat().st_size >> 10} KiB (the bomb's upload {len(bomb) >> 10} KiB, 1.1 GiB unpacked)"]
+    said = [
+        f"download {(archive / 'moodle.zip').stat().st_size >> 10} KiB (the bomb's upload {len(bomb) >> 10} KiB, 1.1 GiB unpacked)"
+    ]
     for pattern in (GREEDY, LAZY):
         shutil.rmtree(root / "submitted", ignore_errors=True)
         shutil.rmtree(root / "autograded", ignore_errors=True)
         collect = Run(
             kit,
             root,
-            ["nbgrader", "zip_collect", ASSIGNMENT, f"--FileNameCollectorPlugin.named_regexp={pattern}", "--force"],
+            [
+                "nbgrader",
+                "zip_collect",
+                ASSIGNMENT,
+                f"--FileNameCollectorPlugin.named_regexp={pattern}",
+                "--force",
+            ],
             cap,
             env,
             watch=root / "downloaded",
@@ -272,9 +327,15 @@ def attack_zip_collect(kit, scratch, cap):
         for step in (collect, grade, exported):
             if step.status != 0:
                 said.append(f"(failed: {step.output[-1500:]})")
-        scores = {r["student_id"]: r["score"] for r in rows(root / "grades.csv")} if (root / "grades.csv").exists() else {}
+        scores = (
+            {r["student_id"]: r["score"] for r in rows(root / "grades.csv")}
+            if (root / "grades.csv").exists()
+            else {}
+        )
         which = "greedy" if pattern == GREEDY else "lazy"
-        said.append(f"{which} pattern: export {scores}; zip_collect {collect.said()}; autograde {grade.said()}")
+        said.append(
+            f"{which} pattern: export {scores}; zip_collect {collect.said()}; autograde {grade.said()}"
+        )
     return "; ".join(said)
 
 
@@ -290,7 +351,13 @@ def attack_autograde(kit, scratch, cap):
     release = root / "release" / ASSIGNMENT
     kit_notebook = json.loads((release / f"{ASSIGNMENT}.ipynb").read_text(encoding="utf-8"))
     markdown = {"cell_type": "markdown", "metadata": {}, "source": "x" * 60}
-    flood = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": FLOOD}
+    flood = {
+        "cell_type": "code",
+        "metadata": {},
+        "outputs": [],
+        "execution_count": None,
+        "source": FLOOD,
+    }
     live = {"cell_type": "markdown", "metadata": {}, "source": LIVE}
     students = {
         "a_honest": notebook_of(kit_notebook, []),
@@ -305,16 +372,24 @@ def attack_autograde(kit, scratch, cap):
         lay(folder / "exercises", reference())
         (folder / f"{ASSIGNMENT}.ipynb").write_bytes(notebook)
     for student in students:
-        grade = Run(kit, root, ["nbgrader", "autograde", ASSIGNMENT, "--student", student], cap, env)
+        grade = Run(
+            kit, root, ["nbgrader", "autograde", ASSIGNMENT, "--student", student], cap, env
+        )
         said.append(f"{student}: autograde {grade.said()}")
     Run(kit, root, ["nbgrader", "generate_feedback", ASSIGNMENT], cap, env)
     Run(kit, root, ["nbgrader", "export"], cap, env)
-    scores = {r["student_id"]: r["score"] for r in rows(root / "grades.csv")} if (root / "grades.csv").exists() else {}
+    scores = (
+        {r["student_id"]: r["score"] for r in rows(root / "grades.csv")}
+        if (root / "grades.csv").exists()
+        else {}
+    )
     page = root / "feedback" / "d_live" / ASSIGNMENT / f"{ASSIGNMENT}.html"
     text = page.read_text(encoding="utf-8") if page.exists() else ""
     cells = text[text.find('id="notebook-container"') :]
     links, images = cells.count("javascript:alert"), cells.count('src="https://elsewhere')
-    said.append(f"export {scores}; d_live's feedback: javascript: links {links}, remote images {images}")
+    said.append(
+        f"export {scores}; d_live's feedback: javascript: links {links}, remote images {images}"
+    )
     return "; ".join(said)
 
 
@@ -334,14 +409,19 @@ ATTACKS = {
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("kit", nargs="?", type=Path, default=HERE)
-    parser.add_argument("--cap", type=int, default=2048, help="MiB a command's tree may hold before it is killed")
+    parser.add_argument(
+        "--cap", type=int, default=2048, help="MiB a command's tree may hold before it is killed"
+    )
     parser.add_argument("--only", nargs="*", choices=sorted(ATTACKS), default=sorted(ATTACKS))
     options = parser.parse_args()
     print(f"kit {options.kit}; load average before {os.getloadavg()}")
     for name in options.only:
         scratch = Path(tempfile.mkdtemp(prefix=f"doors-{name}-"))
         try:
-            print(f"{name}: {ATTACKS[name](options.kit.resolve(), scratch, options.cap << 20)}", flush=True)
+            print(
+                f"{name}: {ATTACKS[name](options.kit.resolve(), scratch, options.cap << 20)}",
+                flush=True,
+            )
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
     print(f"load average after {os.getloadavg()}")

@@ -68,15 +68,26 @@ def round_trip(filtered: bool) -> float:
 
 def apart(runs: int) -> None:
     """The filter's own costs: building it in a fresh process, and a call's round trip with and without it."""
-    builds = [float(subprocess.run([sys.executable, "-c", BUILD], capture_output=True, text=True, check=True).stdout) for _ in range(runs)]
-    print(f"building the filter in a fresh process (pyseccomp imported): median {1000 * statistics.median(builds):.0f} ms")
+    builds = [
+        float(
+            subprocess.run(
+                [sys.executable, "-c", BUILD], capture_output=True, text=True, check=True
+            ).stdout
+        )
+        for _ in range(runs)
+    ]
+    print(
+        f"building the filter in a fresh process (pyseccomp imported): median {1000 * statistics.median(builds):.0f} ms"
+    )
     trips: dict[bool, list[float]] = {True: [], False: []}
     for _ in range(runs):
         for filtered in trips:
             trips[filtered].append(round_trip(filtered))
     for filtered, medians in trips.items():
         label = "filtered" if filtered else "unfiltered"
-        print(f"a call's round trip, {isolation.choose().name}, {label}: median {1e6 * statistics.median(medians):.0f} µs")
+        print(
+            f"a call's round trip, {isolation.choose().name}, {label}: median {1e6 * statistics.median(medians):.0f} µs"
+        )
 
 
 def main(runs: int) -> None:
@@ -89,7 +100,9 @@ def main(runs: int) -> None:
         for label, (argv, env) in chosen.items():
             walls[label].append(timed(argv, env))
     for label, times in walls.items():
-        print(f"{label:<24} median {statistics.median(times):5.2f} s (min {min(times):.2f}, max {max(times):.2f}, {runs} runs)")
+        print(
+            f"{label:<24} median {statistics.median(times):5.2f} s (min {min(times):.2f}, max {max(times):.2f}, {runs} runs)"
+        )
     apart(runs)
     print(f"load average after: {machine.load()}; {machine.stolen(ticks, machine.cpu_times())}")
 

@@ -68,34 +68,61 @@ def grade(kit: Path, scratch: Path, exercise: str, folder: Path, cap: int) -> di
     """One check of folder's exercise by kit's grader: exit status, seconds, peaks, points, and the output's tail."""
     json_file = scratch / "check.json"
     json_file.unlink(missing_ok=True)
-    argv = [sys.executable, "-m", "grader", "check", exercise, "--submission", str(folder), "--json", str(json_file)]
+    argv = [
+        sys.executable,
+        "-m",
+        "grader",
+        "check",
+        exercise,
+        "--submission",
+        str(folder),
+        "--json",
+        str(json_file),
+    ]
     env = {**os.environ, "PYTHONPATH": str(kit)}
     found: dict = {"killed": False}
     start = time.perf_counter()
-    process = subprocess.Popen(argv, cwd=scratch, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    process = subprocess.Popen(
+        argv, cwd=scratch, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
     watcher = threading.Thread(target=peak, args=(process, cap, found))
     watcher.start()
     try:
         out = process.communicate(timeout=TIMEOUT)[0].decode(errors="replace")
     except subprocess.TimeoutExpired:
         kill_tree(psutil.Process(process.pid))
-        out = process.communicate()[0].decode(errors="replace") + f"\n(stopped by the bench after {TIMEOUT:g} s)"
+        out = (
+            process.communicate()[0].decode(errors="replace")
+            + f"\n(stopped by the bench after {TIMEOUT:g} s)"
+        )
     watcher.join()
-    found.update(seconds=time.perf_counter() - start, code=process.returncode, out=out, points=points(json_file))
+    found.update(
+        seconds=time.perf_counter() - start,
+        code=process.returncode,
+        out=out,
+        points=points(json_file),
+    )
     return found
 
 
 def points(json_file: Path) -> dict:
     """Points per exercise from the check's JSON ({} when it wrote none)."""
     try:
-        return {e["name"]: e["points"] for e in json.loads(json_file.read_text(encoding="utf-8"))["exercises"]}
+        return {
+            e["name"]: e["points"]
+            for e in json.loads(json_file.read_text(encoding="utf-8"))["exercises"]
+        }
     except (OSError, ValueError, KeyError, TypeError):
         return {}
 
 
 def stubs(kit: Path, folder: Path) -> Path:
     """kit's own stubs in folder."""
-    subprocess.run([sys.executable, "-c", STUBS, str(folder)], env={**os.environ, "PYTHONPATH": str(kit)}, check=True)
+    subprocess.run(
+        [sys.executable, "-c", STUBS, str(folder)],
+        env={**os.environ, "PYTHONPATH": str(kit)},
+        check=True,
+    )
     return folder
 
 
@@ -131,17 +158,29 @@ def load() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("kit", nargs="?", type=Path, default=HERE, help="the kit root whose grader is measured")
+    parser.add_argument(
+        "kit", nargs="?", type=Path, default=HERE, help="the kit root whose grader is measured"
+    )
     parser.add_argument("--runs", type=int, default=3, help="runs of each honest case")
-    parser.add_argument("--cap", type=int, default=4096, help="MiB past which a check's tree is killed")
-    parser.add_argument("--honest-only", action="store_true", help="the honest cases only (for timing two kits in turn)")
+    parser.add_argument(
+        "--cap", type=int, default=4096, help="MiB past which a check's tree is killed"
+    )
+    parser.add_argument(
+        "--honest-only",
+        action="store_true",
+        help="the honest cases only (for timing two kits in turn)",
+    )
     options = parser.parse_args()
     kit, cap = options.kit.resolve(), options.cap << 20
-    head = subprocess.run(["git", "-C", str(kit), "log", "-1", "--format=%h %s"], capture_output=True, text=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "-C", str(kit), "log", "-1", "--format=%h %s"], capture_output=True, text=True
+    ).stdout.strip()
     print(f"kit: {kit} at {head[:100]}")
     print(f"load average before: {load()} on {os.cpu_count()} cores; attacks from {ATTACKS}")
     print(f"{'case':<34} {'tree':>7} {'largest':>7} {'grader':>7} {'seconds':>8}  verdict")
-    print("(MiB: the peak of the tree's summed RSS, of its largest process, of the grader's own process)")
+    print(
+        "(MiB: the peak of the tree's summed RSS, of its largest process, of the grader's own process)"
+    )
     with tempfile.TemporaryDirectory(prefix="bench-memory-") as name:
         scratch = Path(name)
         honest = scratch / "honest"
@@ -151,11 +190,16 @@ def main() -> None:
             top = max(runs, key=lambda r: (r["killed"], r["total"]))
             seconds = statistics.median(r["seconds"] for r in runs)
             times = ", ".join(f"{r['seconds']:.2f}" for r in runs)
-            print(f"{'honest ' + exercise:<34} {shown(top, cap)} {seconds:8.2f}  {verdict(top)}  (median of {times})")
+            print(
+                f"{'honest ' + exercise:<34} {shown(top, cap)} {seconds:8.2f}  {verdict(top)}  (median of {times})"
+            )
         for path in [] if options.honest_only else sorted(ATTACKS.glob("*.py")):
             module, folder = attack_folder(kit, scratch, path)
             result = grade(kit, scratch, module, folder, cap)
-            print(f"{path.stem + ' (' + module + ')':<34} {shown(result, cap)} {result['seconds']:8.2f}  {verdict(result)}", flush=True)
+            print(
+                f"{path.stem + ' (' + module + ')':<34} {shown(result, cap)} {result['seconds']:8.2f}  {verdict(result)}",
+                flush=True,
+            )
     print(f"load average after: {load()}")
 
 

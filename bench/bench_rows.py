@@ -28,8 +28,15 @@ def rows(size: int) -> list[dict]:
     made = []
     for n in range(size):
         digest = hashlib.sha256(str(n).encode()).hexdigest()
-        row = dict.fromkeys(COLUMNS, "20.0") | {"student": f"s{n:05d}", "folder": f"/srv/course/submitted/s{n:05d}/attention-by-hand"}
-        made.append(row | dict.fromkeys(MODULE_SHA, digest) | {"reason": "softmax graded: softmax returned nan past 709 " * 4})
+        row = dict.fromkeys(COLUMNS, "20.0") | {
+            "student": f"s{n:05d}",
+            "folder": f"/srv/course/submitted/s{n:05d}/attention-by-hand",
+        }
+        made.append(
+            row
+            | dict.fromkeys(MODULE_SHA, digest)
+            | {"reason": "softmax graded: softmax returned nan past 709 " * 4}
+        )
     return made
 
 

@@ -70,13 +70,32 @@ def grade(root: Path, work_dir: Path, names: list[str]) -> tuple[float, list[int
     start = time.perf_counter()
     shards = []
     for number in range(1, SHARDS + 1):
-        command = [sys.executable, "-m", "grader", "batch", *folders, "--shard", f"{number}/{SHARDS}", "--jobs", "1"]
+        command = [
+            sys.executable,
+            "-m",
+            "grader",
+            "batch",
+            *folders,
+            "--shard",
+            f"{number}/{SHARDS}",
+            "--jobs",
+            "1",
+        ]
         log = (work_dir / f"shard-{number}.log").open("w")
-        shards.append(subprocess.Popen([*command, "--csv", str(work_dir / f"shard-{number}.csv")], stdout=log, stderr=subprocess.STDOUT))
+        shards.append(
+            subprocess.Popen(
+                [*command, "--csv", str(work_dir / f"shard-{number}.csv")],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        )
     statuses = [shard.wait() for shard in shards]
     seconds, now = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime
-    print(f"CPU time of the shards' processes: {cpu:.0f} s, {cpu / max(1, len(names)):.2f} s per submission", flush=True)
+    print(
+        f"CPU time of the shards' processes: {cpu:.0f} s, {cpu / max(1, len(names)):.2f} s per submission",
+        flush=True,
+    )
     return seconds, statuses
 
 
@@ -86,7 +105,9 @@ def check(rows: list[dict], works: dict[str, Work]) -> list[str]:
     for row in rows:
         least, most = expected(works[row["student"]])
         if not least <= float(row["total"]) <= most:
-            wrong.append(f"{row['student']}: {row['status']} {row['total']}, expected {least:g} to {most:g}; {row['reason'][:200]}")
+            wrong.append(
+                f"{row['student']}: {row['status']} {row['total']}, expected {least:g} to {most:g}; {row['reason'][:200]}"
+            )
     return wrong
 
 
@@ -97,13 +118,24 @@ def main(size: int, seed: int) -> int:
         work_dir = Path(scratch)
         works = make_class(work_dir / "class", size, seed)
         kinds = Counter(
-            "right" if not w.mistakes and len(w.done) == 10 else "wrong" if w.mistakes else "unfinished" for w in works.values()
+            "right"
+            if not w.mistakes and len(w.done) == 10
+            else "wrong"
+            if w.mistakes
+            else "unfinished"
+            for w in works.values()
         )
         print(f"{size} submissions of {len(MODULES)} modules: {dict(kinds)}", flush=True)
         seconds, statuses = grade(work_dir / "class", work_dir, sorted(works))
         start = time.perf_counter()
         merged = subprocess.run(
-            [sys.executable, "-m", "grader", "merge", *(str(work_dir / f"shard-{n}.csv") for n in range(1, SHARDS + 1))]
+            [
+                sys.executable,
+                "-m",
+                "grader",
+                "merge",
+                *(str(work_dir / f"shard-{n}.csv") for n in range(1, SHARDS + 1)),
+            ]
             + ["--csv", str(work_dir / "grades.csv")],
             capture_output=True,
             text=True,
@@ -119,7 +151,9 @@ def main(size: int, seed: int) -> int:
             rows = list(csv.DictReader(f))
         wrong = check(rows, works)
     exact = sum(1 for w in works.values() if not w.mistakes)
-    print(f"statuses: {dict(Counter(r['status'] for r in rows))}; isolation: {dict(Counter(r['isolation'] for r in rows))}")
+    print(
+        f"statuses: {dict(Counter(r['status'] for r in rows))}; isolation: {dict(Counter(r['isolation'] for r in rows))}"
+    )
     print(
         f"totals: {len(rows) - len(wrong)} of {len(works)} as expected ({exact} exact, {len(works) - exact} within their mistakes' shares)"
     )
@@ -127,10 +161,17 @@ def main(size: int, seed: int) -> int:
         print("  NOT AS EXPECTED:", line)
     per = f"{seconds / size:.2f} s per submission" if size else ""
     met = "met" if seconds <= TARGET * size / 1000 else "missed"
-    print(f"wall time: {seconds:.0f} s ({seconds / 60:.1f} min) for {size}, {per}; target {TARGET * size / 1000:.0f} s: {met}")
+    print(
+        f"wall time: {seconds:.0f} s ({seconds / 60:.1f} min) for {size}, {per}; target {TARGET * size / 1000:.0f} s: {met}"
+    )
     print(f"load average after: {machine.load()}; {machine.stolen(ticks, machine.cpu_times())}")
     return 1 if wrong or any(statuses) or merged.returncode else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(int(sys.argv[1]) if len(sys.argv) > 1 else 1000, int(sys.argv[2]) if len(sys.argv) > 2 else 0))
+    sys.exit(
+        main(
+            int(sys.argv[1]) if len(sys.argv) > 1 else 1000,
+            int(sys.argv[2]) if len(sys.argv) > 2 else 0,
+        )
+    )

@@ -37,14 +37,24 @@ def batch_csv(path: Path, folders: dict[str, Path]) -> None:
         writer = csv.DictWriter(file, fieldnames=COLUMNS, extrasaction="ignore")
         writer.writeheader()
         for student, folder in folders.items():
-            writer.writerow({"student": shown(student), "folder": filed(folder), "status": "graded", "total": "0.0", "failed checks": ""})
+            writer.writerow(
+                {
+                    "student": shown(student),
+                    "folder": filed(folder),
+                    "status": "graded",
+                    "total": "0.0",
+                    "failed checks": "",
+                }
+            )
 
 
 def report(grades: Path, pairs: Path) -> tuple[float, float, int, str]:
     """(wall seconds, CPU seconds, peak resident bytes, output) of `grader report CSV --pairs FILE` in a fresh process."""
     started = time.perf_counter()
     process = subprocess.Popen(
-        [sys.executable, "-m", "grader", "report", str(grades), "--pairs", str(pairs)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        [sys.executable, "-m", "grader", "report", str(grades), "--pairs", str(pairs)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
     )
     output = process.stdout.read().decode("utf-8", "replace")
     _, status, usage = os.wait4(process.pid, 0)
@@ -72,12 +82,20 @@ def bench(size: int, root: Path) -> None:
     seconds, cpu, peak, _ = report(grades, pairs)
     top, listed = ranks(pairs, made.planted())
     target = TARGETS.get(size)
-    within = "" if target is None else f"; target {target:.0f} s: {'met' if seconds <= target and peak < MEMORY else 'MISSED'}"
+    within = (
+        ""
+        if target is None
+        else f"; target {target:.0f} s: {'met' if seconds <= target and peak < MEMORY else 'MISSED'}"
+    )
     print(
         f"{size:>5} students (made in {made_in:.0f} s): report {seconds:.1f} s wall, {cpu:.1f} s CPU, peak {peak / 2**20:.0f} MiB{within}"
     )
-    print(f"      planted pairs in the top 25: {top} of {len(made.planted())}; pairs listed: {listed}")
-    print(f"      load average before {load_before}, after {machine.load()}; {machine.stolen(cpu_before, machine.cpu_times())}")
+    print(
+        f"      planted pairs in the top 25: {top} of {len(made.planted())}; pairs listed: {listed}"
+    )
+    print(
+        f"      load average before {load_before}, after {machine.load()}; {machine.stolen(cpu_before, machine.cpu_times())}"
+    )
 
 
 def main(sizes: list[int]) -> None:

@@ -31,7 +31,9 @@ from grader.exercises import NAMES
 from grader.paths import SOLUTIONS_DIR
 
 CHECKING = re.compile(r": checking \(started")  # the target's line while its check runs
-VERDICT = re.compile(r"after your save")  # the header of the first screen with a verdict after a save
+VERDICT = re.compile(
+    r"after your save"
+)  # the header of the first screen with a verdict after a save
 SCREEN = re.compile(r"^grader watch · ")  # the header of every screen
 
 
@@ -91,7 +93,11 @@ def time_exercise(kit, folder, name, saves):
         settle(lines)
         checking, verdict = [], []
         for index in range(saves):
-            text = (SOLUTIONS_DIR / f"{name}.py").read_text() if index % 2 == 0 else stub_source(name) + "# saved\n"
+            text = (
+                (SOLUTIONS_DIR / f"{name}.py").read_text()
+                if index % 2 == 0
+                else stub_source(name) + "# saved\n"
+            )
             settle(lines, quiet=3.0)
             saved = time.monotonic()
             save(folder / f"{name}.py", text)
@@ -122,7 +128,9 @@ def main():
     # started in the background, a shell may have Ctrl-C ignored, and the watches would inherit that
     signal.signal(signal.SIGINT, signal.default_int_handler)
     if saves < 2:
-        raise SystemExit("SAVES is at least 2: the saves alternate between the exercise written and its stub.")
+        raise SystemExit(
+            "SAVES is at least 2: the saves alternate between the exercise written and its stub."
+        )
     print(f"load average before: {machine.load()} on {os.cpu_count()} cores")
     ticks = machine.cpu_times()
     base = floor()
@@ -136,7 +144,10 @@ def main():
             (folder / f"{name}.py").write_text(stub_source(name))
             checking, verdict = time_exercise(kit, folder, name, saves)
             shutil.copy(SOLUTIONS_DIR / f"{name}.py", folder / f"{name}.py")
-            written, stubbed = verdict[0::2], verdict[1::2]  # the saves alternate: the exercise written, then the stub again
+            written, stubbed = (
+                verdict[0::2],
+                verdict[1::2],
+            )  # the saves alternate: the exercise written, then the stub again
             median = statistics.median(written)
             print(
                 f"{name:9} save to verdict, written: median {median:.2f} s ({', '.join(f'{s:.2f}' for s in written)}), "

@@ -16,7 +16,9 @@ KINDS = {  # a word of each process's command line, and what it is
 }
 
 
-def kind(process: psutil.Process, root: psutil.Process, forked: str, before: str | None) -> str | None:
+def kind(
+    process: psutil.Process, root: psutil.Process, forked: str, before: str | None
+) -> str | None:
     """What a process of the run is, by its name and command line; None for one that runs no Python (bubblewrap), or
     a fork of the grader not yet running its own program (forked: the grader's command line). before: what it was."""
     if process is root:
@@ -26,14 +28,19 @@ def kind(process: psutil.Process, root: psutil.Process, forked: str, before: str
         return before
     if command == forked or not process.name().startswith("python"):
         return None
-    return next((found for word, found in KINDS.items() if word in command), "other Python processes")
+    return next(
+        (found for word, found in KINDS.items() if word in command), "other Python processes"
+    )
 
 
 def by_kind(argv: list[str], env: dict | None = None) -> tuple[float, dict[str, tuple[int, float]]]:
     """Run argv; its wall seconds, and for each kind of process how many there were and their CPU seconds in all."""
     began = time.perf_counter()
     run = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    root, seen = psutil.Process(run.pid), dict[int, tuple[str | None, float]]()  # pid -> (kind, CPU seconds)
+    root, seen = (
+        psutil.Process(run.pid),
+        dict[int, tuple[str | None, float]](),
+    )  # pid -> (kind, CPU seconds)
     forked = " ".join(argv)
     while run.poll() is None:
         try:

@@ -12,5 +12,7 @@ def student_kit() -> Path:
     Run `python -m grader ...` with this folder as the working directory: Python puts it first on sys.path.
     """
     kit = Path(tempfile.mkdtemp(prefix="bench-kit-")) / "kit"
-    subprocess.run([sys.executable, "-m", "grader", "release", str(kit)], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "grader", "release", str(kit)], check=True, capture_output=True
+    )
     return kit

@@ -27,11 +27,32 @@ from grader.exercises import NAMES
 STUDENT_KIT = kit.is_student_kit()  # the instructor's commands and --solutions are hidden there
 EXERCISE = click.Choice(NAMES)
 FILE = click.Path(path_type=Path)
-SUBMISSION = click.option("--submission", type=FILE, default=None, help="A folder holding the five modules (default: ./exercises).")
-SOLUTIONS = click.option("--solutions", is_flag=True, hidden=STUDENT_KIT, help="Use the reference solutions instead.")
-JSON_FILE = click.option("--json", "json_file", type=click.Path(path_type=Path), default=None, help="Also write the result as JSON.")
-JUNIT_FILE = click.option("--junit", "junit_file", type=FILE, default=None, help="Also write the verdicts as JUnit XML (pytest's format).")
-VISIBILITY = click.Choice(["hidden", "after_due_date", "after_published"])  # Gradescope's, for the hidden checks
+SUBMISSION = click.option(
+    "--submission",
+    type=FILE,
+    default=None,
+    help="A folder holding the five modules (default: ./exercises).",
+)
+SOLUTIONS = click.option(
+    "--solutions", is_flag=True, hidden=STUDENT_KIT, help="Use the reference solutions instead."
+)
+JSON_FILE = click.option(
+    "--json",
+    "json_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Also write the result as JSON.",
+)
+JUNIT_FILE = click.option(
+    "--junit",
+    "junit_file",
+    type=FILE,
+    default=None,
+    help="Also write the verdicts as JUnit XML (pytest's format).",
+)
+VISIBILITY = click.Choice(
+    ["hidden", "after_due_date", "after_published"]
+)  # Gradescope's, for the hidden checks
 
 
 class Grader(click.Group):
@@ -73,8 +94,14 @@ def hand_on(ctx, submission: Path) -> None:
     """`grader --submission DIR COMMAND`: DIR becomes COMMAND's --submission, unless COMMAND names its own."""
     name = ctx.invoked_subcommand
     if not any(param.name == "submission" for param in main.get_command(ctx, name).params):
-        takers = [n for n, c in main.commands.items() if any(p.name == "submission" for p in c.params) and not c.hidden]
-        raise click.UsageError(f"--submission goes with {', '.join(sorted(takers))}; `grader {name}` does not take it.")
+        takers = [
+            n
+            for n, c in main.commands.items()
+            if any(p.name == "submission" for p in c.params) and not c.hidden
+        ]
+        raise click.UsageError(
+            f"--submission goes with {', '.join(sorted(takers))}; `grader {name}` does not take it."
+        )
     ctx.default_map = {**(ctx.default_map or {}), name: {"submission": submission}}
 
 
@@ -84,7 +111,9 @@ def hand_on(ctx, submission: Path) -> None:
 @SOLUTIONS
 @JSON_FILE
 @JUNIT_FILE
-@click.option("--output", is_flag=True, help="Also show everything your functions printed, check by check.")
+@click.option(
+    "--output", is_flag=True, help="Also show everything your functions printed, check by check."
+)
 def check(exercises, submission, solutions, json_file, junit_file, output):
     """Run the checks on your exercises (all five by default): public and hidden in the full kit, public in the student's.
 
@@ -105,10 +134,26 @@ def check(exercises, submission, solutions, json_file, junit_file, output):
 @main.command()
 @SUBMISSION
 @SOLUTIONS
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed for the corpus order and the weights.")
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed for the corpus order and the weights.",
+)
 @JSON_FILE
-@click.option("--plot", "plot_file", type=click.Path(path_type=Path), default=None, help="Also draw the figures to a PNG.")
-@click.option("--no-mask", is_flag=True, help="Train the attention model without the causal mask, to see why it matters.")
+@click.option(
+    "--plot",
+    "plot_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Also draw the figures to a PNG.",
+)
+@click.option(
+    "--no-mask",
+    is_flag=True,
+    help="Train the attention model without the causal mask, to see why it matters.",
+)
 def compare(submission, solutions, seed, json_file, plot_file, no_mask):
     """Once all five exercises pass: train the 8-character MLP and your attention model, side by side.
 
@@ -117,7 +162,16 @@ def compare(submission, solutions, seed, json_file, plot_file, no_mask):
     from grader.compare.command import compare as run
 
     no_reference(solutions)
-    sys.exit(run(submission=submission, solutions=solutions, seed=seed, json_file=json_file, plot_file=plot_file, no_mask=no_mask))
+    sys.exit(
+        run(
+            submission=submission,
+            solutions=solutions,
+            seed=seed,
+            json_file=json_file,
+            plot_file=plot_file,
+            no_mask=no_mask,
+        )
+    )
 
 
 @main.command()
@@ -195,7 +249,10 @@ def hint(exercise, function, submission):
 def no_reference(solutions: bool) -> None:
     """In the student's kit, --solutions is a usage error that says why."""
     if solutions and STUDENT_KIT:
-        click.echo("This is the student's kit: it has no reference solutions, so --solutions has nothing to use.", err=True)
+        click.echo(
+            "This is the student's kit: it has no reference solutions, so --solutions has nothing to use.",
+            err=True,
+        )
         sys.exit(2)
 
 
@@ -212,12 +269,32 @@ def instructor_only(command: str) -> None:
 
 @main.command(hidden=STUDENT_KIT)
 @click.argument("course_dir", type=click.Path(path_type=Path))
-@click.option("--assignment", default="attention-by-hand", show_default=True, help="The nbgrader assignment name.")
+@click.option(
+    "--assignment",
+    default="attention-by-hand",
+    show_default=True,
+    help="The nbgrader assignment name.",
+)
 @click.option("--force", is_flag=True, help="Replace the source assignment if it exists.")
-@click.option("--course-id", help="nbgrader's course id; on a JupyterHub, the hub's course. [default: the folder's name]")
-@click.option("--exchange", help="nbgrader's exchange folder, shared with the students. [default: COURSE_DIR/exchange]")
-@click.option("--all-or-nothing", is_flag=True, help="An exercise earns its points only when every check passes.")
-@click.option("--late-policy", default="", metavar="POLICY", help='Take points off late work, e.g. "10%/day,max 3 days".')
+@click.option(
+    "--course-id",
+    help="nbgrader's course id; on a JupyterHub, the hub's course. [default: the folder's name]",
+)
+@click.option(
+    "--exchange",
+    help="nbgrader's exchange folder, shared with the students. [default: COURSE_DIR/exchange]",
+)
+@click.option(
+    "--all-or-nothing",
+    is_flag=True,
+    help="An exercise earns its points only when every check passes.",
+)
+@click.option(
+    "--late-policy",
+    default="",
+    metavar="POLICY",
+    help='Take points off late work, e.g. "10%/day,max 3 days".',
+)
 def nbgrader(course_dir, assignment, force, course_id, exchange, all_or_nothing, late_policy):
     """Write the nbgrader source assignment into an nbgrader course folder.
 
@@ -226,7 +303,9 @@ def nbgrader(course_dir, assignment, force, course_id, exchange, all_or_nothing,
     instructor_only("nbgrader")
     from grader.course.nbgrader.assignment import export
 
-    sys.exit(export(course_dir, assignment, force, course_id, exchange, all_or_nothing, late_policy))
+    sys.exit(
+        export(course_dir, assignment, force, course_id, exchange, all_or_nothing, late_policy)
+    )
 
 
 @main.command(hidden=STUDENT_KIT)
@@ -237,11 +316,33 @@ def nbgrader(course_dir, assignment, force, course_id, exchange, all_or_nothing,
     default=None,
     help="How many submissions to grade at once.  [default: the CPUs this process may use: its cores, fewer under a container's CPU quota]",
 )
-@click.option("--csv", "csv_file", type=click.Path(path_type=Path), required=True, help="Where to write one row per submission.")
-@click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds one submission may take in all.")
-@click.option("--allow-unisolated", is_flag=True, help="Grade even where the students' code cannot be confined (not for real grades).")
-@click.option("--all-or-nothing", is_flag=True, help="An exercise earns its points only when every check passes.")
-@click.option("--force", is_flag=True, help="Regrade every folder, replacing the rows already in the CSV.")
+@click.option(
+    "--csv",
+    "csv_file",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Where to write one row per submission.",
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=300.0,
+    show_default=True,
+    help="Seconds one submission may take in all.",
+)
+@click.option(
+    "--allow-unisolated",
+    is_flag=True,
+    help="Grade even where the students' code cannot be confined (not for real grades).",
+)
+@click.option(
+    "--all-or-nothing",
+    is_flag=True,
+    help="An exercise earns its points only when every check passes.",
+)
+@click.option(
+    "--force", is_flag=True, help="Regrade every folder, replacing the rows already in the CSV."
+)
 @click.option(
     "--regrade",
     multiple=True,
@@ -250,12 +351,42 @@ def nbgrader(course_dir, assignment, force, course_id, exchange, all_or_nothing,
     help="Regrade this folder although its row is up to date (repeatable).",
 )
 @click.option(
-    "--shard", metavar="I/N", help="Grade only the I-th of N shares of the uploads (the same on every machine); see grader merge."
+    "--shard",
+    metavar="I/N",
+    help="Grade only the I-th of N shares of the uploads (the same on every machine); see grader merge.",
 )
-@click.option("--feedback", type=FILE, metavar="DIR", help="Also write each student's report, as they would see it, into DIR.")
-@click.option("--late-policy", default="", metavar="POLICY", help='Take points off late work, e.g. "10%/day,max 3 days" (needs --due).')
-@click.option("--due", default="", metavar="WHEN", help="The due date for --late-policy, e.g. 2025-05-01T23:59+02:00.")
-def batch(dirs, jobs, csv_file, timeout, allow_unisolated, force, regrade, all_or_nothing, shard, feedback, late_policy, due):
+@click.option(
+    "--feedback",
+    type=FILE,
+    metavar="DIR",
+    help="Also write each student's report, as they would see it, into DIR.",
+)
+@click.option(
+    "--late-policy",
+    default="",
+    metavar="POLICY",
+    help='Take points off late work, e.g. "10%/day,max 3 days" (needs --due).',
+)
+@click.option(
+    "--due",
+    default="",
+    metavar="WHEN",
+    help="The due date for --late-policy, e.g. 2025-05-01T23:59+02:00.",
+)
+def batch(
+    dirs,
+    jobs,
+    csv_file,
+    timeout,
+    allow_unisolated,
+    force,
+    regrade,
+    all_or_nothing,
+    shard,
+    feedback,
+    late_policy,
+    due,
+):
     """Grade many uploads in parallel, one CSV row per student; reruns resume and regrade changed files.
 
     Each DIR is one student's upload, named by its own name: a folder holding the five modules anywhere (an LMS
@@ -311,9 +442,24 @@ def merge(csv_files, out):
 @main.command(hidden=STUDENT_KIT)
 @click.argument("out_zip", type=click.Path(path_type=Path))
 @click.option("--force", is_flag=True, help="Replace OUT_ZIP if it exists.")
-@click.option("--hidden", type=VISIBILITY, default="after_published", show_default=True, help="When students see failed hidden checks.")
-@click.option("--all-or-nothing", is_flag=True, help="An exercise earns its points only when every check passes.")
-@click.option("--late-policy", default="", metavar="POLICY", help='Take points off late work, e.g. "10%/day,max 3 days".')
+@click.option(
+    "--hidden",
+    type=VISIBILITY,
+    default="after_published",
+    show_default=True,
+    help="When students see failed hidden checks.",
+)
+@click.option(
+    "--all-or-nothing",
+    is_flag=True,
+    help="An exercise earns its points only when every check passes.",
+)
+@click.option(
+    "--late-policy",
+    default="",
+    metavar="POLICY",
+    help='Take points off late work, e.g. "10%/day,max 3 days".',
+)
 def gradescope(out_zip, force, hidden, all_or_nothing, late_policy):
     """Write a Gradescope autograder zip: setup.sh, run_autograder and the full kit.
 
@@ -324,20 +470,56 @@ def gradescope(out_zip, force, hidden, all_or_nothing, late_policy):
     instructor_only("gradescope")
     from grader.course.gradescope import export
 
-    sys.exit(export(out_zip, force=force, hidden=hidden, all_or_nothing=all_or_nothing, late_policy=late_policy))
+    sys.exit(
+        export(
+            out_zip,
+            force=force,
+            hidden=hidden,
+            all_or_nothing=all_or_nothing,
+            late_policy=late_policy,
+        )
+    )
 
 
 @main.command(hidden=STUDENT_KIT)
 @click.argument("source", type=FILE, metavar="CSV|GRADEBOOK")
-@click.option("--html", "html_file", type=FILE, help="Also write the report as one self-contained HTML page.")
-@click.option("--similarity", "similar_file", type=FILE, help="Also list near-copies, and write their shared lines as HTML.")
-@click.option("--pairs", "pairs_file", type=FILE, help="Also write the near-copies as a CSV, ranked, the two ids first.")
-@click.option("--min-tokens", "least", type=click.IntRange(1), help="The least code a pair must share to be listed.  [default: 300]")
-@click.option("--top", type=click.IntRange(1), help="The most pairs listed, closest first.  [default: 50]")
 @click.option(
-    "--anonymise", "key_file", type=FILE, metavar="KEY", help="Name students by pseudonyms made with the key in KEY (made if missing)."
+    "--html", "html_file", type=FILE, help="Also write the report as one self-contained HTML page."
 )
-@click.option("--assignment", default="attention-by-hand", show_default=True, help="The assignment, in an nbgrader gradebook.")
+@click.option(
+    "--similarity",
+    "similar_file",
+    type=FILE,
+    help="Also list near-copies, and write their shared lines as HTML.",
+)
+@click.option(
+    "--pairs",
+    "pairs_file",
+    type=FILE,
+    help="Also write the near-copies as a CSV, ranked, the two ids first.",
+)
+@click.option(
+    "--min-tokens",
+    "least",
+    type=click.IntRange(1),
+    help="The least code a pair must share to be listed.  [default: 300]",
+)
+@click.option(
+    "--top", type=click.IntRange(1), help="The most pairs listed, closest first.  [default: 50]"
+)
+@click.option(
+    "--anonymise",
+    "key_file",
+    type=FILE,
+    metavar="KEY",
+    help="Name students by pseudonyms made with the key in KEY (made if missing).",
+)
+@click.option(
+    "--assignment",
+    default="attention-by-hand",
+    show_default=True,
+    help="The assignment, in an nbgrader gradebook.",
+)
 def report(source, html_file, similar_file, pairs_file, least, top, key_file, assignment):
     """The class at a glance, from a `grader batch` CSV or nbgrader's gradebook.db; near-copies.
 
@@ -346,12 +528,18 @@ def report(source, html_file, similar_file, pairs_file, least, top, key_file, as
     instructor_only("report")
     from grader.course.class_report import class_report
 
-    sys.exit(class_report(source, html_file, similar_file, pairs_file, least, top, key_file, assignment))
+    sys.exit(
+        class_report(source, html_file, similar_file, pairs_file, least, top, key_file, assignment)
+    )
 
 
 @main.command(hidden=STUDENT_KIT)
 @click.argument("out_dir", type=click.Path(path_type=Path))
-@click.option("--force", is_flag=True, help="Write into OUT_DIR although it is not empty (the release's own files there are replaced).")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Write into OUT_DIR although it is not empty (the release's own files there are replaced).",
+)
 def release(out_dir, force):
     """Write the student's kit for a course: the stubs, the grader with its public checks only, the corpus,
     a README and a pyproject.toml; no reference code, no hidden check.
@@ -368,13 +556,32 @@ def release(out_dir, force):
 
 @main.command(name="export", hidden=STUDENT_KIT)
 @click.argument("source", type=FILE, metavar="CSV|GRADEBOOK")
-@click.option("--to", "to", type=click.Choice(["canvas", "moodle", "csv"]), default="csv", show_default=True, help="The LMS's columns.")
+@click.option(
+    "--to",
+    "to",
+    type=click.Choice(["canvas", "moodle", "csv"]),
+    default="csv",
+    show_default=True,
+    help="The LMS's columns.",
+)
 @click.option("--out", type=FILE, required=True, help="Where to write the grades.")
 @click.option(
-    "--column", default="Attention by Hand", show_default=True, help="Canvas: the assignment's column, as Canvas's export names it."
+    "--column",
+    default="Attention by Hand",
+    show_default=True,
+    help="Canvas: the assignment's column, as Canvas's export names it.",
 )
-@click.option("--exercises", is_flag=True, help="Canvas: each exercise's points as a column (an assignment) of its own too.")
-@click.option("--assignment", default="attention-by-hand", show_default=True, help="The assignment, in an nbgrader gradebook.")
+@click.option(
+    "--exercises",
+    is_flag=True,
+    help="Canvas: each exercise's points as a column (an assignment) of its own too.",
+)
+@click.option(
+    "--assignment",
+    default="attention-by-hand",
+    show_default=True,
+    help="The assignment, in an nbgrader gradebook.",
+)
 def export_grades(source, to, out, column, exercises, assignment):
     """The grades in the columns Canvas's gradebook or Moodle's grading worksheet imports, from a batch CSV or nbgrader's gradebook.db.
 
@@ -383,7 +590,9 @@ def export_grades(source, to, out, column, exercises, assignment):
     instructor_only("export")
     from grader.course.lms_export import Columns, export
 
-    sys.exit(export(source, to=to, out=out, assignment=assignment, columns=Columns(column, exercises)))
+    sys.exit(
+        export(source, to=to, out=out, assignment=assignment, columns=Columns(column, exercises))
+    )
 
 
 @main.command(hidden=STUDENT_KIT)
@@ -393,12 +602,19 @@ def export_grades(source, to, out, column, exercises, assignment):
 @click.argument("points", type=float)
 @click.option("--why", required=True, help="Why, for the log and the student's feedback.")
 @click.option("--by", default="", help="Who decided it.  [default: your user name]")
-@click.option("--assignment", default="attention-by-hand", show_default=True, help="The assignment, in an nbgrader gradebook.")
+@click.option(
+    "--assignment",
+    default="attention-by-hand",
+    show_default=True,
+    help="The assignment, in an nbgrader gradebook.",
+)
 def override(grades, student, exercise, points, why, by, assignment):
     """Set one student's points for an exercise by hand, recorded with who, when and why beside the grades.
 
     STUDENT is the row's student cell, the LMS's id or the name. Every rerun of grader batch and every
     grader export applies it again. Example: grader override grades.csv 1001 heads 18 --why "regraded by hand"
+
+    A name that starts with "-" goes after "--": grader override --why "..." -- grades.csv -0 heads 18
     """
     instructor_only("override")
     from grader.course.overrides import Decision

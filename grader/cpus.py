@@ -10,7 +10,9 @@ OWN = Path("/proc/self/cgroup")
 
 def usable_cpus(root: Path = CGROUP, own: Path = OWN) -> int:
     """The cores of this process's affinity, or its cgroups' least CPU quota rounded up if smaller; at least 1, on every OS."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    cores = (
+        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    )
     quotas = [quota for folder, name in cgroups(root, own) if (quota := cpu_quota(folder, name))]
     return max(1, min([cores, *(math.ceil(quota) for quota in quotas)]))
 
@@ -36,7 +38,10 @@ def cpu_quota(folder: Path, version: str) -> float | None:
         if version == "v2":
             quota, period = (folder / "cpu.max").read_text(encoding="utf-8").split()
         else:
-            quota, period = ((folder / f"cpu.cfs_{name}_us").read_text(encoding="utf-8").strip() for name in ("quota", "period"))
+            quota, period = (
+                (folder / f"cpu.cfs_{name}_us").read_text(encoding="utf-8").strip()
+                for name in ("quota", "period")
+            )
         return int(quota) / int(period) if quota not in ("max", "-1") and int(period) > 0 else None
     except (OSError, ValueError):
         return None

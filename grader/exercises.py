@@ -20,7 +20,9 @@ class Exercise:
 
     def __post_init__(self):
         if len(self.shares) != len(self.functions) or sum(self.shares) != self.points:
-            raise ValueError(f"{self.name}: the shares {self.shares} must give each of {self.functions} its points, {self.points:g} in all")
+            raise ValueError(
+                f"{self.name}: the shares {self.shares} must give each of {self.functions} its points, {self.points:g} in all"
+            )
 
     def share(self, function: str) -> float:
         """The points of one of the exercise's functions."""

@@ -13,8 +13,12 @@ import nh3
 
 # Characters that reorder the text shown after them (Unicode's bidirectional controls).
 BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-UNSEEN = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})  # controls, format characters, lone surrogates, line breaks
-FORMULA = frozenset("=+-@\uff1d\uff0b\uff0d\uff20")  # what makes a spreadsheet read a cell as a formula (OWASP), full-width too
+UNSEEN = frozenset(
+    {"Cc", "Cf", "Cs", "Zl", "Zp"}
+)  # controls, format characters, lone surrogates, line breaks
+FORMULA = frozenset(
+    "=+-@\uff1d\uff0b\uff0d\uff20"
+)  # what makes a spreadsheet read a cell as a formula (OWASP), full-width too
 # The HTML a student's markdown may become: text structure and links, nothing that runs or fetches.
 TAGS = frozenset(
     "a abbr b blockquote br code dd del dl dt em h1 h2 h3 h4 h5 h6 hr i kbd li ol p pre q s samp "
@@ -29,7 +33,13 @@ def _escape(char: str) -> str:
     code = ord(char)
     if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8, kept by surrogateescape
         return f"\\x{code - 0xDC00:02x}"
-    return f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+    return (
+        f"\\x{code:02x}"
+        if code < 0x80
+        else f"\\u{code:04x}"
+        if code <= 0xFFFF
+        else f"\\U{code:08x}"
+    )
 
 
 def _unseen(char: str) -> bool:
@@ -72,7 +82,9 @@ def markup(fragment: str) -> str:
     """HTML a student's markdown became, cleaned once to a fixed allow-list: no script, handler, style,
     image or frame, links only to http, https and mailto. Store it where nothing renders it again."""
     return nh3.clean(
-        terminal(fragment),  # no lone surrogate (not UTF-8) reaches the cleaner, no control character the page
+        terminal(
+            fragment
+        ),  # no lone surrogate (not UTF-8) reaches the cleaner, no control character the page
         tags=set(TAGS),
         attributes={tag: set(names) for tag, names in ATTRIBUTES.items()},
         url_schemes=set(SCHEMES),

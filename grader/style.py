@@ -9,10 +9,18 @@ from pathlib import Path
 
 import click
 
-COLOURS = {"passed": "green", "failed": "red", "error": "red", "not_started": "yellow", "checking": "cyan"}
+COLOURS = {
+    "passed": "green",
+    "failed": "red",
+    "error": "red",
+    "not_started": "yellow",
+    "checking": "cyan",
+}
 MARKS = {"passed": "✓", "failed": "✗", "error": "!", "not_started": "·", "checking": "…"}
 PLAIN_MARKS = {"passed": "+", "failed": "x", "error": "!", "not_started": "-", "checking": "~"}
-PROGRAM: ContextVar[str | None] = ContextVar("program", default=None)  # the program commands are named by, where not this process's
+PROGRAM: ContextVar[str | None] = ContextVar(
+    "program", default=None
+)  # the program commands are named by, where not this process's
 
 
 def colour_on(stream=None) -> bool:
@@ -62,7 +70,11 @@ def command(*args: str) -> str:
 
 def _on_path(folder: Path) -> bool:
     """True when the folder is on PATH, as an activated virtual environment's is."""
-    return any(Path(entry).absolute() == folder.absolute() for entry in os.environ.get("PATH", "").split(os.pathsep) if entry)
+    return any(
+        Path(entry).absolute() == folder.absolute()
+        for entry in os.environ.get("PATH", "").split(os.pathsep)
+        if entry
+    )
 
 
 def _relative(path: Path) -> str:

@@ -24,7 +24,9 @@ HEADER = "These are the kit's own tests, for its developers. A student checks th
 INSTALL = "pip install -e '.[test,nbgrader]'"  # the README's test command installs both extras
 NOT_FOUND = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 
-pytest_plugins = ["pytester"]  # tests/test_workflow.py runs this file's hook on a small suite of its own
+pytest_plugins = [
+    "pytester"
+]  # tests/test_workflow.py runs this file's hook on a small suite of its own
 
 # The kit's own property tests (generated attacks, hostile strings): a quick profile for the inner loop, a thorough one,
 # on Hypothesis' own `ci` (derandomized, no deadline), for CI: ATTENTION_BY_HAND_HYPOTHESIS=thorough. The checks a
@@ -50,7 +52,9 @@ def pristine(tmp_path_factory):
 @pytest.fixture(scope="session")
 def pristine_modules(pristine):
     """The pristine stubs imported as the package pristine_exercises (never the kit's exercises/): name -> module."""
-    spec = util.spec_from_file_location("pristine_exercises", pristine / "__init__.py", submodule_search_locations=[str(pristine)])
+    spec = util.spec_from_file_location(
+        "pristine_exercises", pristine / "__init__.py", submodule_search_locations=[str(pristine)]
+    )
     sys.modules[spec.name] = util.module_from_spec(spec)
     spec.loader.exec_module(sys.modules[spec.name])
     return {name: importlib.import_module(f"{spec.name}.{name}") for name in MODULES}
@@ -65,7 +69,11 @@ def missing_extras(extra: str) -> list[str]:
     missing = []
     for requirement in wanted:
         marker = requirement.marker
-        if marker is None or marker.evaluate({"extra": ""}) or not marker.evaluate({"extra": extra}):
+        if (
+            marker is None
+            or marker.evaluate({"extra": ""})
+            or not marker.evaluate({"extra": extra})
+        ):
             continue  # a main dependency, or another extra's, or not for this OS
         try:
             if requirement.specifier.contains(metadata.version(requirement.name), prereleases=True):
@@ -92,13 +100,19 @@ def pytest_configure(config):
             f"\nTo run them, in the kit's folder and its venv: {INSTALL}"
         )
     lacking = missing_extras("nbgrader")
-    config.without_nbgrader = f"needs the nbgrader extra, not installed here ({', '.join(lacking)}): {INSTALL}" if lacking else ""
+    config.without_nbgrader = (
+        f"needs the nbgrader extra, not installed here ({', '.join(lacking)}): {INSTALL}"
+        if lacking
+        else ""
+    )
     # Under ATTENTION_BY_HAND_SIMULATE_OTHER_OS=1 (tests/test_portable.py), the APIs Windows lacks raise here too.
     # A run started in the background by a shell inherits SIGINT ignored, and so would every grader the tests
     # start: give it back, so the tests of Ctrl-C see what a terminal's Ctrl-C does.
     if simulating_other_os():
         simulate_other_os()
-    if CACHE_VAR not in os.environ:  # the checks' drawn examples kept for this run only, never in the developer's own cache
+    if (
+        CACHE_VAR not in os.environ
+    ):  # the checks' drawn examples kept for this run only, never in the developer's own cache
         os.environ[CACHE_VAR] = config.examples_cache = tempfile.mkdtemp(prefix="abh-examples-")
     if hasattr(signal, "SIGINT") and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -115,14 +129,29 @@ def pytest_unconfigure(config):
 def pytest_make_collect_report(collector):
     """Without the nbgrader extra, a test module that cannot import a package not installed here is skipped, saying why."""
     report = yield
-    missing = NOT_FOUND.search(str(report.longrepr)) if report.failed and isinstance(collector, pytest.Module) else None
-    if missing and collector.config.without_nbgrader and util.find_spec(missing[1].split(".")[0]) is None:
-        report.outcome, report.longrepr = "skipped", (str(collector.path), 0, f"Skipped: {collector.config.without_nbgrader}")
+    missing = (
+        NOT_FOUND.search(str(report.longrepr))
+        if report.failed and isinstance(collector, pytest.Module)
+        else None
+    )
+    if (
+        missing
+        and collector.config.without_nbgrader
+        and util.find_spec(missing[1].split(".")[0]) is None
+    ):
+        report.outcome, report.longrepr = (
+            "skipped",
+            (str(collector.path), 0, f"Skipped: {collector.config.without_nbgrader}"),
+        )
     return report
 
 
 def pytest_addoption(parser):
-    parser.addoption("--thorough", action="store_true", help="also run the tests marked thorough (the mutation analysis, tests/mutation)")
+    parser.addoption(
+        "--thorough",
+        action="store_true",
+        help="also run the tests marked thorough (the mutation analysis, tests/mutation)",
+    )
 
 
 def pytest_collection_modifyitems(config, items):
@@ -139,6 +168,8 @@ def pytest_collection_modifyitems(config, items):
             if marker is None:
                 continue
             if len(marker.args) != 1 or not isinstance(marker.args[0], str):
-                raise pytest.UsageError(f'{item.nodeid}: say what it needs {needs} for: @pytest.mark.{name}("what it uses")')
+                raise pytest.UsageError(
+                    f'{item.nodeid}: say what it needs {needs} for: @pytest.mark.{name}("what it uses")'
+                )
             if not here[name]:
                 item.add_marker(pytest.mark.skip(reason=f"needs {needs}: {marker.args[0]}"))

@@ -14,13 +14,20 @@ from pathlib import Path
 KIT_ROOT = Path(__file__).resolve().parents[1]
 BASELINE = Path(__file__).resolve().parent / "mypy_baseline.json"
 FUNCTIONS_BASELINE = Path(__file__).resolve().parent / "functions_baseline.json"
-FUNCTION_RULES = ("C901", "PLR0912", "PLR0913", "PLR0915")  # complexity, branches, arguments, statements: limits in pyproject.toml
+FUNCTION_RULES = (
+    "C901",
+    "PLR0912",
+    "PLR0913",
+    "PLR0915",
+)  # complexity, branches, arguments, statements: limits in pyproject.toml
 ERROR = re.compile(r"^(?P<file>[^:\s]+\.py):\d+(?::\d+)?: error: ")
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
     """A tool of the test extra, run on the kit by this Python."""
-    return subprocess.run([sys.executable, "-m", *args], cwd=KIT_ROOT, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", *args], cwd=KIT_ROOT, capture_output=True, text=True, timeout=600
+    )
 
 
 def mypy_errors(cache: Path) -> tuple[Counter, str]:
@@ -32,18 +39,29 @@ def mypy_errors(cache: Path) -> tuple[Counter, str]:
 
 def function_findings(*paths: str) -> tuple[Counter, str]:
     """ruff's FUNCTION_RULES findings in these paths (the kit: "."), counted per file, and their listing."""
-    options = ("--config", str(KIT_ROOT / "pyproject.toml"), "--no-cache", "--exit-zero", "--output-format=json")
+    options = (
+        "--config",
+        str(KIT_ROOT / "pyproject.toml"),
+        "--no-cache",
+        "--exit-zero",
+        "--output-format=json",
+    )
     done = run("ruff", "check", *options, "--select", ",".join(FUNCTION_RULES), *paths)
     findings = json.loads(done.stdout)
     found = Counter(relative(finding["filename"]) for finding in findings)
-    listing = "\n".join(f"{relative(f['filename'])}:{f['location']['row']}: {f['code']} {f['message']}" for f in findings)
+    listing = "\n".join(
+        f"{relative(f['filename'])}:{f['location']['row']}: {f['code']} {f['message']}"
+        for f in findings
+    )
     return found, listing
 
 
 def relative(filename: str) -> str:
     """A file's path from the kit's folder, with forward slashes, on every OS (as is, outside the kit)."""
     path = Path(filename)
-    return path.relative_to(KIT_ROOT).as_posix() if path.is_relative_to(KIT_ROOT) else path.as_posix()
+    return (
+        path.relative_to(KIT_ROOT).as_posix() if path.is_relative_to(KIT_ROOT) else path.as_posix()
+    )
 
 
 def baseline(path: Path = BASELINE) -> dict[str, int]:
@@ -60,9 +78,14 @@ def compared(found: Counter, accepted: dict[str, int]) -> tuple[dict[str, int], 
 def write(path: Path, counts: Counter) -> None:
     """Write a baseline anew, saying which files it lets have more findings than before."""
     before = baseline(path) if path.exists() else {}
-    rises = {file: f"{before.get(file, 0)} -> {n}" for file, n in compared(counts, before)[0].items()}
+    rises = {
+        file: f"{before.get(file, 0)} -> {n}" for file, n in compared(counts, before)[0].items()
+    }
     path.write_text(json.dumps(dict(sorted(counts.items())), indent=1) + "\n", encoding="utf-8")
-    print(f"{path.name}: {sum(counts.values())} findings in {len(counts)} files" + (f"; more than before: {rises}" if rises else ""))
+    print(
+        f"{path.name}: {sum(counts.values())} findings in {len(counts)} files"
+        + (f"; more than before: {rises}" if rises else "")
+    )
 
 
 if __name__ == "__main__":

@@ -22,7 +22,10 @@ from grader.check.diagnosis import MISTAKES, PROBES
 from grader.paths import SOLUTIONS_DIR
 from solutions.softmax import softmax
 
-NAMED = re.compile(r"This looks like (?:a known mistake|one of these known mistakes, alike on every input that failed here): (.+)\.$", re.M)
+NAMED = re.compile(
+    r"This looks like (?:a known mistake|one of these known mistakes, alike on every input that failed here): (.+)\.$",
+    re.M,
+)
 
 
 def namings(message: str) -> list[list[str]]:
@@ -50,7 +53,9 @@ def code(name: str):
         for said, wrong in mistakes:
             if said == name:
                 return function, wrong
-    if name == "q·k divided by √T, the number of positions (here 1), instead of √d":  # the public check's words
+    if (
+        name == "q·k divided by √T, the number of positions (here 1), instead of √d"
+    ):  # the public check's words
         return code("q·k divided by √T, the number of positions, instead of √d")
     if name == "a step up the gradient (p + lr·g) instead of down":
         return "sgd_step", _climbs
@@ -98,7 +103,9 @@ def mutant_module(mutant: Path, scratch: Path):
     """The mutant's module, imported from a package of the reference with the mutant in its place."""
     package = "replayed_" + re.sub(r"\W", "_", mutant.stem)
     folder = scratch / package
-    shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
+    shutil.copytree(
+        SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True
+    )
     exercise = mutant.stem.split("__")[0]
     shutil.copy(mutant, folder / f"{exercise}.py")
     (folder / "__init__.py").touch()
@@ -132,14 +139,18 @@ def _same(a, b) -> bool:
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
         with np.errstate(all="ignore"):
-            return a.shape == b.shape and bool(np.allclose(a.astype(float), b.astype(float), rtol=1e-6, atol=1e-9, equal_nan=True))
+            return a.shape == b.shape and bool(
+                np.allclose(a.astype(float), b.astype(float), rtol=1e-6, atol=1e-9, equal_nan=True)
+            )
     return type(a) is type(b) and a == b
 
 
 def is_what_it_does(function: str, mistake, theirs) -> bool:
     """Whether the mistake's code gives the mutant's outcome on the general input and on 40 drawn ones."""
     probe = PROBES.get(function, lambda: None)()
-    if probe is not None and not _same(_outcome(function, mistake, probe), _outcome(function, theirs, probe)):
+    if probe is not None and not _same(
+        _outcome(function, mistake, probe), _outcome(function, theirs, probe)
+    ):
         return False
     agrees = True
 
@@ -147,7 +158,9 @@ def is_what_it_does(function: str, mistake, theirs) -> bool:
     @given(INPUTS[function])
     def each(args):
         nonlocal agrees
-        agrees = agrees and _same(_outcome(function, mistake, args), _outcome(function, theirs, args))
+        agrees = agrees and _same(
+            _outcome(function, mistake, args), _outcome(function, theirs, args)
+        )
 
     each()
     return agrees

@@ -43,7 +43,11 @@ def record(monkeypatch) -> list[Started]:
         finally:
             namespace = None
             if self.confinement.name == "namespaces":
-                children = psutil.Process(self.process.pid).children() if self.process.poll() is None else []
+                children = (
+                    psutil.Process(self.process.pid).children()
+                    if self.process.poll() is None
+                    else []
+                )
                 namespace = pid_namespace(children[0].pid) if children else None
             started.append(Started(self.process.pid, self.launch.token, self.launch.uid, namespace))
 
@@ -93,7 +97,11 @@ def sleepers(durations, since: float) -> list[int]:
     found = []
     for proc in psutil.process_iter(["cmdline", "create_time", "status"]):
         info = proc.info
-        if info["status"] != psutil.STATUS_ZOMBIE and info["create_time"] + 1 >= since and (info["cmdline"] or [])[:1] == ["sleep"]:
+        if (
+            info["status"] != psutil.STATUS_ZOMBIE
+            and info["create_time"] + 1 >= since
+            and (info["cmdline"] or [])[:1] == ["sleep"]
+        ):
             if info["cmdline"][1:2] and info["cmdline"][1] in durations:
                 found.append(proc.pid)
     return found
@@ -128,12 +136,21 @@ class Adopted:
     def __init__(self, command: list[str], folder: Path, *, timeout: float, **popen):
         out, err = folder / "adopted.out", folder / "adopted.err"
         argv = [sys.executable, "-I", "-c", ADOPTER, str(out), str(err), *map(str, command)]
-        self.adopter = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
+        self.adopter = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            **popen,
+        )
         if not select.select([self.adopter.stdout], [], [], timeout)[0]:
             self.close()
             raise subprocess.TimeoutExpired(command, timeout)
         line = self.adopter.stdout.readline()
-        self.stdout, self.stderr = (path.read_text(encoding="utf-8", errors="replace") for path in (out, err))
+        self.stdout, self.stderr = (
+            path.read_text(encoding="utf-8", errors="replace") for path in (out, err)
+        )
         if not line.strip().lstrip("-").isdigit():  # it ended without the command's status
             self.close()
             raise RuntimeError(f"the adopter failed: {self.adopter.stderr.read()[-2000:]}")
@@ -142,19 +159,29 @@ class Adopted:
     def left(self) -> list[psutil.Process]:
         """The processes below the adopter, zombies aside (none once it has ended)."""
         try:
-            found = psutil.Process(self.adopter.pid).children(recursive=True) if self.adopter.poll() is None else []
+            found = (
+                psutil.Process(self.adopter.pid).children(recursive=True)
+                if self.adopter.poll() is None
+                else []
+            )
         except psutil.Error:
             return []
         return [proc for proc in found if status(proc) not in (psutil.STATUS_ZOMBIE, None)]
 
     def survivors(self, wait: float = 2.0) -> list[str]:
         """What the command left running, after up to `wait` seconds for it to end: pid, user and command line of each."""
-        if self.adopter.poll() is not None:  # its orphans have gone to the system's init, among everyone else's
-            raise AssertionError(f"the process adopting the command's orphans was ended (status {self.adopter.returncode})")
+        if (
+            self.adopter.poll() is not None
+        ):  # its orphans have gone to the system's init, among everyone else's
+            raise AssertionError(
+                f"the process adopting the command's orphans was ended (status {self.adopter.returncode})"
+            )
         deadline = time.monotonic() + wait
         while (left := self.left()) and time.monotonic() < deadline:
             time.sleep(0.1)
-        return [f"{proc.pid} uid {uid(proc)} ({' '.join(safe_cmdline(proc))[:80]})" for proc in left]
+        return [
+            f"{proc.pid} uid {uid(proc)} ({' '.join(safe_cmdline(proc))[:80]})" for proc in left
+        ]
 
     def close(self) -> None:
         """Kill whatever is left and end the adopter."""

@@ -46,7 +46,9 @@ class Terminal:
                 try:
                     self.seen += os.read(self.main, 4096).decode("utf-8", "replace")
                 except OSError:  # the other end closed: the command is done
-                    assert text in self.seen, f"{text!r} never came; the terminal shows:\n{self.seen}"
+                    assert text in self.seen, (
+                        f"{text!r} never came; the terminal shows:\n{self.seen}"
+                    )
         return self.seen
 
     def type(self, keys: str):

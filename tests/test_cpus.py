@@ -10,7 +10,9 @@ from hypothesis import strategies as st
 from grader.cpus import usable_cpus
 
 CORES = 8
-HERE = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1  # this machine's, before patching
+HERE = (
+    len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+)  # this machine's, before patching
 
 
 @pytest.fixture(autouse=True)
@@ -30,21 +32,32 @@ def cgroup(tmp_path, lines: str, files: dict[str, str]):
     return root, own
 
 
-@settings(max_examples=50, deadline=None)  # files written each time: a busy machine's disk has no deadline
+@settings(
+    max_examples=50, deadline=None
+)  # files written each time: a busy machine's disk has no deadline
 @given(quota=st.integers(1000, 10**7), period=st.integers(1000, 10**6))
 def test_a_cgroup_v2_quota_rounded_up_within_the_cores(tmp_path_factory, quota, period):
-    root, own = cgroup(tmp_path_factory.getbasetemp() / "v2", "0::/\n", {"cpu.max": f"{quota} {period}\n"})  # rewritten each time
+    root, own = cgroup(
+        tmp_path_factory.getbasetemp() / "v2", "0::/\n", {"cpu.max": f"{quota} {period}\n"}
+    )  # rewritten each time
     assert usable_cpus(root, own) == min(CORES, math.ceil(quota / period))
 
 
 def test_the_tightest_quota_on_the_way_up_counts(tmp_path):
-    files = {"kubepods/pod1/cpu.max": "200000 100000\n", "kubepods/pod1/ctr/cpu.max": "max 100000\n", "cpu.max": "max 100000"}
+    files = {
+        "kubepods/pod1/cpu.max": "200000 100000\n",
+        "kubepods/pod1/ctr/cpu.max": "max 100000\n",
+        "cpu.max": "max 100000",
+    }
     assert usable_cpus(*cgroup(tmp_path, "0::/kubepods/pod1/ctr\n", files)) == 2
 
 
 def test_a_cgroup_v1_quota(tmp_path):
     lines = "4:memory:/docker/abc\n3:cpu,cpuacct:/docker/abc\n0::/\n"
-    files = {"cpu/docker/abc/cpu.cfs_quota_us": "150000\n", "cpu/docker/abc/cpu.cfs_period_us": "100000\n"}
+    files = {
+        "cpu/docker/abc/cpu.cfs_quota_us": "150000\n",
+        "cpu/docker/abc/cpu.cfs_period_us": "100000\n",
+    }
     assert usable_cpus(*cgroup(tmp_path, lines, files)) == 2
     files = {"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}
     assert usable_cpus(*cgroup(tmp_path / "unlimited", "3:cpu,cpuacct:/\n", files)) == CORES

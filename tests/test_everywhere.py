@@ -15,14 +15,23 @@ from grader.paths import KIT_ROOT, SOLUTIONS_DIR
 
 
 def grader(*args, **kwargs):
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, encoding="utf-8", timeout=300, **kwargs)
+    return subprocess.run(
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=300,
+        **kwargs,
+    )
 
 
 @pytest.mark.slow
 def test_the_reference_passes_with_every_warning_an_error_and_dev_mode(tmp_path):
     run = grader("-W", "error", "-X", "dev", "-m", "grader", "check", "--solutions", cwd=tmp_path)
     assert run.returncode == 0 and run.stderr == "", run.stderr[-2000:]
-    assert "100.0 / 100.0" in run.stdout and not list(tmp_path.iterdir())  # nothing left where it ran
+    assert "100.0 / 100.0" in run.stdout and not list(
+        tmp_path.iterdir()
+    )  # nothing left where it ran
 
 
 def _line(process) -> str:
@@ -47,7 +56,10 @@ def _hot(processes) -> bool:
 def hanging(module: str) -> str:
     """The reference's module with its first function replaced by one that never returns: imported fine, a hang per call."""
     source = (SOLUTIONS_DIR / f"{module}.py").read_text(encoding="utf-8")
-    return source + f"\n\ndef {BY_NAME[module].functions[0]}(*args, **kwargs):\n    while True:\n        pass\n"
+    return (
+        source
+        + f"\n\ndef {BY_NAME[module].functions[0]}(*args, **kwargs):\n    while True:\n        pass\n"
+    )
 
 
 @pytest.mark.slow
@@ -67,7 +79,9 @@ def test_ctrl_c_stops_a_check_saves_nothing_and_leaves_nothing_running(tmp_path)
     try:
         main, deadline = psutil.Process(check.pid), time.monotonic() + 120
         while not _hot(main.children()):
-            assert time.monotonic() < deadline and check.poll() is None, f"the check of a hanging {module} never got there"
+            assert time.monotonic() < deadline and check.poll() is None, (
+                f"the check of a hanging {module} never got there"
+            )
             time.sleep(0.05)
         below = main.children(recursive=True)  # its workers and bubblewrap around them
         check.send_signal(signal.SIGINT)
@@ -87,8 +101,12 @@ def test_ctrl_c_stops_a_check_saves_nothing_and_leaves_nothing_running(tmp_path)
 def test_non_ascii_folders_and_output_under_an_ascii_locale(tmp_path):
     folder = tmp_path / "Übung — José"
     shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
-    (folder / "scores.py").write_text('def attention_scores(q, k):\n    print("√d ≠ d — ça va")\n    return q\n', encoding="utf-8")
+    (folder / "scores.py").write_text(
+        'def attention_scores(q, k):\n    print("√d ≠ d — ça va")\n    return q\n', encoding="utf-8"
+    )
     env = {**os.environ, "LANG": "C", "LC_ALL": "C", "PYTHONIOENCODING": "", "NO_COLOR": "1"}
-    run = grader("-m", "grader", "check", "scores", "--submission", str(folder), cwd=KIT_ROOT, env=env)
+    run = grader(
+        "-m", "grader", "check", "scores", "--submission", str(folder), cwd=KIT_ROOT, env=env
+    )
     assert run.returncode == 1 and "Traceback" not in run.stdout + run.stderr, run.stderr[-2000:]
     assert "scores" in run.stdout and "failed" in run.stdout

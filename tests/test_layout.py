@@ -18,7 +18,13 @@ STUB_ARGS = {
     "attention_head": (np.ones((3, 4)), np.ones((4, 2)), np.ones((4, 2)), np.ones((4, 2))),
     "multi_head_attention": (np.ones((3, 4)), [(np.ones((4, 2)),) * 3], np.ones((2, 4))),
     "softmax_backward": (np.full((2, 3), 1 / 3), np.ones((2, 3))),
-    "attention_head_backward": (np.ones((3, 2)), np.ones((3, 4)), np.ones((4, 2)), np.ones((4, 2)), np.ones((4, 2))),
+    "attention_head_backward": (
+        np.ones((3, 2)),
+        np.ones((3, 4)),
+        np.ones((4, 2)),
+        np.ones((4, 2)),
+        np.ones((4, 2)),
+    ),
     "sgd_step": ({"w": np.ones(2)}, {"w": np.ones(2)}, 0.1),
     "train": (None, iter(()), 1, 0.1),
 }

@@ -12,7 +12,9 @@ from grader import outlet
 
 # Any text a student could make: every code point, lone surrogates (names that were not UTF-8) included.
 any_text = st.text(st.characters(codec=None, categories=None))
-FORMULA_LEADS = st.sampled_from(["=", "+", "-", "@", "\uff1d", "\t=", "\r=", " =", "\xa0=", "\u3000+", "\n="])
+FORMULA_LEADS = st.sampled_from(
+    ["=", "+", "-", "@", "\uff1d", "\t=", "\r=", " =", "\xa0=", "\u3000+", "\n="]
+)
 
 
 def unseen(char: str) -> bool:
@@ -48,10 +50,19 @@ def test_a_name_is_one_line_of_utf8_text(raw):
 def test_a_byte_and_its_escape_written_out_are_two_names():
     assert outlet.name(b"Jos\xe9") == "Jos\\xe9"
     assert outlet.name(b"Jos\\xe9") == "Jos\\\\xe9"
-    assert outlet.name("Jos\udce9") == outlet.name(b"Jos\xe9")  # the same bytes, as os.listdir gives them
+    assert outlet.name("Jos\udce9") == outlet.name(
+        b"Jos\xe9"
+    )  # the same bytes, as os.listdir gives them
 
 
-@given(st.lists(st.tuples(st.text(st.sampled_from(" \t\xa0\u2003\u3000"), max_size=3), FORMULA_LEADS, any_text), max_size=4))
+@given(
+    st.lists(
+        st.tuples(
+            st.text(st.sampled_from(" \t\xa0\u2003\u3000"), max_size=3), FORMULA_LEADS, any_text
+        ),
+        max_size=4,
+    )
+)
 def test_no_line_of_a_cell_starts_a_formula(parts):
     text = "\n".join(space + lead + rest for space, lead, rest in parts)
     cell = outlet.csv_cell(text)
@@ -59,7 +70,9 @@ def test_no_line_of_a_cell_starts_a_formula(parts):
         assert line.startswith("'") or line.lstrip()[:1] not in outlet.FORMULA
     buffer = io.StringIO()
     csv.writer(buffer).writerow([cell])
-    assert next(csv.reader(io.StringIO(buffer.getvalue()))) == [cell]  # the cell survives the CSV as written
+    assert next(csv.reader(io.StringIO(buffer.getvalue()))) == [
+        cell
+    ]  # the cell survives the CSV as written
 
 
 @given(any_text)
@@ -68,7 +81,19 @@ def test_html_text_is_inert(text):
     assert not set("<>\"'") & set(shown)
 
 
-RUNS_OR_FETCHES = {"img", "script", "iframe", "style", "svg", "object", "embed", "link", "form", "math", "base"}
+RUNS_OR_FETCHES = {
+    "img",
+    "script",
+    "iframe",
+    "style",
+    "svg",
+    "object",
+    "embed",
+    "link",
+    "form",
+    "math",
+    "base",
+}
 
 
 class Found(HTMLParser):
@@ -83,22 +108,62 @@ class Found(HTMLParser):
         self.attributes += [(tag, key, value or "") for key, value in attrs]
 
 
-TAG = st.sampled_from(["a", "img", "script", "iframe", "style", "svg", "p", "object", "embed", "link", "form", "math", "base"])
-ATTRIBUTE = st.sampled_from(["href", "src", "onerror", "onclick", "style", "srcset", "xlink:href", "formaction", "action", "data"])
+TAG = st.sampled_from(
+    [
+        "a",
+        "img",
+        "script",
+        "iframe",
+        "style",
+        "svg",
+        "p",
+        "object",
+        "embed",
+        "link",
+        "form",
+        "math",
+        "base",
+    ]
+)
+ATTRIBUTE = st.sampled_from(
+    [
+        "href",
+        "src",
+        "onerror",
+        "onclick",
+        "style",
+        "srcset",
+        "xlink:href",
+        "formaction",
+        "action",
+        "data",
+    ]
+)
 URL = st.sampled_from(
-    ["javascript:alert(1)", " JaVaScRiPt:x", "java&#x09;script:x", "data:text/html,x", "//evil.example/x.png", "vbscript:x"]
+    [
+        "javascript:alert(1)",
+        " JaVaScRiPt:x",
+        "java&#x09;script:x",
+        "data:text/html,x",
+        "//evil.example/x.png",
+        "vbscript:x",
+    ]
 )
 
 
 @given(st.lists(st.tuples(TAG, ATTRIBUTE, URL, any_text), max_size=6))
 def test_markup_keeps_nothing_that_runs_or_fetches(pieces):
-    fragment = "".join(f'<{tag} {attribute}="{url}">{text}</{tag}>\n\n' for tag, attribute, url, text in pieces)
+    fragment = "".join(
+        f'<{tag} {attribute}="{url}">{text}</{tag}>\n\n' for tag, attribute, url, text in pieces
+    )
     found = Found()
     found.feed(outlet.markup(fragment))
     assert not set(found.tags) & RUNS_OR_FETCHES
     for _tag, key, value in found.attributes:
         assert key in {"href", "title", "rel", "align"}  # no handler, style, source or action
-        if key == "href" and ":" in value.split("/")[0]:  # a link with a scheme (one without is relative: no script)
+        if (
+            key == "href" and ":" in value.split("/")[0]
+        ):  # a link with a scheme (one without is relative: no script)
             assert value.split(":", 1)[0].strip().lower() in outlet.SCHEMES
 
 

@@ -43,14 +43,19 @@ def tree(path: Path) -> ast.Module:
 def imports(path: Path) -> set[str]:
     """Every grader module this file imports, at any depth in the file (imports inside functions count)."""
     found = set()
-    package = module_name(path).rpartition(".")[0] if path.name != "__init__.py" else module_name(path)
+    package = (
+        module_name(path).rpartition(".")[0] if path.name != "__init__.py" else module_name(path)
+    )
     for node in ast.walk(tree(path)):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                base = ".".join(
+                    package.split(".")[: len(package.split(".")) - node.level + 1]
+                    + ([base] if base else [])
+                )
             found.add(base)
             found.update(f"{base}.{alias.name}" for alias in node.names)
     return {name for name in found if name in all_modules() and name != module_name(path)}
@@ -115,14 +120,19 @@ def outside_imports(source: str, here: str = WORKER_PACKAGE) -> list[str]:
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level:
-            base = here.split(".")[: len(here.split(".")) - node.level + 1]  # the package, climbed level - 1 times
+            base = here.split(".")[
+                : len(here.split(".")) - node.level + 1
+            ]  # the package, climbed level - 1 times
             names = [".".join([*base, node.module] if node.module else base)]
         elif isinstance(node, ast.ImportFrom):
             names = [node.module or ""]
         else:
             continue
         inside = [
-            name == WORKER_PACKAGE or name.startswith(WORKER_PACKAGE + ".") or name.partition(".")[0] in WORKER_MAY_IMPORT for name in names
+            name == WORKER_PACKAGE
+            or name.startswith(WORKER_PACKAGE + ".")
+            or name.partition(".")[0] in WORKER_MAY_IMPORT
+            for name in names
         ]
         found += [f"line {node.lineno}: {name}" for name, ok in zip(names, inside) if not ok]
     return found
@@ -132,10 +142,16 @@ def test_the_worker_imports_nothing_outside_its_folder():
     """Its room holds grader/sandbox/worker/ alone: an import of anything else of the kit, or of a library, fails there."""
     outside = {}
     for path in sorted(WORKER.rglob("*.py")):
-        here = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+        here = (
+            module_name(path)
+            if path.name == "__init__.py"
+            else module_name(path).rpartition(".")[0]
+        )
         if found := outside_imports(path.read_text(encoding="utf-8"), here):
             outside[path.relative_to(WORKER).as_posix()] = found
-    assert not outside, f"grader/sandbox/worker/ runs in the worker's room, which holds nothing else of the kit: {outside}"
+    assert not outside, (
+        f"grader/sandbox/worker/ runs in the worker's room, which holds nothing else of the kit: {outside}"
+    )
 
 
 @pytest.mark.parametrize(
@@ -155,9 +171,7 @@ def test_an_import_outside_the_worker_is_found(source):
 
 
 def test_imports_inside_the_worker_are_allowed():
-    inside = (
-        "import json\nimport numpy as np\nfrom grader.sandbox.worker.codec import encode\nfrom . import frames\nfrom .codec import decode"
-    )
+    inside = "import json\nimport numpy as np\nfrom grader.sandbox.worker.codec import encode\nfrom . import frames\nfrom .codec import decode"
     assert outside_imports(inside) == []
 
 
@@ -173,8 +187,16 @@ def starts(path: Path) -> list[str]:
     found = []
     for node in ast.walk(tree(path)):
         if isinstance(node, ast.Import | ast.ImportFrom):
-            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            found += [f"line {node.lineno}: import {n}" for n in names if n.split(".")[0] in ("subprocess", "multiprocessing")]
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+            )
+            found += [
+                f"line {node.lineno}: import {n}"
+                for n in names
+                if n.split(".")[0] in ("subprocess", "multiprocessing")
+            ]
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             if (
                 (node.value.id, node.attr) == ("sys", "executable")
@@ -192,10 +214,14 @@ def test_only_the_sandbox_starts_a_python():
         relative = path.relative_to(GRADER.parent).as_posix()
         if relative.startswith("grader/sandbox/"):
             continue
-        found = [f for f in starts(path) if not (relative in SHOWN_ONLY and f.endswith("sys.executable"))]
+        found = [
+            f for f in starts(path) if not (relative in SHOWN_ONLY and f.endswith("sys.executable"))
+        ]
         if found:
             outside[relative] = found
-    assert not outside, f"start child processes through grader.sandbox.launcher, not here: {outside}"
+    assert not outside, (
+        f"start child processes through grader.sandbox.launcher, not here: {outside}"
+    )
 
 
 def test_the_launcher_is_where_the_sandbox_starts_processes():
@@ -203,6 +229,8 @@ def test_the_launcher_is_where_the_sandbox_starts_processes():
     makers = {}
     for path in sorted(GRADER.rglob("*.py")):
         text = path.read_text(encoding="utf-8")
-        if "Popen(" in text or re.search(r"subprocess\.(run|call|check_call|check_output)\(\[sys\.executable", text):
+        if "Popen(" in text or re.search(
+            r"subprocess\.(run|call|check_call|check_output)\(\[sys\.executable", text
+        ):
             makers[path.relative_to(GRADER).as_posix()] = True
     assert set(makers) == {"sandbox/launcher.py"}, makers

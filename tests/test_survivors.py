@@ -31,7 +31,11 @@ pytestmark = pytest.mark.linux("adopting orphans (PR_SET_CHILD_SUBREAPER) is Lin
 
 
 def test_a_daemon_the_command_left_is_found_and_ended_and_another_programs_is_not(tmp_path):
-    other = int(subprocess.run([sys.executable, "-c", LEAVES_A_DAEMON], capture_output=True, text=True, timeout=60).stdout)
+    other = int(
+        subprocess.run(
+            [sys.executable, "-c", LEAVES_A_DAEMON], capture_output=True, text=True, timeout=60
+        ).stdout
+    )
     try:
         with Adopted([sys.executable, "-c", LEAVES_A_DAEMON], tmp_path, timeout=60) as run:
             own = int(run.stdout)
@@ -43,10 +47,17 @@ def test_a_daemon_the_command_left_is_found_and_ended_and_another_programs_is_no
         end_processes([psutil.Process(pid) for pid in (other,) if alive(pid)])
 
 
-def test_a_command_that_leaves_nothing_has_no_survivors_and_its_status_and_output_are_kept(tmp_path):
+def test_a_command_that_leaves_nothing_has_no_survivors_and_its_status_and_output_are_kept(
+    tmp_path,
+):
     code = "import subprocess, sys; subprocess.run(['true']); print('said'); sys.stderr.write('warned'); sys.exit(3)"
     with Adopted([sys.executable, "-c", code], tmp_path, timeout=60) as run:
-        assert (run.returncode, run.stdout, run.stderr, run.survivors(wait=0)) == (3, "said\n", "warned", [])
+        assert (run.returncode, run.stdout, run.stderr, run.survivors(wait=0)) == (
+            3,
+            "said\n",
+            "warned",
+            [],
+        )
 
 
 def alive(pid: int) -> bool:

@@ -12,7 +12,10 @@ def held(process: psutil.Process) -> int:
     """A process's proportional set size: its own pages, and its share of those it shares (a fork before its exec shares them all)."""
     try:
         return process.memory_full_info().pss
-    except (AttributeError, psutil.AccessDenied):  # no PSS here: the resident set, which counts shared pages in each process
+    except (
+        AttributeError,
+        psutil.AccessDenied,
+    ):  # no PSS here: the resident set, which counts shared pages in each process
         return process.memory_info().rss
 
 

@@ -42,10 +42,25 @@ def mark(student: bytes) -> bytes:
 
 
 # Any name a POSIX file system holds: bytes but / and NUL, not . or ..; module names and classmates' look-alikes often.
-any_name = st.binary(min_size=1, max_size=10).filter(lambda name: b"/" not in name and b"\0" not in name and name not in (b".", b".."))
-names = st.one_of(any_name, st.sampled_from([n.encode() for n in MODULE_FILES] + [b"exercises", b"work.zip", b"__MACOSX", b"x.zip"]))
+any_name = st.binary(min_size=1, max_size=10).filter(
+    lambda name: b"/" not in name and b"\0" not in name and name not in (b".", b"..")
+)
+names = st.one_of(
+    any_name,
+    st.sampled_from(
+        [n.encode() for n in MODULE_FILES] + [b"exercises", b"work.zip", b"__MACOSX", b"x.zip"]
+    ),
+)
 link_targets = st.sampled_from(
-    [b"../bob", b"../bob/exercises", b"../bob/exercises/softmax.py", b"../../secret", b"../../secret/softmax.py", b".", b"nowhere"]
+    [
+        b"../bob",
+        b"../bob/exercises",
+        b"../bob/exercises/softmax.py",
+        b"../../secret",
+        b"../../secret/softmax.py",
+        b".",
+        b"nowhere",
+    ]
 )
 
 
@@ -62,15 +77,26 @@ def trees(student: bytes, depth: int = 3):
         return st.one_of(
             folder,
             st.builds(Zip, folder),
-            st.builds(Zip, st.just({}), st.integers(1 << 16, 1 << 20), st.sampled_from([b"softmax.py", b"deep.zip", b"zeros.py"])),
+            st.builds(
+                Zip,
+                st.just({}),
+                st.integers(1 << 16, 1 << 20),
+                st.sampled_from([b"softmax.py", b"deep.zip", b"zeros.py"]),
+            ),
         )
 
-    return st.recursive(leaf, extend, max_leaves=12).map(lambda node: node if isinstance(node, dict) else {b"exercises": node})
+    return st.recursive(leaf, extend, max_leaves=12).map(
+        lambda node: node if isinstance(node, dict) else {b"exercises": node}
+    )
 
 
 def honest(student: bytes) -> dict:
     """The five modules in exercises/, each with the student's mark."""
-    return {b"exercises": {name.encode(): mark(student) + b"def f():\n    pass\n" for name in MODULE_FILES}}
+    return {
+        b"exercises": {
+            name.encode(): mark(student) + b"def f():\n    pass\n" for name in MODULE_FILES
+        }
+    }
 
 
 def lay(folder: Path, tree: dict) -> None:
@@ -99,7 +125,9 @@ def packed(archive: Zip) -> bytes:
         if archive.zeros:
             out.writestr(archive.bomb.decode("cp437"), bytes(archive.zeros))
         for name, node in _members(archive.tree, b""):
-            info = zipfile.ZipInfo(name.decode("cp437"))  # the bytes as they are: zip's names are CP437 unless flagged
+            info = zipfile.ZipInfo(
+                name.decode("cp437")
+            )  # the bytes as they are: zip's names are CP437 unless flagged
             if isinstance(node, Link):
                 info.external_attr = 0o120777 << 16
                 out.writestr(info, node.target)
@@ -118,7 +146,9 @@ def _members(tree: dict, prefix: bytes):
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
     max_leaves=20,
 )
 
@@ -135,7 +165,10 @@ def notebooks(draw) -> str:
     """A submitted notebook's text of any shape: the kit's own, with cells added or changed, or any JSON at all."""
     nb = json.loads(kit_notebook())
     cell = st.fixed_dictionaries(
-        {"cell_type": st.sampled_from(["markdown", "code", "raw", "other"]), "source": st.text(max_size=30) | json_values},
+        {
+            "cell_type": st.sampled_from(["markdown", "code", "raw", "other"]),
+            "source": st.text(max_size=30) | json_values,
+        },
         optional={"metadata": json_values, "outputs": json_values, "id": st.text(max_size=8)},
     )
     nb["cells"] += draw(st.lists(cell, max_size=6))
@@ -143,7 +176,9 @@ def notebooks(draw) -> str:
     if shape == "any":
         return json.dumps(draw(json_values))
     if shape == "many":
-        nb["cells"] *= draw(st.integers(1, 8))  # past SMALL.cells; past BOUNDS.cells in the tests of the bound itself
+        nb["cells"] *= draw(
+            st.integers(1, 8)
+        )  # past SMALL.cells; past BOUNDS.cells in the tests of the bound itself
     return json.dumps(nb)
 
 
@@ -158,15 +193,51 @@ HOSTILE_URLS = [
     "https://elsewhere.example/x.png",
 ]
 _fragments = st.one_of(
-    st.sampled_from(["\n", "\n\n", "- ", "  ", "1. ", "> ", "```\n", "    ", "# ", "|a|b|\n|-|-|\n", "$", "$$", "\\", "<!--", "-->"]),
+    st.sampled_from(
+        [
+            "\n",
+            "\n\n",
+            "- ",
+            "  ",
+            "1. ",
+            "> ",
+            "```\n",
+            "    ",
+            "# ",
+            "|a|b|\n|-|-|\n",
+            "$",
+            "$$",
+            "\\",
+            "<!--",
+            "-->",
+        ]
+    ),
     st.builds("[t]({})".format, st.sampled_from(HOSTILE_URLS)),
     st.builds("![i]({})".format, st.sampled_from(HOSTILE_URLS)),
     st.builds("<{}>".format, st.sampled_from(HOSTILE_URLS)),
     st.builds("[r]: {}\n[x][r]".format, st.sampled_from(HOSTILE_URLS)),
     st.builds(
         '<{0} {1}="{2}">x</{0}>'.format,
-        st.sampled_from(["a", "img", "script", "iframe", "svg", "math", "style", "object", "p", "div", "form", "base", "link"]),
-        st.sampled_from(["href", "src", "onerror", "onclick", "style", "srcset", "xlink:href", "action", "data"]),
+        st.sampled_from(
+            [
+                "a",
+                "img",
+                "script",
+                "iframe",
+                "svg",
+                "math",
+                "style",
+                "object",
+                "p",
+                "div",
+                "form",
+                "base",
+                "link",
+            ]
+        ),
+        st.sampled_from(
+            ["href", "src", "onerror", "onclick", "style", "srcset", "xlink:href", "action", "data"]
+        ),
         st.sampled_from(HOSTILE_URLS),
     ),
     st.text(max_size=8),

@@ -6,7 +6,10 @@ WARNING_ADVICE = [
         "overflow encountered in exp",
         "Past about 709, exp overflows to inf: subtract each row's maximum from its entries before exp (x - max, so that no exponent is above 0)",
     ),
-    ("overflow", "A number grew past the float range (about 1.8e308): subtract each row's maximum before exp"),
+    (
+        "overflow",
+        "A number grew past the float range (about 1.8e308): subtract each row's maximum before exp",
+    ),
     (
         "invalid value encountered",
         "A 0/0, inf/inf or inf - inf made a NaN, even if it was replaced later: subtract each row's maximum "
@@ -16,7 +19,10 @@ WARNING_ADVICE = [
         "divide by zero encountered in log",
         "A log of 0 (an exp that underflowed to 0, or a -inf score): keep such entries out of the log",
     ),
-    ("divide by zero", "A division by 0: after subtracting each row's maximum, every row's sum is at least 1"),
+    (
+        "divide by zero",
+        "A division by 0: after subtracting each row's maximum, every row's sum is at least 1",
+    ),
 ]
 
 

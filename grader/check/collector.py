@@ -23,12 +23,22 @@ from grader.check.checks import judged, profiles  # noqa: F401  (registers the p
 from grader.check.checks.harness import CheckFailed, Halt, Submission, labelled
 from grader.check.checks.seeding import seeded
 from grader.check.checks.workers import StudentCodePool
-from grader.check.results import CheckResult, ExerciseResult, exercise_status, function_points, partial_points
+from grader.check.results import (
+    CheckResult,
+    ExerciseResult,
+    exercise_status,
+    function_points,
+    partial_points,
+)
 from grader.exercises import BY_NAME
 from grader.sandbox.errors import StudentError
 from grader.sandbox.process import GRADER_FAULT
 
-FAILED_KINDS = {"raised", "bad_output", "memory"}  # the student's code gave a wrong answer by raising
+FAILED_KINDS = {
+    "raised",
+    "bad_output",
+    "memory",
+}  # the student's code gave a wrong answer by raising
 
 
 class Collector:
@@ -56,20 +66,36 @@ class Collector:
         except BaseException as raised:  # noqa: BLE001  (a check's end, whatever it is, is its verdict)
             error = raised
         self.seconds[check_id] = time.perf_counter() - started
-        printed, calls = outlet.terminal(submission.printed.everything(), "\n\t"), submission.calls()
+        printed, calls = (
+            outlet.terminal(submission.printed.everything(), "\n\t"),
+            submission.calls(),
+        )
         role = getattr(judged.declared(check), "role", "work")
-        if error is None:  # a passing check's message is a note alone: float32 input made float64 (where.widened)
+        if (
+            error is None
+        ):  # a passing check's message is a note alone: float32 input made float64 (where.widened)
             functions = judged.counted(check, None, "passed", submission)
             self.results[check_id] = CheckResult(
-                check_id, "passed", submission.widened, printed=printed, calls=calls, functions=functions, role=role
+                check_id,
+                "passed",
+                submission.widened,
+                printed=printed,
+                calls=calls,
+                functions=functions,
+                role=role,
             )
             return
         status, message, by_grader = verdict(error)
         functions = judged.counted(check, error, status, submission)
         message = outlet.terminal(message + submission.printed.told(exercise), "\n\t")
         example = submission.last_example(error) if status == "failed" else None
-        example = example and {**example, "said": message.splitlines()[0]}  # what the check said, for `grader try`
-        mistake = next((leaf.mistake for leaf in _leaves(error) if isinstance(leaf, CheckFailed)), "")  # as the check named it
+        example = example and {
+            **example,
+            "said": message.splitlines()[0],
+        }  # what the check said, for `grader try`
+        mistake = next(
+            (leaf.mistake for leaf in _leaves(error) if isinstance(leaf, CheckFailed)), ""
+        )  # as the check named it
         self.results[check_id] = CheckResult(
             check_id,
             status,
@@ -117,18 +143,39 @@ def verdict(error) -> tuple[str, str, bool]:
         if isinstance(leaf, CheckFailed):
             return "failed", str(leaf), False
         if isinstance(leaf, Halt):
-            status = {"not_started": "not_started", "memory": "failed"}.get(leaf.error.kind, "error")
-            inputs = "".join("\n" + labelled(f"{name} = ", value) for name, value in leaf.inputs.items())
-            return status, leaf.error.message + (f"\nIt happened on this input:{inputs}" if inputs else ""), leaf.error.kind == "grader"
+            status = {"not_started": "not_started", "memory": "failed"}.get(
+                leaf.error.kind, "error"
+            )
+            inputs = "".join(
+                "\n" + labelled(f"{name} = ", value) for name, value in leaf.inputs.items()
+            )
+            return (
+                status,
+                leaf.error.message + (f"\nIt happened on this input:{inputs}" if inputs else ""),
+                leaf.error.kind == "grader",
+            )
         if isinstance(leaf, StudentError):
-            status = "not_started" if leaf.kind == "not_started" else "failed" if leaf.kind in FAILED_KINDS else "error"
+            status = (
+                "not_started"
+                if leaf.kind == "not_started"
+                else "failed"
+                if leaf.kind in FAILED_KINDS
+                else "error"
+            )
             return status, leaf.message, leaf.kind == "grader"
     name = type(leaves[0]).__name__ if leaves else "no result"
     return "error", f"The grader could not finish this check ({name}). {GRADER_FAULT}", True
 
 
 def collect(
-    names, folder: Path, profile: str, seed: int, timeout: float, budget: float, kinds=("public", "hidden"), workers=None
+    names,
+    folder: Path,
+    profile: str,
+    seed: int,
+    timeout: float,
+    budget: float,
+    kinds=("public", "hidden"),
+    workers=None,
 ) -> Collector:
     """Run the checks of these exercises, public ones first, each file's in its order; the collector holds every verdict.
 
@@ -136,10 +183,18 @@ def collect(
     """
     collector, previous, own = Collector(), settings.get_current_profile_name(), workers is None
     workers = StudentCodePool(folder, timeout=timeout, budget=budget) if own else workers
-    settings.load_profile(profile)  # before the checks are imported, so that their settings follow it
+    settings.load_profile(
+        profile
+    )  # before the checks are imported, so that their settings follow it
     try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the grader's own numpy on odd inputs: nothing a student should see
+        with (
+            contextlib.redirect_stdout(io.StringIO()),
+            contextlib.redirect_stderr(io.StringIO()),
+            warnings.catch_warnings(),
+        ):
+            warnings.simplefilter(
+                "ignore"
+            )  # the grader's own numpy on odd inputs: nothing a student should see
             for name in names:
                 for kind in kinds:
                     if (module := _imported(kind, name)) is None:
@@ -147,7 +202,9 @@ def collect(
                         continue
                     submission = Submission(workers, module.EXERCISE)
                     for check in _checks(module):
-                        collector.run(seeded(check, seed), submission, module.EXERCISE, kind == "public")
+                        collector.run(
+                            seeded(check, seed), submission, module.EXERCISE, kind == "public"
+                        )
     finally:
         settings.load_profile(previous)
         if own:
@@ -167,7 +224,9 @@ def _imported(kind: str, name: str):
 
 def _checks(module) -> list:
     """A check file's checks, as pytest finds them: its functions named test_*, in the file's order."""
-    return [value for key, value in vars(module).items() if key.startswith("test_") and callable(value)]
+    return [
+        value for key, value in vars(module).items() if key.startswith("test_") and callable(value)
+    ]
 
 
 def exercise_result(name: str, collector: Collector) -> ExerciseResult:
@@ -177,7 +236,9 @@ def exercise_result(name: str, collector: Collector) -> ExerciseResult:
         problem = CheckResult(f"{name}.checks_loaded", "error", verdict(None)[1], True)
         return ExerciseResult(name, "error", 0.0, max_points, [problem])
     checks = [
-        collector.results.get(check, CheckResult(check, "error", "This check did not report a result."))
+        collector.results.get(
+            check, CheckResult(check, "error", "This check did not report a result.")
+        )
         for check in collector.expected[name]
     ]
     for check in checks:
@@ -185,11 +246,18 @@ def exercise_result(name: str, collector: Collector) -> ExerciseResult:
         check.public = check.id in collector.public
     exercise = BY_NAME[name]
     return ExerciseResult(
-        name, exercise_status(checks), partial_points(exercise, checks), max_points, checks, functions=function_points(exercise, checks)
+        name,
+        exercise_status(checks),
+        partial_points(exercise, checks),
+        max_points,
+        checks,
+        functions=function_points(exercise, checks),
     )
 
 
-def checked(folder: Path, root: Path, names, stubs, *, profile, seed, timeout, budget, kinds) -> dict[str, ExerciseResult]:
+def checked(
+    folder: Path, root: Path, names, stubs, *, profile, seed, timeout, budget, kinds
+) -> dict[str, ExerciseResult]:
     """Each of these exercises' verdict, its checks run here on the snapshot in folder (root: the run's private folder).
 
     The reference runs here on one BLAS thread: OpenBLAS's own threads, racing the threads that
@@ -197,8 +265,12 @@ def checked(folder: Path, root: Path, names, stubs, *, profile, seed, timeout, b
     the arrays here are too small for threads to help.
     """
     with threadpool_limits(limits=1, user_api="blas"):
-        set_hypothesis_home_dir(root / ".hypothesis")  # never a .hypothesis/ folder where the grader runs
-        workers = StudentCodePool(folder, timeout=timeout, budget=budget, unwritten=frozenset(stubs))
+        set_hypothesis_home_dir(
+            root / ".hypothesis"
+        )  # never a .hypothesis/ folder where the grader runs
+        workers = StudentCodePool(
+            folder, timeout=timeout, budget=budget, unwritten=frozenset(stubs)
+        )
         try:
             workers.start_early(names)
             collector = collect(names, folder, profile, seed, timeout, budget, kinds, workers)

@@ -31,22 +31,30 @@ def check(
     from grader.sandbox.launcher import own_exercises
     from grader.sandbox.private import NotRegular, Snapshot
 
-    own = own_exercises(folder)  # the student's own exercises/, where the verdict is remembered; another's is read, never written
+    own = own_exercises(
+        folder
+    )  # the student's own exercises/, where the verdict is remembered; another's is read, never written
     try:
         with Snapshot(folder) as snapshot:
             state = State(folder) if solutions else State.load(folder)
-            saved = state.fresh(fingerprints(snapshot.files)) if state.entries else {}  # nothing saved: no fingerprint to take
+            saved = (
+                state.fresh(fingerprints(snapshot.files)) if state.entries else {}
+            )  # nothing saved: no fingerprint to take
             report = check_snapshot(snapshot, exercises or None, saved=saved)
     except NotRegular as error:  # a module replaced by a link or a folder since it was found
         click.echo(f"Cannot check: In {folder}: {error}.", err=True)
         return 2
-    except IsolationError as error:  # the tier asked for (ATTENTION_BY_HAND_ISOLATION) cannot be had here
+    except (
+        IsolationError
+    ) as error:  # the tier asked for (ATTENTION_BY_HAND_ISOLATION) cannot be had here
         click.echo(f"Cannot check: {error}", err=True)
         return 2
     if own and not solutions:
         state.save(report)
     click.echo(render(report, folder, solutions=solutions, output=output, own=own))
-    if json_file is not None and not write(json_file, json.dumps(report.to_json(), indent=1) + "\n"):
+    if json_file is not None and not write(
+        json_file, json.dumps(report.to_json(), indent=1) + "\n"
+    ):
         return 2
     if junit_file is not None and not write(junit_file, junit_xml(report)):
         return 2
@@ -60,6 +68,9 @@ def write(path: Path, text: str) -> bool:
     try:
         Path(path).write_text(text, encoding="utf-8")
     except OSError as error:
-        click.echo(f"Cannot write {path}: {error.strerror}. Choose a file in a folder that exists and that you may write to.", err=True)
+        click.echo(
+            f"Cannot write {path}: {error.strerror}. Choose a file in a folder that exists and that you may write to.",
+            err=True,
+        )
         return False
     return True

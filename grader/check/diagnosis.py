@@ -70,23 +70,44 @@ MISTAKES = {
         ("q·k divided by d instead of √d", lambda q, k: q @ _t(k) / q.shape[-1]),
         ("q·k multiplied by √d instead of divided", lambda q, k: q @ _t(k) * np.sqrt(q.shape[-1])),
         ("keys times queries: the scores transposed", lambda q, k: _t(attention_scores(q, k))),
-        ("q·k divided by √T, the number of positions, instead of √d", lambda q, k: q @ _t(k) / np.sqrt(q.shape[-2])),
+        (
+            "q·k divided by √T, the number of positions, instead of √d",
+            lambda q, k: q @ _t(k) / np.sqrt(q.shape[-2]),
+        ),
         (
             "d taken as q.shape[1], which is the size of a query only for a 2-D q (q.shape[-1] always is)",
             lambda q, k: q @ _t(k) / np.sqrt(q.shape[1]),
         ),
-        ("// (floor division) in place of /: q·k divided by √d, then rounded down", lambda q, k: q @ _t(k) // np.sqrt(q.shape[-1])),
+        (
+            "// (floor division) in place of /: q·k divided by √d, then rounded down",
+            lambda q, k: q @ _t(k) // np.sqrt(q.shape[-1]),
+        ),
     ],
     "causal_mask": [
-        ("the upper triangle (j >= i) instead of the lower", lambda t: np.triu(np.ones((t, t), dtype=bool))),
-        ("the diagonal hidden: a position may not look at itself", lambda t: np.tril(np.ones((t, t), dtype=bool), -1)),
+        (
+            "the upper triangle (j >= i) instead of the lower",
+            lambda t: np.triu(np.ones((t, t), dtype=bool)),
+        ),
+        (
+            "the diagonal hidden: a position may not look at itself",
+            lambda t: np.tril(np.ones((t, t), dtype=bool), -1),
+        ),
         ("True where j > i: the mask inverted", lambda t: ~np.tril(np.ones((t, t), dtype=bool))),
     ],
     "apply_causal_mask": [
         ("masked entries set to 0 instead of -inf", lambda s: _mask_with(s, np.tril, 0.0)),
-        ("the diagonal hidden: a position may not look at itself", lambda s: _mask_with(s, lambda m: np.tril(m, -1), -np.inf)),
-        ("the wrong triangle hidden (j < i instead of j > i)", lambda s: _mask_with(s, np.triu, -np.inf)),
-        ("masked entries set to a large negative number instead of -inf", lambda s: _mask_with(s, np.tril, -1e9)),
+        (
+            "the diagonal hidden: a position may not look at itself",
+            lambda s: _mask_with(s, lambda m: np.tril(m, -1), -np.inf),
+        ),
+        (
+            "the wrong triangle hidden (j < i instead of j > i)",
+            lambda s: _mask_with(s, np.triu, -np.inf),
+        ),
+        (
+            "masked entries set to a large negative number instead of -inf",
+            lambda s: _mask_with(s, np.tril, -1e9),
+        ),
         (
             "np.where's two choices swapped: -inf where a position may look and the score where it may not",
             lambda s: np.where(causal_mask(s.shape[-1]), -np.inf, s),
@@ -94,9 +115,15 @@ MISTAKES = {
     ],
     "softmax": [
         ("a softmax along the first axis instead of the last", lambda x: _softmax_over(x, 0)),
-        ("a softmax along the second-to-last axis", lambda x: _softmax_over(x, -2) if x.ndim > 1 else None),
+        (
+            "a softmax along the second-to-last axis",
+            lambda x: _softmax_over(x, -2) if x.ndim > 1 else None,
+        ),
         ("a softmax over the whole array instead of each row", lambda x: _softmax_over(x, None)),
-        ("exp without subtracting each row's maximum first (it overflows past 709)", _softmax_unshifted),
+        (
+            "exp without subtracting each row's maximum first (it overflows past 709)",
+            _softmax_unshifted,
+        ),
         (
             "one maximum for the whole array subtracted instead of each row's own",
             lambda x: _softmax_unshifted(x - np.max(x)),
@@ -107,18 +134,26 @@ MISTAKES = {
         ),
     ],
     "attention_head": [
-        ("keys made with the query weights (x @ w_q instead of x @ w_k)", lambda x, wq, wk, wv: _head_with(x, wq, wk, wv, keys=wq)),
+        (
+            "keys made with the query weights (x @ w_q instead of x @ w_k)",
+            lambda x, wq, wk, wv: _head_with(x, wq, wk, wv, keys=wq),
+        ),
         ("no causal mask", lambda x, wq, wk, wv: _head_with(x, wq, wk, wv, mask=False)),
         ("scores without the 1/√d", lambda x, wq, wk, wv: _head_with(x, wq, wk, wv, scale=False)),
         (
             "the values multiplied by the shares transposed",
-            lambda x, wq, wk, wv: (_t(attention_head(x, wq, wk, wv)[1]) @ (x @ wv), attention_head(x, wq, wk, wv)[1]),
+            lambda x, wq, wk, wv: (
+                _t(attention_head(x, wq, wk, wv)[1]) @ (x @ wv),
+                attention_head(x, wq, wk, wv)[1],
+            ),
         ),
     ],
     "multi_head_attention": [
         (
             "the heads joined in reverse order",
-            lambda x, heads, w_o: np.concatenate([attention_head(x, *h)[0] for h in heads[::-1]], axis=-1) @ w_o,
+            lambda x, heads, w_o: (
+                np.concatenate([attention_head(x, *h)[0] for h in heads[::-1]], axis=-1) @ w_o
+            ),
         ),
     ],
     "softmax_backward": [
@@ -131,8 +166,14 @@ MISTAKES = {
         ),
     ],
     "attention_head_backward": [
-        ("the gradient through the scores without the 1/√d", lambda *a: _head_backward_with(*a, scale=False)),
-        ("the path through the scores (queries and keys) left out", lambda *a: _head_backward_with(*a, scores_path=False)),
+        (
+            "the gradient through the scores without the 1/√d",
+            lambda *a: _head_backward_with(*a, scale=False),
+        ),
+        (
+            "the path through the scores (queries and keys) left out",
+            lambda *a: _head_backward_with(*a, scores_path=False),
+        ),
         ("d_x with only the value path", lambda *a: _head_backward_with(*a, x_paths="v")),
         ("d_x missing the key path", lambda *a: _head_backward_with(*a, x_paths="qv")),
         ("d_x missing the query path", lambda *a: _head_backward_with(*a, x_paths="kv")),
@@ -173,7 +214,9 @@ def _output(function, args: tuple, part: int | None):
     return value[part] if part is not None and value is not None else value
 
 
-def diagnose(key: str, args: tuple, got, part: int | None = None, submission=None, reference=()) -> tuple[str, ...]:
+def diagnose(
+    key: str, args: tuple, got, part: int | None = None, submission=None, reference=()
+) -> tuple[str, ...]:
     """The names of the known mistakes whose own code, on args, gives got, in MISTAKES' order.
 
     A mistake that gives the right answer on these inputs (a softmax along the first axis of a
@@ -241,9 +284,17 @@ PROBES = {  # a general input per function: every size distinct (T, S, d, a batc
     "attention_scores": lambda: tuple(_probe(1, (2, 5, 4, 3), (2, 5, 6, 3), bound=3.0)),
     "causal_mask": lambda: (5,),
     "apply_causal_mask": lambda: tuple(_probe(2, (2, 3, 4, 4))),
-    "softmax": lambda: (np.where(np.triu(np.ones((4, 5), bool), 2), -np.inf, _probe(4, (2, 3, 4, 5), bound=800.0)[0]),),
+    "softmax": lambda: (
+        np.where(
+            np.triu(np.ones((4, 5), bool), 2), -np.inf, _probe(4, (2, 3, 4, 5), bound=800.0)[0]
+        ),
+    ),
     "attention_head": _head_probe,
-    "multi_head_attention": lambda: (_head_probe()[0], [_head_probe()[1:], tuple(_probe(5, (3, 2), (3, 2), (3, 2)))], _probe(6, (4, 3))[0]),
+    "multi_head_attention": lambda: (
+        _head_probe()[0],
+        [_head_probe()[1:], tuple(_probe(5, (3, 2), (3, 2), (3, 2)))],
+        _probe(6, (4, 3))[0],
+    ),
     "softmax_backward": lambda: (
         softmax(np.where(np.triu(np.ones((4, 4), bool), 1), -np.inf, _probe(7, (2, 3, 4, 4))[0])),
         _probe(8, (2, 3, 4, 4))[0],

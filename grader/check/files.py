@@ -39,4 +39,7 @@ def depends_on(files: Mapping[str, bytes | None], exercise: str) -> list[str]:
 def hashes_for(files: Mapping[str, bytes | None], exercise: str) -> dict[str, str]:
     """{name.py: sha256} of each module an exercise's verdict depends on, of these files (one that was refused: "<missing>")."""
     found = {f"{m}.py": files.get(f"{m}.py") for m in depends_on(files, exercise)}
-    return {name: hashlib.sha256(data).hexdigest() if data is not None else "<missing>" for name, data in found.items()}
+    return {
+        name: hashlib.sha256(data).hexdigest() if data is not None else "<missing>"
+        for name, data in found.items()
+    }

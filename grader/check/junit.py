@@ -9,7 +9,11 @@ from datetime import UTC, datetime
 from grader.check.results import CheckResult, Report
 
 SUITE = "attention-by-hand"
-OUTCOME = {"failed": "failure", "error": "error", "not_started": "skipped"}  # status -> child of <testcase>
+OUTCOME = {
+    "failed": "failure",
+    "error": "error",
+    "not_started": "skipped",
+}  # status -> child of <testcase>
 # characters XML 1.0 cannot hold, even escaped; a student's message may contain them
 NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
@@ -42,7 +46,10 @@ def properties(report: Report) -> ET.Element:
     element = ET.Element("properties")
     values = [("seed", report.seed)]
     for exercise in report.exercises:
-        values += [(f"{exercise.name}.status", exercise.status), (f"{exercise.name}.points", exercise.points)]
+        values += [
+            (f"{exercise.name}.status", exercise.status),
+            (f"{exercise.name}.points", exercise.points),
+        ]
         values.append((f"{exercise.name}.max_points", exercise.max_points))
     values += [("total.points", report.points), ("total.max_points", report.max_points)]
     for name, value in values:
@@ -56,7 +63,11 @@ def testcase(check: CheckResult) -> ET.Element:
     element = ET.Element("testcase", classname=exercise, name=name, time=f"{check.seconds:.3f}")
     if check.status in OUTCOME:
         message = xml_text(check.message)
-        first = "not started" if check.status == "not_started" else message.partition("\n")[0] or check.status
+        first = (
+            "not started"
+            if check.status == "not_started"
+            else message.partition("\n")[0] or check.status
+        )
         ET.SubElement(element, OUTCOME[check.status], message=first).text = message
     return element
 

@@ -24,16 +24,25 @@ ISOLATION = {
     "none": "your code ran unconfined, as you",
 }
 HIDDEN_LATER = "the hidden checks run when your work is graded"
-STATUS_WORDS = {"passed": "passed", "failed": "failed", "not_started": "not started", "error": "error"}
+STATUS_WORDS = {
+    "passed": "passed",
+    "failed": "failed",
+    "not_started": "not started",
+    "error": "error",
+}
 COLOURS = {"passed": "green", "failed": "red", "error": "red", "not_started": "yellow"}
-RAISED = re.compile(r"^(\S+ raised \w+).*\((\S+\.py, line \d+)")  # "f raised E: ... (file.py, line N: code)."
+RAISED = re.compile(
+    r"^(\S+ raised \w+).*\((\S+\.py, line \d+)"
+)  # "f raised E: ... (file.py, line N: code)."
 NUMBER = re.compile(r"[-+]?\d+(\.\d+)?(e[-+]?\d+)?")
 
 
 def cause(message: str) -> str:
     """What a failure says is wrong, without its numbers: the same for two checks that fail the same way on other inputs."""
     lines = message.strip().splitlines() or [""]
-    first = " ".join(lines[:2]) if lines[0].endswith(":") and len(lines) > 1 else lines[0]  # a lead-in says nothing alone
+    first = (
+        " ".join(lines[:2]) if lines[0].endswith(":") and len(lines) > 1 else lines[0]
+    )  # a lead-in says nothing alone
     raised = RAISED.match(first)
     return " at ".join(raised.groups()) if raised else NUMBER.sub("#", first)
 
@@ -80,11 +89,15 @@ def details(result: ExerciseResult, where: tuple[str, ...] = (), own: bool = Tru
         )
     if report_checks(result) == "all" and len(result.functions) > 1:
         lines.append(f"    points by function: {shares(result)}.")
-    said: dict[str, str] = {}  # cause -> the check whose message said it in full: one message per cause
+    said: dict[
+        str, str
+    ] = {}  # cause -> the check whose message said it in full: one message per cause
     for check in result.checks:
         if check.status == "passed":
             continue
-        word = STATUS_WORDS[check.status] + ("" if report_checks(result) == "public" else ", public" if check.public else ", hidden")
+        word = STATUS_WORDS[check.status] + (
+            "" if report_checks(result) == "public" else ", public" if check.public else ", hidden"
+        )
         lines.append(f"  {paint(check.id, fg=COLOURS[check.status])} ({word})")
         if (first := said.setdefault(cause(check.message), check.id)) != check.id:
             lines.append(f"      fails the same way as {first} above, on an input of its own.")
@@ -99,13 +112,19 @@ def details(result: ExerciseResult, where: tuple[str, ...] = (), own: bool = Tru
             "on, in this terminal, where print() and breakpoint() work."
         )
     elif result.status == "failed":  # another's folder keeps no input, and its code runs confined
-        lines.append(f"  Debug it: {shown_command('try', result.name, *where)} runs these functions, confined, on a small worked example.")
+        lines.append(
+            f"  Debug it: {shown_command('try', result.name, *where)} runs these functions, confined, on a small worked example."
+        )
     return lines
 
 
 def passing_notes(result: ExerciseResult) -> list[str]:
     """The notes passing checks gave (a float32 input made float64), each once, in check order."""
-    return list(dict.fromkeys(check.message for check in result.checks if check.status == "passed" and check.message))
+    return list(
+        dict.fromkeys(
+            check.message for check in result.checks if check.status == "passed" and check.message
+        )
+    )
 
 
 def shares(result: ExerciseResult) -> str:
@@ -125,8 +144,14 @@ def printed(report: Report) -> list[str]:
     """Everything the student's functions printed, check by check (`grader check --output`)."""
     lines = []
     for check in (check for result in report.exercises for check in result.checks if check.printed):
-        lines += [f"  {paint(check.id, bold=True)} printed:"] + [f"    {line}" for line in check.printed.splitlines()]
-    return [paint("What your code printed, check by check:", bold=True), *(lines or ["  nothing."]), ""]
+        lines += [f"  {paint(check.id, bold=True)} printed:"] + [
+            f"    {line}" for line in check.printed.splitlines()
+        ]
+    return [
+        paint("What your code printed, check by check:", bold=True),
+        *(lines or ["  nothing."]),
+        "",
+    ]
 
 
 def report_checks(result: ExerciseResult) -> str:
@@ -160,7 +185,9 @@ def table(report: Report) -> list[str]:
         public, hidden = ("{}/{}".format(*result.counts(kind)) for kind in (True, False))
         status = paint(f"{STATUS_WORDS[result.status]:<13}", fg=COLOURS[result.status])
         score = f"{points(result.points)} / {points(result.max_points)}"
-        rows.append(f"{mark(result.status)} {result.name:<10}{status}{public:>7}{hidden:>8}{score:>15}")
+        rows.append(
+            f"{mark(result.status)} {result.name:<10}{status}{public:>7}{hidden:>8}{score:>15}"
+        )
     total = f"{points(report.points)} / {points(report.max_points)}"
     rows.append(paint(f"  {'total':<38}{total:>15}", bold=True))
     return rows
@@ -190,9 +217,7 @@ def next_step(report: Report, folder: Path, solutions: bool) -> list[str]:
         names = ", ".join(f"{function}()" for function in BY_NAME[name].functions)
         step = f"Next: fill in {names} in {shown_folder(folder)}{name}.py, then run {shown_command('check', name, *where)}."
     elif first.status == "error":
-        step = (
-            f"Next: fix what stops {name}.py from running (the message above says what), then run {shown_command('check', name, *where)}."
-        )
+        step = f"Next: fix what stops {name}.py from running (the message above says what), then run {shown_command('check', name, *where)}."
     else:
         step = f"Next: fix {name} from its first message above, then run {shown_command('check', name, *where)}."
     return [
@@ -221,22 +246,33 @@ def all_pass(report: Report, where: tuple[str, ...]) -> str:
     return f"Every check that was run passes, public and hidden. Once all five exercises pass, run {compare}."
 
 
-def render(report: Report, folder: Path, solutions: bool = False, output: bool = False, own: bool = True) -> str:
+def render(
+    report: Report, folder: Path, solutions: bool = False, output: bool = False, own: bool = True
+) -> str:
     """The whole report as text, styled for a terminal or plain for a pipe; output adds all the student's code printed.
 
     own: the folder is the student's own exercises/, where `grader try` stops at a breakpoint.
     """
     which = "the public checks" if report.checks == "public" else "the public and the hidden checks"
-    lines = [f"Checked {folder} with {which} (Hypothesis seed {report.seed}; {ISOLATION[report.isolation]}).", ""]
+    lines = [
+        f"Checked {folder} with {which} (Hypothesis seed {report.seed}; {ISOLATION[report.isolation]}).",
+        "",
+    ]
     where = () if solutions else submission_args(folder, solutions)
     for result in report.exercises:
         if result.status != "passed":
             lines += details(result, where, solutions or own) + [""]
         elif result.note or passing_notes(result):
-            lines += [f"{mark('passed')} {result.name}: {said}" for said in [result.note] * bool(result.note) + passing_notes(result)] + [
-                ""
-            ]
-    lines += (printed(report) if output else []) + table(report) + [""] + next_step(report, folder, solutions)
+            lines += [
+                f"{mark('passed')} {result.name}: {said}"
+                for said in [result.note] * bool(result.note) + passing_notes(result)
+            ] + [""]
+    lines += (
+        (printed(report) if output else [])
+        + table(report)
+        + [""]
+        + next_step(report, folder, solutions)
+    )
     copied = [f"{e.name}.py" for e in report.exercises if e.same_as_reference]
     if copied:
         lines += [

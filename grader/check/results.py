@@ -21,22 +21,43 @@ class CheckResult:
     seconds: float = 0.0  # how long the check took; not in the JSON
     public: bool = False  # a public check (in both kits), not a hidden one (the full kit's only)
     printed: str = ""  # everything the student's functions printed during the check, call by call
-    example: dict | None = None  # the failing call's function and encoded arguments, for `grader try`; not in the JSON
-    calls: tuple[str, ...] = ()  # the functions of its exercise the check called, in the exercise's order; not in the JSON
+    example: dict | None = (
+        None  # the failing call's function and encoded arguments, for `grader try`; not in the JSON
+    )
+    calls: tuple[
+        str, ...
+    ] = ()  # the functions of its exercise the check called, in the exercise's order; not in the JSON
     blamed_function: str = ""  # failing: the student's function it called last, whose call or result it was judging; not in the JSON
     failed_import: str = ""  # an import that failed: the student's module whose file the error is in; not in the JSON
-    functions: dict[str, str] = field(default_factory=dict)  # the verdict it gives each function it counts for (checks.judged)
-    role: str = "work"  # "defining", "guard" or "work" (grader.check.checks.judged); not in the JSON
+    functions: dict[str, str] = field(
+        default_factory=dict
+    )  # the verdict it gives each function it counts for (checks.judged)
+    role: str = (
+        "work"  # "defining", "guard" or "work" (grader.check.checks.judged); not in the JSON
+    )
     mistake: str = ""  # the known mistake a failed check named (grader/check/diagnosis.py), never parsed from the message
 
     def __post_init__(self):
-        self.message, self.printed = shown(self.message), shown(self.printed)  # student text: every file and screen can hold it
+        self.message, self.printed = (
+            shown(self.message),
+            shown(self.printed),
+        )  # student text: every file and screen can hold it
 
     def to_json(self) -> dict:
         """This check as check.schema.json writes it; "fault": "grader" marks an error that is the grader's."""
-        told = {"id": self.id, "status": self.status, "message": self.message, "public": self.public, "functions": dict(self.functions)}
+        told = {
+            "id": self.id,
+            "status": self.status,
+            "message": self.message,
+            "public": self.public,
+            "functions": dict(self.functions),
+        }
         told |= {"mistake": self.mistake} if self.mistake else {}
-        return told | ({"fault": "grader"} if self.by_grader else {}) | ({"printed": self.printed} if self.printed else {})
+        return (
+            told
+            | ({"fault": "grader"} if self.by_grader else {})
+            | ({"printed": self.printed} if self.printed else {})
+        )
 
 
 @dataclass
@@ -50,9 +71,13 @@ class ExerciseResult:
     checks: list[CheckResult] = field(default_factory=list)
     note: str = ""  # e.g. the root cause when an earlier exercise fails
     cause: str = ""  # that earlier exercise, to fix first
-    files: dict[str, str] = field(default_factory=dict)  # the sha256 of each file the verdict depends on
+    files: dict[str, str] = field(
+        default_factory=dict
+    )  # the sha256 of each file the verdict depends on
     same_as_reference: bool = False  # the exercise's own module is the reference's, byte for byte
-    functions: dict[str, dict] = field(default_factory=dict)  # each function's points, max_points, passed and checks
+    functions: dict[str, dict] = field(
+        default_factory=dict
+    )  # each function's points, max_points, passed and checks
 
     def counts(self, public: bool) -> tuple[int, int]:
         """How many of the public (or hidden) checks passed, and how many there are."""
@@ -72,8 +97,13 @@ class ExerciseResult:
         return bool(failing) and all(check.by_grader for check in failing)
 
     def __post_init__(self):
-        exercise = BY_NAME[self.name]  # every function of the exercise, in its order; none earned where no check counted
-        self.functions = {name: dict(self.functions.get(name) or _none(share)) for name, share in zip(exercise.functions, exercise.shares)}
+        exercise = BY_NAME[
+            self.name
+        ]  # every function of the exercise, in its order; none earned where no check counted
+        self.functions = {
+            name: dict(self.functions.get(name) or _none(share))
+            for name, share in zip(exercise.functions, exercise.shares)
+        }
 
     def to_json(self) -> dict:
         """This exercise as check.schema.json writes it."""
@@ -160,7 +190,12 @@ class Report:
             )
             for e in data["exercises"]
         ]
-        return cls(exercises, seed=int(data.get("seed", seed)), isolation=data.get("isolation", "none"), checks=data.get("checks", "all"))
+        return cls(
+            exercises,
+            seed=int(data.get("seed", seed)),
+            isolation=data.get("isolation", "none"),
+            checks=data.get("checks", "all"),
+        )
 
 
 def exercise_status(checks: list[CheckResult]) -> str:
@@ -172,7 +207,9 @@ def exercise_status(checks: list[CheckResult]) -> str:
     statuses = {check.status for check in checks}
     if not checks or "error" in statuses:
         return "error"
-    if statuses == {"not_started"} and not any("passed" in check.functions.values() for check in checks):
+    if statuses == {"not_started"} and not any(
+        "passed" in check.functions.values() for check in checks
+    ):
         return "not_started"  # stubs alone: no function passes, even with the reference of an earlier one standing in
     return "passed" if statuses == {"passed"} else "failed"
 
@@ -214,7 +251,9 @@ def function_points(exercise: Exercise, checks: list[CheckResult]) -> dict[str, 
         for check in checks:
             told = _verdicts(exercise, check)
             if function in told:
-                came = told[function] != "passed" and "passed" in told.values()  # another function passed it: this one is the cause
+                came = (
+                    told[function] != "passed" and "passed" in told.values()
+                )  # another function passed it: this one is the cause
                 (caused if came else own).append(("work" if came else check.role, told[function]))
         counted = own + caused if own and all(told == "passed" for _, told in own) else own
         passed = sum(told == "passed" for _, told in counted)
@@ -222,9 +261,18 @@ def function_points(exercise: Exercise, checks: list[CheckResult]) -> dict[str, 
         defined = all(told == "passed" for role, told in counted if role == "defining")
         share = exercise.share(function)
         earned = share * passed / len(counted) if works and defined else 0.0
-        found[function] = {"points": math.floor(2 * earned) / 2, "max_points": share, "passed": passed, "checks": len(counted)}
+        found[function] = {
+            "points": math.floor(2 * earned) / 2,
+            "max_points": share,
+            "passed": passed,
+            "checks": len(counted),
+        }
         if passed and not (works and defined):
-            found[function]["why"] = "it fails its defining check" if not defined else "it passes only checks of how it treats its inputs"
+            found[function]["why"] = (
+                "it fails its defining check"
+                if not defined
+                else "it passes only checks of how it treats its inputs"
+            )
     return found
 
 

@@ -20,7 +20,10 @@ from grader.sandbox import isolation
 from grader.sandbox.private import Snapshot
 from grader.style import in_sentence
 
-KINDS = {"public": ("public",), "all": ("public", "hidden")}  # which folders of checks/ each kind of run uses
+KINDS = {
+    "public": ("public",),
+    "all": ("public", "hidden"),
+}  # which folders of checks/ each kind of run uses
 
 
 def run_checks(submission: Path, exercises: Sequence[str] | None = None, **options) -> Report:
@@ -56,27 +59,52 @@ def check_snapshot(
     grader/check/checks/conftest.py; timeout: seconds per call of student code; budget: for the run.
     record: whether the public checks of an untouched stub end as recorded (False runs them, to write the record).
     """
-    names, saved = [name for name in NAMES if exercises is None or name in exercises], dict(saved or {})
+    names, saved = (
+        [name for name in NAMES if exercises is None or name in exercises],
+        dict(saved or {}),
+    )
     checks = checks or kit.checks_run()
     if checks not in KINDS or checks == "all" and kit.is_student_kit():
         raise ValueError(f"checks is 'public' or, in the full kit, 'all'; not {checks!r}")
     todo = names if rerun else [name for name in names if name not in saved]
     stubs = untouched_stubs(snapshot.files)
-    as_recorded = {name: found for name in stubs & set(todo) if record and checks == "public" and (found := recorded(name))}
-    options = {"profile": profile, "seed": seed, "timeout": timeout, "budget": budget, "kinds": KINDS[checks]}
-    ran = as_recorded | _checked(snapshot.folder, snapshot.root, [name for name in todo if name not in as_recorded], stubs, options)
+    as_recorded = {
+        name: found
+        for name in stubs & set(todo)
+        if record and checks == "public" and (found := recorded(name))
+    }
+    options = {
+        "profile": profile,
+        "seed": seed,
+        "timeout": timeout,
+        "budget": budget,
+        "kinds": KINDS[checks],
+    }
+    ran = as_recorded | _checked(
+        snapshot.folder,
+        snapshot.root,
+        [name for name in todo if name not in as_recorded],
+        stubs,
+        options,
+    )
     reference = reference_hashes()
     for name, result in ran.items():
         result.files = hashes_for(snapshot.files, name)
         own = f"{name}.py"
-        result.same_as_reference = snapshot.source != SOLUTIONS_DIR.resolve() and result.files.get(own) == reference.get(own)
+        result.same_as_reference = snapshot.source != SOLUTIONS_DIR.resolve() and result.files.get(
+            own
+        ) == reference.get(own)
     known = saved | ran
     note_root_causes(list(known.values()))
-    tier = isolation.choose().name if ran else "none"  # the workers of this run were confined the same way (chosen once per process)
+    tier = (
+        isolation.choose().name if ran else "none"
+    )  # the workers of this run were confined the same way (chosen once per process)
     return Report([known[name] for name in names], seed=seed, isolation=tier, checks=checks)
 
 
-def _checked(folder: Path, root: Path, names: list[str], stubs, options: dict) -> dict[str, ExerciseResult]:
+def _checked(
+    folder: Path, root: Path, names: list[str], stubs, options: dict
+) -> dict[str, ExerciseResult]:
     """These exercises' verdicts, their checks run here (grader.check.collector, which loads Hypothesis)."""
     if not names:
         return {}
@@ -112,7 +140,9 @@ def note_root_causes(results: list[ExerciseResult]) -> None:
                 f"fix {broken[0]} first, then check {result.name} again."
             )
             continue
-        failing = [used for used in BY_NAME[result.name].uses if status.get(used, "passed") != "passed"]
+        failing = [
+            used for used in BY_NAME[result.name].uses if status.get(used, "passed") != "passed"
+        ]
         if not failing and (blamed := called_wrong(result)):
             used, function = blamed
             result.cause = used
@@ -125,7 +155,9 @@ def note_root_causes(results: list[ExerciseResult]) -> None:
         result.cause = failing[0]
         verb = "fails its" if len(failing) == 1 else "fail their"
         if kit.is_student_kit():
-            own = "and passes" if result.status == "passed" else "so its failures may come from them"
+            own = (
+                "and passes" if result.status == "passed" else "so its failures may come from them"
+            )
             result.note = (
                 f"{result.name} uses {in_sentence([f'your {used}' for used in failing])}, which {verb} public checks; "
                 f"here {result.name} runs with your own {in_sentence(list(BY_NAME[result.name].uses))}, {own}: fix {failing[0]} first."

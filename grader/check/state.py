@@ -26,7 +26,10 @@ STATE_DIR = ".grader"
 VERDICTS = "verdicts.json"
 FAILING = "failing.json"  # the failing call of each failed check, for `grader try`
 GRADER_DIR = Path(grader.__file__).resolve().parent
-EVIDENCE = ("blamed_function", "failed_import")  # what a check's verdict names beside its message, kept for the root causes
+EVIDENCE = (
+    "blamed_function",
+    "failed_import",
+)  # what a check's verdict names beside its message, kept for the root causes
 
 
 def state_dir(submission: Path) -> Path:
@@ -65,19 +68,28 @@ def write_json(submission: Path, name: str, data: dict) -> bool:
 
 def _grader_files() -> list[Path]:
     """The files a verdict depends on besides the student's: the grader, its stored worked examples and the reference."""
-    files = [p for p in [*GRADER_DIR.rglob("*.py"), *GRADER_DIR.rglob("*.npz")] if "__pycache__" not in p.parts]
+    files = [
+        p
+        for p in [*GRADER_DIR.rglob("*.py"), *GRADER_DIR.rglob("*.npz")]
+        if "__pycache__" not in p.parts
+    ]
     files += list(SOLUTIONS_DIR.glob("*.py"))
     return sorted(files)
 
 
-_digests: dict[tuple, str] = {}  # the version, the files' paths, sizes and modification times -> their digest, in this process
+_digests: dict[
+    tuple, str
+] = {}  # the version, the files' paths, sizes and modification times -> their digest, in this process
 
 
 def grader_digest() -> str:
     """A sha256 of the grader's version and its own files, read again only when one of them changed (90 files)."""
     files = _grader_files()
     try:
-        stats = (grader.__version__, *((str(path), (st := path.stat()).st_size, st.st_mtime_ns) for path in files))
+        stats = (
+            grader.__version__,
+            *((str(path), (st := path.stat()).st_size, st.st_mtime_ns) for path in files),
+        )
     except OSError:
         stats = None
     if stats in _digests:
@@ -116,8 +128,12 @@ class State:
     """The saved verdicts of one submission, as read once from its `.grader/` (State(folder) alone: none saved)."""
 
     folder: Path
-    entries: dict[str, dict] = field(default_factory=dict)  # exercise -> {"fingerprint", "verdict", "checks"}, well formed
-    failing: dict[str, dict] = field(default_factory=dict)  # check id -> {"function", "args", ...}: its failing call
+    entries: dict[str, dict] = field(
+        default_factory=dict
+    )  # exercise -> {"fingerprint", "verdict", "checks"}, well formed
+    failing: dict[str, dict] = field(
+        default_factory=dict
+    )  # check id -> {"function", "args", ...}: its failing call
     seed: int = 0  # the Hypothesis seed of the verdicts saved last
 
     @classmethod
@@ -125,15 +141,27 @@ class State:
         """The state as saved; nothing of a file that is missing or damaged, nor a verdict that is not well formed."""
         saved = read_json(submission, VERDICTS) or {}
         exercises = _dict(saved.get("exercises"))
-        entries = {name: entry for name, entry in exercises.items() if isinstance(entry, dict) and _valid(name, entry.get("verdict"))}
+        entries = {
+            name: entry
+            for name, entry in exercises.items()
+            if isinstance(entry, dict) and _valid(name, entry.get("verdict"))
+        }
         failing = read_json(submission, FAILING) or {}
-        failing = {check: found for check, found in failing.items() if isinstance(found, dict) and {"function", "args"} <= set(found)}
+        failing = {
+            check: found
+            for check, found in failing.items()
+            if isinstance(found, dict) and {"function", "args"} <= set(found)
+        }
         seed = saved.get("seed", 0)
         return cls(Path(submission), entries, failing, seed if isinstance(seed, int) else 0)
 
     def fresh(self, prints: Mapping[str, str]) -> dict[str, ExerciseResult]:
         """The saved verdicts of the files these fingerprints are of (fingerprints()), by exercise."""
-        return {name: self._result(entry) for name, entry in self.entries.items() if entry.get("fingerprint") == prints.get(name)}
+        return {
+            name: self._result(entry)
+            for name, entry in self.entries.items()
+            if entry.get("fingerprint") == prints.get(name)
+        }
 
     def last(self) -> dict[str, ExerciseResult]:
         """Every saved verdict by exercise, whether or not its files changed since."""
@@ -146,7 +174,11 @@ class State:
         for check in result.checks:
             kept = _dict(evidence.get(check.id))
             calls = kept.get("calls")
-            check.calls = tuple(calls) if isinstance(calls, list) and all(isinstance(f, str) for f in calls) else ()
+            check.calls = (
+                tuple(calls)
+                if isinstance(calls, list) and all(isinstance(f, str) for f in calls)
+                else ()
+            )
             for name in EVIDENCE:
                 setattr(check, name, kept[name] if isinstance(kept.get(name), str) else "")
             check.example = self.failing.get(check.id)
@@ -162,11 +194,29 @@ class State:
         now, base = State.load(self.folder), grader_digest()
         entries, failing, at = now.entries, now.failing, time.strftime("%H:%M:%S")
         for result in report.exercises:
-            fingerprint = exercise_fingerprint(result.files, base)  # no files given: one no folder's files have
-            entries[result.name] = {"fingerprint": fingerprint, "verdict": _verdict(result), "checks": _evidence(result)}
-            failing = {check: found for check, found in failing.items() if check.partition(".")[0] != result.name}
-            failing |= {check.id: {"by": by, "at": at, **check.example} for check in result.checks if check.example}
-        write_json(self.folder, VERDICTS, {"grader_version": grader.__version__, "seed": report.seed, "exercises": entries})
+            fingerprint = exercise_fingerprint(
+                result.files, base
+            )  # no files given: one no folder's files have
+            entries[result.name] = {
+                "fingerprint": fingerprint,
+                "verdict": _verdict(result),
+                "checks": _evidence(result),
+            }
+            failing = {
+                check: found
+                for check, found in failing.items()
+                if check.partition(".")[0] != result.name
+            }
+            failing |= {
+                check.id: {"by": by, "at": at, **check.example}
+                for check in result.checks
+                if check.example
+            }
+        write_json(
+            self.folder,
+            VERDICTS,
+            {"grader_version": grader.__version__, "seed": report.seed, "exercises": entries},
+        )
         if failing:
             write_json(self.folder, FAILING, failing)
         elif (state_dir(self.folder) / FAILING).is_file():
@@ -194,12 +244,19 @@ def _valid(name: str, verdict) -> bool:
 
 def _verdict(result: ExerciseResult) -> dict:
     """An exercise's verdict in JSON form, with its root-cause note and the exercise that note names."""
-    return dict(result.to_json(), note=result.note, cause=result.cause) if result.note else result.to_json()
+    return (
+        dict(result.to_json(), note=result.note, cause=result.cause)
+        if result.note
+        else result.to_json()
+    )
 
 
 def _evidence(result: ExerciseResult) -> dict[str, dict]:
     """For each check, what its verdict holds beside the JSON: the functions it called, the function and module it named."""
-    return {check.id: {"calls": list(check.calls), **{name: getattr(check, name) for name in EVIDENCE}} for check in result.checks}
+    return {
+        check.id: {"calls": list(check.calls), **{name: getattr(check, name) for name in EVIDENCE}}
+        for check in result.checks
+    }
 
 
 def checked_report(submission: Path, exercises=None, by: str = "status", before=None) -> Report:
@@ -211,13 +268,17 @@ def checked_report(submission: Path, exercises=None, by: str = "status", before=
     names = [name for name in NAMES if exercises is None or name in exercises]
     with Snapshot(Path(submission)) as snapshot:
         state = State.load(submission)
-        saved = state.fresh(fingerprints(snapshot.files)) if state.entries else {}  # nothing saved: no fingerprint to take
+        saved = (
+            state.fresh(fingerprints(snapshot.files)) if state.entries else {}
+        )  # nothing saved: no fingerprint to take
         missing = [name for name in names if name not in saved]
         if not missing:
             return Report([saved[name] for name in names], seed=state.seed, checks=kit.checks_run())
         if before is not None:
             before(missing)
-        from grader.check.runner import check_snapshot  # the checks' modules, loaded only when a check must run
+        from grader.check.runner import (
+            check_snapshot,
+        )  # the checks' modules, loaded only when a check must run
 
         report = check_snapshot(snapshot, names, saved=saved, rerun=False)
     state.save(report, by=by)

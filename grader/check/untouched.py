@@ -15,7 +15,13 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from grader.check.files import depends_on
-from grader.check.results import CheckResult, ExerciseResult, exercise_status, function_points, partial_points
+from grader.check.results import (
+    CheckResult,
+    ExerciseResult,
+    exercise_status,
+    function_points,
+    partial_points,
+)
 from grader.exercises import BY_NAME
 from grader.paths import CHECKS_DIR, MODULES
 
@@ -40,7 +46,11 @@ def stub_digests() -> dict[str, str]:
 
 def untouched_stubs(files: Mapping[str, bytes | None]) -> set[str]:
     """The modules that are stubs and depend on stubs only, so that importing one and calling it raises NotImplementedError."""
-    stubs = {m for m in MODULES if (source := files.get(f"{m}.py")) is not None and digest(source) == stub_digests().get(m)}
+    stubs = {
+        m
+        for m in MODULES
+        if (source := files.get(f"{m}.py")) is not None and digest(source) == stub_digests().get(m)
+    }
     return {m for m in stubs if set(depends_on(files, m)) <= stubs}
 
 
@@ -49,7 +59,11 @@ def record_digest() -> str:
     found = hashlib.sha256(json.dumps(stub_digests(), sort_keys=True).encode())
     for path in sorted(CHECKS_DIR.rglob("*.py")):
         if "hidden" not in path.relative_to(CHECKS_DIR).parts:
-            found.update(path.relative_to(CHECKS_DIR).as_posix().encode() + b"\0" + digest(path.read_bytes()).encode())
+            found.update(
+                path.relative_to(CHECKS_DIR).as_posix().encode()
+                + b"\0"
+                + digest(path.read_bytes()).encode()
+            )
     return found.hexdigest()
 
 
@@ -60,7 +74,11 @@ def _record() -> dict:
         found = json.loads(RECORD.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    if not isinstance(found, dict) or found.get("fingerprint") != record_digest() or not isinstance(found.get("exercises"), dict):
+    if (
+        not isinstance(found, dict)
+        or found.get("fingerprint") != record_digest()
+        or not isinstance(found.get("exercises"), dict)
+    ):
         return {}
     return found["exercises"]
 
@@ -68,7 +86,10 @@ def _record() -> dict:
 def recorded(name: str) -> ExerciseResult | None:
     """The verdict of an exercise's public checks on its untouched stub, as recorded, a fresh copy; None without a record."""
     try:
-        checks = [CheckResult(c["id"], c["status"], c["message"], public=True, calls=tuple(c["calls"])) for c in _record()[name]]
+        checks = [
+            CheckResult(c["id"], c["status"], c["message"], public=True, calls=tuple(c["calls"]))
+            for c in _record()[name]
+        ]
     except (KeyError, TypeError):
         return None
     exercise = BY_NAME[name]

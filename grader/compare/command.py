@@ -22,8 +22,15 @@ from grader.style import shown_command
 STEPS = {"mlp": 1000, "attention": 400}  # the attention model starts from the trained MLP
 SAMPLES = 100  # replies each model writes
 TIME_LIMIT = 600.0  # seconds for the whole training job
-JOB_MODULES = ("__init__", "job", "models", "corpus")  # grader/compare's modules the job needs: no view, no plot
-EVENT_CAP = 16 << 20  # bytes of one event: a model's, with its replies and losses, is well under 1 MiB
+JOB_MODULES = (
+    "__init__",
+    "job",
+    "models",
+    "corpus",
+)  # grader/compare's modules the job needs: no view, no plot
+EVENT_CAP = (
+    16 << 20
+)  # bytes of one event: a model's, with its replies and losses, is well under 1 MiB
 TOO_SLOW = (
     "The training took longer than {limit:.0f} s and was stopped. Is your attention_head or attention_head_backward much slower "
     "than it needs to be (a Python loop over positions)? Vectorise it with matrix products."
@@ -38,7 +45,16 @@ class JobFailed(Exception):
     """The training job stopped without its figures; the message says why, for the student."""
 
 
-def compare(submission=None, solutions=False, seed=0, json_file=None, plot_file=None, no_mask=False, steps=None, samples=SAMPLES) -> int:
+def compare(
+    submission=None,
+    solutions=False,
+    seed=0,
+    json_file=None,
+    plot_file=None,
+    no_mask=False,
+    steps=None,
+    samples=SAMPLES,
+) -> int:
     """Gate on the checks, train both models in a worker, and report them beside the lesson's figures.
 
     steps ({"mlp": n, "attention": n}) and samples shorten a run, for the kit's own tests.
@@ -46,14 +62,19 @@ def compare(submission=None, solutions=False, seed=0, json_file=None, plot_file=
     from grader.compare import plot
 
     if plot_file is not None and not plot.can_plot():  # said before the training, not after it
-        click.echo(f"{plot.no_matplotlib()} Nothing was trained; leave out --plot to compare without the picture.", err=True)
+        click.echo(
+            f"{plot.no_matplotlib()} Nothing was trained; leave out --plot to compare without the picture.",
+            err=True,
+        )
         return 2
     folder, status = gate(submission, solutions)
     if folder is None:
         return status
     started = time.monotonic()
     spec = {"seed": seed, "steps": steps or STEPS, "samples": samples, "no_mask": no_mask}
-    models, notices, status = train_both(folder, spec, compare_view.REFERENCE_LABELS if solutions else compare_view.LABELS)
+    models, notices, status = train_both(
+        folder, spec, compare_view.REFERENCE_LABELS if solutions else compare_view.LABELS
+    )
     if models is None:
         return status
     result = summary(seed, time.monotonic() - started, models, no_mask)
@@ -84,14 +105,18 @@ def gate(submission, solutions: bool) -> tuple[Path | None, int]:
     return folder, 0
 
 
-def train_both(folder: Path, spec: dict, names: dict = compare_view.LABELS) -> tuple[dict | None, list, int]:
+def train_both(
+    folder: Path, spec: dict, names: dict = compare_view.LABELS
+) -> tuple[dict | None, list, int]:
     """(models, notices, 0) from the training job, or (None, [], exit status) after saying why there are none."""
     progress, notices = compare_view.Progress(names=names, said=training_words(spec["steps"])), []
     try:
         models = run_job(folder, spec, progress.update, notices)
     except KeyboardInterrupt:
         progress.close()
-        click.echo("Stopped: the training was interrupted, so there are no figures this time.", err=True)
+        click.echo(
+            "Stopped: the training was interrupted, so there are no figures this time.", err=True
+        )
         return None, [], 130
     except JobFailed as failure:
         progress.close()
@@ -103,7 +128,11 @@ def train_both(folder: Path, spec: dict, names: dict = compare_view.LABELS) -> t
 
 def training_words(steps: dict) -> str:
     """What the training does and, for the full run, how long it takes (bench/RESULTS.md: 6.5-7.5 s idle on 2 cores, 18-24 s at load 5)."""
-    took = "; this takes about 7 s on an idle machine, 20 s or more on a busy one" if steps == STEPS else ""
+    took = (
+        "; this takes about 7 s on an idle machine, 20 s or more on a busy one"
+        if steps == STEPS
+        else ""
+    )
     return f"Training the models: {steps['mlp']} steps of the MLP, then {steps['attention']} with attention{took}..."
 
 
@@ -159,10 +188,16 @@ def run_job(folder: Path, spec: dict, on_progress, notices: list | None = None) 
             elif event["event"] == "error":
                 raise JobFailed(failure_message(event, job))
             elif event["event"] == "done":
-                missing = [name for name in NEEDED if name not in models] or [m for m in ["attention_map"] if m not in models["attention"]]
+                missing = [name for name in NEEDED if name not in models] or [
+                    m for m in ["attention_map"] if m not in models["attention"]
+                ]
                 if missing:
-                    raise JobFailed(unreadable(f"it finished without its {missing[0]} figures", job))
-                if notices is not None and (told := job.tail()):  # print() in the student's functions, while training
+                    raise JobFailed(
+                        unreadable(f"it finished without its {missing[0]} figures", job)
+                    )
+                if notices is not None and (
+                    told := job.tail()
+                ):  # print() in the student's functions, while training
                     notices.append(told.strip())
                 return models
         raise JobFailed(f"The training stopped without its figures: {job.death()}{job.tail()}")
@@ -180,9 +215,17 @@ def unreadable(what: str, job: "TrainingJob") -> str:
 
 def failure_message(event: dict, job: "TrainingJob") -> str:
     """What went wrong in the job, for the student."""
-    where = f" while training the {event['model'].replace('_', ' ')} model" if event.get("model") else ""
+    where = (
+        f" while training the {event['model'].replace('_', ' ')} model"
+        if event.get("model")
+        else ""
+    )
     if event["kind"] == "diverged":
-        then = "" if kit.is_student_kit() else f": see whether {shown_command('compare', '--solutions')} trains on this machine"
+        then = (
+            ""
+            if kit.is_student_kit()
+            else f": see whether {shown_command('compare', '--solutions')} trains on this machine"
+        )
         return f"The training diverged{where}: {event['message']}. Your functions passed every check, so this is rare{then}.{job.tail()}"
     return f"The comparison stopped{where}: {event['message']}{job.tail()}"
 
@@ -203,14 +246,24 @@ class TrainingJob:
             self.confinement = choose()
         except IsolationError as error:
             raise JobFailed(f"The comparison cannot run its training here: {error}") from None
-        self.launch = self.confinement.prepare(job_room(folder, self.confinement.owner()), "grader.compare.job")
+        self.launch = self.confinement.prepare(
+            job_room(folder, self.confinement.owner()), "grader.compare.job"
+        )
         self.started = time.time()
-        popen = {k: v for k, v in self.launch.popen.items() if k not in ("start_new_session", "creationflags")}
+        popen = {
+            k: v
+            for k, v in self.launch.popen.items()
+            if k not in ("start_new_session", "creationflags")
+        }
         env = {**self.launch.env, **HEAP_PAD}
-        self.child = launcher.Child(self.launch.argv, env=env, cwd=self.launch.cwd, output="events", feed=True, **popen)
+        self.child = launcher.Child(
+            self.launch.argv, env=env, cwd=self.launch.cwd, output="events", feed=True, **popen
+        )
         self.process = self.child.process
         self.pipe = FramedPipe(self.process, EVENT_CAP, "compare-job")
-        self.pipe.send(encode({**spec, "submission": self.launch.folder, "parent": self.launch.parent}))
+        self.pipe.send(
+            encode({**spec, "submission": self.launch.folder, "parent": self.launch.parent})
+        )
 
     def events(self, limit: float):
         """The job's events as they arrive, each checked (grader.compare.events), until it ends; JobFailed past the time limit."""
@@ -230,7 +283,9 @@ class TrainingJob:
                 raise JobFailed(unreadable(str(error), self)) from None
             if event["event"] == "started":
                 if self.confinement.name.endswith("landlock") and not event["landlocked"]:
-                    raise JobFailed("The comparison cannot run its training here: Landlock could not be applied to its process.")
+                    raise JobFailed(
+                        "The comparison cannot run its training here: Landlock could not be applied to its process."
+                    )
                 continue
             yield event
 
@@ -247,8 +302,12 @@ class TrainingJob:
         """How the process ended, in words."""
         code = self.launch.status(self.process.wait())
         if code < 0:
-            name = signal.Signals(-code).name if -code in signal.valid_signals() else f"signal {-code}"
-            return f"the Python process was killed by {name} (out of memory or a crash in your code)."
+            name = (
+                signal.Signals(-code).name if -code in signal.valid_signals() else f"signal {-code}"
+            )
+            return (
+                f"the Python process was killed by {name} (out of memory or a crash in your code)."
+            )
         return f"the Python process exited with status {code} (does your code call sys.exit or os._exit?)."
 
     def tail(self) -> str:

@@ -12,8 +12,36 @@ from grader.paths import DATA_DIR
 SPLITS = {"train": (4000, 0), "valid": (500, 1)}  # split -> (replies, seed)
 
 GREETINGS = ("hi", "hello", "dear")
-NAMES = ("anna", "ben", "carla", "david", "emma", "felix", "grace", "hugo", "iris", "jonas", "kate", "leo", "maria", "nina", "omar", "paul")
-ITEMS = ("jacket", "boots", "lamp", "kettle", "scarf", "backpack", "blender", "speaker", "mug", "rug")
+NAMES = (
+    "anna",
+    "ben",
+    "carla",
+    "david",
+    "emma",
+    "felix",
+    "grace",
+    "hugo",
+    "iris",
+    "jonas",
+    "kate",
+    "leo",
+    "maria",
+    "nina",
+    "omar",
+    "paul",
+)
+ITEMS = (
+    "jacket",
+    "boots",
+    "lamp",
+    "kettle",
+    "scarf",
+    "backpack",
+    "blender",
+    "speaker",
+    "mug",
+    "rug",
+)
 # acknowledgement -> its probability; the two order ones end alike in "r #" and five digits,
 # then go on differently: the second blind spot.
 ACKS = {
@@ -35,7 +63,10 @@ TEMPLATE = "{greeting} {name}, {ack}{subject} is {condition} the {days}-day wind
 
 def _regex(template: str, **slots: str) -> str:
     """`template` as a regular expression, each {field} replaced by the pattern in `slots`."""
-    return "".join(re.escape(literal) + (slots[field] if field else "") for literal, field, _, _ in Formatter().parse(template))
+    return "".join(
+        re.escape(literal) + (slots[field] if field else "")
+        for literal, field, _, _ in Formatter().parse(template)
+    )
 
 
 def _one_of(name: str, options) -> str:
@@ -43,7 +74,11 @@ def _one_of(name: str, options) -> str:
     return f"(?P<{name}>" + "|".join(re.escape(str(option)) for option in options) + ")"
 
 
-_ACK = "(?P<ack>" + "|".join(_regex(ack, item=_one_of("item", ITEMS), number="[0-9]{5}") for ack in ACKS if ack) + ")?"
+_ACK = (
+    "(?P<ack>"
+    + "|".join(_regex(ack, item=_one_of("item", ITEMS), number="[0-9]{5}") for ack in ACKS if ack)
+    + ")?"
+)
 REPLY_RE = re.compile(
     _regex(
         TEMPLATE,
@@ -57,7 +92,18 @@ REPLY_RE = re.compile(
         closing=_one_of("closing", CLOSINGS),
     )
 )
-_TEXTS = (TEMPLATE, *ACKS, *GREETINGS, *NAMES, *ITEMS, *SUBJECTS, *VERDICTS, *DECISIONS.values(), *CLOSINGS, "0123456789")
+_TEXTS = (
+    TEMPLATE,
+    *ACKS,
+    *GREETINGS,
+    *NAMES,
+    *ITEMS,
+    *SUBJECTS,
+    *VERDICTS,
+    *DECISIONS.values(),
+    *CLOSINGS,
+    "0123456789",
+)
 ALPHABET = "".join(sorted(set(re.sub(r"\{\w*\}", "", "".join(_TEXTS)))))
 
 
@@ -135,13 +181,17 @@ def load_replies(split: str, folder: str | Path | None = None) -> list[str]:
         raise ValueError(f"split must be one of {sorted(SPLITS)}, not {split!r}")
     path = Path(folder if folder is not None else DATA_DIR) / f"{split}.txt"
     if not path.is_file():
-        raise FileNotFoundError(f"no replies corpus at {path}; regenerate it with: python -m grader.compare.corpus --out {path.parent}")
+        raise FileNotFoundError(
+            f"no replies corpus at {path}; regenerate it with: python -m grader.compare.corpus --out {path.parent}"
+        )
     return path.read_text(encoding="utf-8").splitlines()
 
 
 def main(argv: list[str] | None = None) -> None:
     """Regenerate the shipped corpus files."""
-    parser = argparse.ArgumentParser(prog="python -m grader.compare.corpus", description=main.__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m grader.compare.corpus", description=main.__doc__
+    )
     parser.add_argument("--out", default=str(DATA_DIR), help="folder to write (default: data/)")
     for path in write_corpus(parser.parse_args(argv).out):
         print(path)

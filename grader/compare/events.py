@@ -49,19 +49,40 @@ def shares(value) -> bool:
 def picture(value) -> bool:
     """An attention map: the reply's text before the decision, and the share of each character and of the start, some read."""
     fields = {"text": text, "start_share": share, "shares": shares}
-    return type(value) is dict and _holds(value, fields, {}) is None and max([*value["shares"], value["start_share"]]) > 0
+    return (
+        type(value) is dict
+        and _holds(value, fields, {}) is None
+        and max([*value["shares"], value["start_share"]]) > 0
+    )
 
 
 EVENTS = {
     "started": ({"landlocked": lambda value: type(value) is bool}, {}),
-    "progress": ({"model": model, "step": count, "steps": lambda value: count(value) and value > 0, "loss": number}, {}),
+    "progress": (
+        {
+            "model": model,
+            "step": count,
+            "steps": lambda value: count(value) and value > 0,
+            "loss": number,
+        },
+        {},
+    ),
     "status": ({"model": model, "text": text}, {}),
     "model": (
-        {"model": model, "decision_probs": numbers, "replies": texts, "losses": numbers, "train_seconds": number},
+        {
+            "model": model,
+            "decision_probs": numbers,
+            "replies": texts,
+            "losses": numbers,
+            "train_seconds": number,
+        },
         {"attention_map": picture},
     ),
     "notice": ({"text": text}, {}),
-    "error": ({"kind": text, "model": lambda value: value is None or model(value), "message": text}, {}),
+    "error": (
+        {"kind": text, "model": lambda value: value is None or model(value), "message": text},
+        {},
+    ),
     "done": ({}, {}),
 }
 

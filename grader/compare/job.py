@@ -29,7 +29,11 @@ LR = 0.02  # the lr handed to the student's train
 BETAS = (0.9, 0.999)
 SAMPLES = 100
 MAP_REPLY = 0  # index of the held-out reply whose attention is shown
-STREAM = {"mlp": 0, "attention": 1, "attention_no_mask": 1}  # random streams: both heads see the same
+STREAM = {
+    "mlp": 0,
+    "attention": 1,
+    "attention_no_mask": 1,
+}  # random streams: both heads see the same
 
 
 class Timed:
@@ -51,7 +55,11 @@ class Timed:
 def widens(args, value) -> bool:
     """Whether a call given float32 arrays (and no float64 one) returned a float64 array."""
     given = {a.dtype for a in args if isinstance(a, np.ndarray) and a.dtype.kind == "f"}
-    back = [v for v in (value if isinstance(value, (tuple, list)) else [value]) if isinstance(v, np.ndarray)]
+    back = [
+        v
+        for v in (value if isinstance(value, (tuple, list)) else [value])
+        if isinstance(v, np.ndarray)
+    ]
     return given == {np.dtype(np.float32)} and any(v.dtype == np.float64 for v in back)
 
 
@@ -98,7 +106,9 @@ class Coach:
 
     def __init__(self, model, steps: int, on_step):
         self.model, self.params, self.steps, self.on_step = model, model.params, steps, on_step
-        self.moments = {name: (np.zeros_like(p), np.zeros_like(p)) for name, p in model.params.items()}
+        self.moments = {
+            name: (np.zeros_like(p), np.zeros_like(p)) for name, p in model.params.items()
+        }
         self.losses: list[float] = []
 
     def loss_and_grads(self, x, y):
@@ -134,7 +144,9 @@ def decision_probabilities(model, replies: list[str]) -> list[float]:
         logits, _ = model.forward(x)
         p = models.probabilities(model.softmax, logits.astype(np.float64))  # (B, T, V)
         for row, text in enumerate(chunk):
-            at = text.index(DECISION_CUE) + len(DECISION_CUE)  # the target at position `at` is that character
+            at = text.index(DECISION_CUE) + len(
+                DECISION_CUE
+            )  # the target at position `at` is that character
             probs.append(float(p[row, at, y[row, at]]))
     return probs
 
@@ -169,10 +181,20 @@ class Job:
             now = time.monotonic()
             if t == steps or now - last[0] > 0.1:
                 last[0] = now
-                self.emit({"event": "progress", "model": name, "step": t, "steps": steps, "loss": float(loss)})
+                self.emit(
+                    {
+                        "event": "progress",
+                        "model": name,
+                        "step": t,
+                        "steps": steps,
+                        "loss": float(loss),
+                    }
+                )
 
         coach = Coach(model, steps, on_step)
-        train(coach, models.batches(self.train_replies, BATCH, self.rng(1, STREAM[name])), steps, LR)
+        train(
+            coach, models.batches(self.train_replies, BATCH, self.rng(1, STREAM[name])), steps, LR
+        )
         if len(coach.losses) != steps:
             raise Stop("steps", f"your train made {len(coach.losses)} steps when asked for {steps}")
         return coach
@@ -202,10 +224,15 @@ class Job:
         self.evaluate("mlp", mlp, coach, time.perf_counter() - start, attention=False)
         heads = [("attention", fns["attention_head"], fns["attention_head_backward"])]
         if self.spec.get("no_mask"):
-            unmasked = [without_mask(fns[name], fns["apply_causal_mask"]) for name in ("attention_head", "attention_head_backward")]
+            unmasked = [
+                without_mask(fns[name], fns["apply_causal_mask"])
+                for name in ("attention_head", "attention_head_backward")
+            ]
             problem = still_masked(*unmasked)
             if problem:
-                self.emit({"event": "notice", "text": f"No model without the mask this time: {problem}"})
+                self.emit(
+                    {"event": "notice", "text": f"No model without the mask this time: {problem}"}
+                )
             else:
                 heads.append(("attention_no_mask", *unmasked))
         for name, head, head_backward in heads:
@@ -214,7 +241,9 @@ class Job:
             model.params.update({k: v.copy() for k, v in mlp.params.items()})
             start, cpu = time.perf_counter(), time.process_time()
             coach = self.fit(name, model, steps["attention"], fns["train"])
-            if name == "attention" and (notice := widening_notice(head, head_backward, time.process_time() - cpu)):
+            if name == "attention" and (
+                notice := widening_notice(head, head_backward, time.process_time() - cpu)
+            ):
                 self.emit({"event": "notice", "text": notice})
             self.evaluate(name, model, coach, time.perf_counter() - start, attention=True)
 
@@ -253,7 +282,12 @@ def without_mask(function, mask, package: str = PACKAGE):
 def still_masked(head, head_backward) -> str | None:
     """Why the head or its backward pass still masks with apply_causal_mask replaced, or None when neither does."""
     rng = np.random.default_rng(0)
-    x, w_q, w_k, w_v = rng.standard_normal((1, 4, 3)), rng.standard_normal((3, 2)), rng.standard_normal((3, 2)), rng.standard_normal((3, 2))
+    x, w_q, w_k, w_v = (
+        rng.standard_normal((1, 4, 3)),
+        rng.standard_normal((3, 2)),
+        rng.standard_normal((3, 2)),
+        rng.standard_normal((3, 2)),
+    )
     shares = np.asarray(head(x, w_q, w_k, w_v)[1])
     if np.allclose(np.triu(shares[0], 1), 0):
         return (
@@ -276,7 +310,10 @@ def student_functions(folder: Path) -> dict:
     sys.meta_path.insert(0, BlockSolutions())
     load_package(PACKAGE, folder)
     install()  # the checks' import rule: numpy, the standard library and the sibling modules only
-    modules = {name: importlib.import_module(f"{PACKAGE}.{name}") for name in ("masking", "softmax", "heads", "training")}
+    modules = {
+        name: importlib.import_module(f"{PACKAGE}.{name}")
+        for name in ("masking", "softmax", "heads", "training")
+    }
     return {
         "apply_causal_mask": modules["masking"].apply_causal_mask,
         "softmax": modules["softmax"].softmax,
@@ -289,13 +326,18 @@ def student_functions(folder: Path) -> dict:
 def main(landlocked: bool = False):
     """Run the job the grader sends, sending events back as frames; what the student prints goes to stderr."""
     channel = Channel()
-    for stream in (sys.stdout, sys.stderr):  # flushed at each line, as `python -u` would: kept through an os._exit
+    for stream in (
+        sys.stdout,
+        sys.stderr,
+    ):  # flushed at each line, as `python -u` would: kept through an os._exit
         stream.reconfigure(line_buffering=True, write_through=True)  # type: ignore[union-attr]
     settings = channel.read()
     if settings is None:  # the grader has gone
         return
     limit_resources({})
-    if settings["parent"] is not None:  # None inside namespaces, where the grader cannot be seen: ending bubblewrap ends the job
+    if (
+        settings["parent"] is not None
+    ):  # None inside namespaces, where the grader cannot be seen: ending bubblewrap ends the job
         watch_parent(settings["parent"])
 
     def emit(event):
@@ -307,8 +349,17 @@ def main(landlocked: bool = False):
     try:
         job.run(student_functions(folder))
     except Stop as stop:
-        emit({"event": "error", "kind": stop.args[0], "model": job.current, "message": stop.args[1]})
+        emit(
+            {"event": "error", "kind": stop.args[0], "model": job.current, "message": stop.args[1]}
+        )
     except BaseException as error:  # the student's code may raise anything; the parent explains it
-        emit({"event": "error", "kind": "raised", "model": job.current, "message": call_failure("your code", error, folder)})
+        emit(
+            {
+                "event": "error",
+                "kind": "raised",
+                "model": job.current,
+                "message": call_failure("your code", error, folder),
+            }
+        )
     else:
         emit({"event": "done"})

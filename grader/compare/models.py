@@ -82,14 +82,18 @@ def cross_entropy(logits: np.ndarray, y: np.ndarray, softmax) -> tuple[float, np
     return float(loss), d_logits
 
 
-def shared_cross_entropy(logits: np.ndarray, where: np.ndarray, targets: np.ndarray, softmax) -> tuple[float, np.ndarray]:
+def shared_cross_entropy(
+    logits: np.ndarray, where: np.ndarray, targets: np.ndarray, softmax
+) -> tuple[float, np.ndarray]:
     """cross_entropy over N positions whose logits are rows `where` of `logits` (M, V), and its gradient (M, V)."""
     M, V = logits.shape
     n = max(len(targets), 1)
     probs = probabilities(softmax, logits)  # (M, V)
     loss = -np.log(np.maximum(probs[where, targets], 1e-30)).sum() / n
     d_logits = probs * (np.bincount(where, minlength=M) / n).astype(logits.dtype)[:, None]
-    d_logits -= (np.bincount(where * V + targets, minlength=M * V) / n).astype(logits.dtype).reshape(M, V)
+    d_logits -= (
+        (np.bincount(where * V + targets, minlength=M * V) / n).astype(logits.dtype).reshape(M, V)
+    )
     return float(loss), d_logits
 
 
@@ -161,7 +165,9 @@ class CharMLP:
     def top_backward(self, d_logits, cache):
         """Gradients of the tanh layer and the logits' weights, and of the MLP's input: (N, V) -> (N, 128)."""
         p, h, u = self.params, cache["h"], cache["u"]
-        ones = np.ones(len(h), dtype=h.dtype)  # sums over positions as products: faster than .sum(0)
+        ones = np.ones(
+            len(h), dtype=h.dtype
+        )  # sums over positions as products: faster than .sum(0)
         grads = {"w2": h.T @ d_logits, "b2": ones @ d_logits}
         slope = h * h
         np.subtract(1, slope, out=slope)
@@ -189,7 +195,9 @@ class CharMLP:
         _, first, where = np.unique(keys, return_index=True, return_inverse=True)
         ctx = ctx[first]  # (M, 8) the distinct contexts
         cache = {}
-        logits = self.head_forward(np.take(self.params["emb"], ctx, axis=0).reshape(len(ctx), -1), cache)  # (M, V)
+        logits = self.head_forward(
+            np.take(self.params["emb"], ctx, axis=0).reshape(len(ctx), -1), cache
+        )  # (M, V)
         loss, d_logits = shared_cross_entropy(logits, where, targets, self.softmax)
         grads, d_u = self.top_backward(d_logits, cache)  # (M, 128)
         grads["emb"] = scatter_rows(ctx, d_u.reshape(-1, EMBED), VOCAB)
@@ -280,7 +288,9 @@ def sample(model, rng: np.random.Generator, n: int) -> list[str]:
     tokens = np.zeros((n, 1), dtype=np.int64)  # (n, t)
     writing = np.ones(n, dtype=bool)
     while writing.any() and tokens.shape[1] < MAX_LEN:
-        probs = probabilities(model.softmax, model.next_logits(tokens[writing]).astype(np.float64))  # (writing, V)
+        probs = probabilities(
+            model.softmax, model.next_logits(tokens[writing]).astype(np.float64)
+        )  # (writing, V)
         picked = (probs.cumsum(axis=-1) < rng.random((len(probs), 1))).sum(axis=-1)
         step = np.zeros(n, dtype=np.int64)
         step[writing] = np.minimum(picked, VOCAB - 1)

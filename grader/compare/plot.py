@@ -28,11 +28,18 @@ def draw(path, result: dict, models: dict) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (losses, bars, look) = plt.subplots(1, 3, figsize=(16, 4.5), gridspec_kw={"width_ratios": [3, 2, 4]})
+    fig, (losses, bars, look) = plt.subplots(
+        1, 3, figsize=(16, 4.5), gridspec_kw={"width_ratios": [3, 2, 4]}
+    )
     first = len(models["mlp"]["losses"])  # the attention models go on from the trained MLP
     for name, event in models.items():
         start = 1 if name == "mlp" else first + 1
-        losses.plot(range(start, start + len(event["losses"])), event["losses"], label=labels(result)[name], linewidth=0.8)
+        losses.plot(
+            range(start, start + len(event["losses"])),
+            event["losses"],
+            label=labels(result)[name],
+            linewidth=0.8,
+        )
     losses.set(yscale="log", xlabel="step", ylabel="training loss", title="Training loss")
     losses.legend()
     kit_and_lesson(bars, result["models"])
@@ -51,7 +58,11 @@ def kit_and_lesson(bars, figures: dict) -> None:
     """Each figure of each model beside the lesson's: a model's name under its pair of bars, the figure's under its group."""
     names = [n for n in figures if n in LESSON]
     groups = [
-        ("p(right decision)", [figures[n]["p_decision"] for n in names], [LESSON[n][0] for n in names]),
+        (
+            "p(right decision)",
+            [figures[n]["p_decision"] for n in names],
+            [LESSON[n][0] for n in names],
+        ),
         (
             "correct replies / 100",
             [figures[n]["correct_replies"] / figures[n]["sampled_replies"] for n in names],
@@ -61,10 +72,30 @@ def kit_and_lesson(bars, figures: dict) -> None:
     ticks = []
     for offset, (label, kit, lesson) in enumerate(groups):
         xs = [offset * (len(names) + 1) + i for i in range(len(names))]
-        bars.bar([x - 0.2 for x in xs], kit, width=0.4, label="kit" if offset == 0 else None, color="tab:blue")
-        bars.bar([x + 0.2 for x in xs], lesson, width=0.4, label="lesson" if offset == 0 else None, color="tab:gray")
+        bars.bar(
+            [x - 0.2 for x in xs],
+            kit,
+            width=0.4,
+            label="kit" if offset == 0 else None,
+            color="tab:blue",
+        )
+        bars.bar(
+            [x + 0.2 for x in xs],
+            lesson,
+            width=0.4,
+            label="lesson" if offset == 0 else None,
+            color="tab:gray",
+        )
         ticks += [(x, "MLP" if name == "mlp" else "attention") for x, name in zip(xs, names)]
-        bars.text(sum(xs) / len(xs), -0.09, label, transform=bars.get_xaxis_transform(), ha="center", va="top", fontsize=9)
+        bars.text(
+            sum(xs) / len(xs),
+            -0.09,
+            label,
+            transform=bars.get_xaxis_transform(),
+            ha="center",
+            va="top",
+            fontsize=9,
+        )
     bars.set_xticks([x for x, _ in ticks], [text for _, text in ticks], fontsize=8)
     bars.set(ylim=(0, 1.2), yticks=[0, 0.2, 0.4, 0.6, 0.8, 1.0], title="Kit and lesson")
     bars.legend(loc="upper center", ncol=2)

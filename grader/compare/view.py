@@ -8,8 +8,15 @@ from grader.compare.corpus import DECISION_CUE, check_reply
 from grader.exercises import BY_NAME
 from grader.style import mark, paint, shown_command
 
-LESSON = {"mlp": (0.50, 38), "attention": (0.86, 90)}  # the lesson's figures: p_decision, correct of 100
-LABELS = {"mlp": "8-character MLP", "attention": "MLP + your head", "attention_no_mask": "head, no mask"}
+LESSON = {
+    "mlp": (0.50, 38),
+    "attention": (0.86, 90),
+}  # the lesson's figures: p_decision, correct of 100
+LABELS = {
+    "mlp": "8-character MLP",
+    "attention": "MLP + your head",
+    "attention_no_mask": "head, no mask",
+}
 REFERENCE_LABELS = {**LABELS, "attention": "MLP + reference head"}  # grader compare --solutions
 BARS = "▁▂▃▄▅▆▇█"
 PLAIN_BARS = ".:-=+*#@"
@@ -29,12 +36,18 @@ def whose(result: dict) -> str:
 
 def locked(left: list, where: tuple[str, ...] = ()) -> str:
     """Why compare will not run yet, and what to do."""
-    states = {"failed": "fails", "not_started": "not started", "error": "crashes or cannot be imported"}
+    states = {
+        "failed": "fails",
+        "not_started": "not started",
+        "error": "crashes or cannot be imported",
+    }
     which = " its public checks" if kit.is_student_kit() else ""
     lines = [f"grader compare unlocks once every exercise passes{which}. Still to do:"]
     names = {e.name for e in left}
     for e in left:
-        causes = [used for used in BY_NAME[e.name].uses if used in names]  # an earlier exercise is the cause
+        causes = [
+            used for used in BY_NAME[e.name].uses if used in names
+        ]  # an earlier exercise is the cause
         cause = f" (it uses {causes[0]}, listed here too: fix {causes[0]} first)" if causes else ""
         lines.append(f"  {mark(e.status)} {e.name}: {states.get(e.status, e.status)}{cause}")
     lines.append(f"Next: {shown_command('check', left[0].name, *where)}")
@@ -68,7 +81,9 @@ class Progress:
         if event["event"] == "progress":
             done = event["step"] / event["steps"]
             bar = "#" * round(24 * done) + "-" * (24 - round(24 * done))
-            self.draw(f"{label} [{bar}] {event['step']:>4}/{event['steps']}  loss {event['loss']:.3f}")
+            self.draw(
+                f"{label} [{bar}] {event['step']:>4}/{event['steps']}  loss {event['loss']:.3f}"
+            )
         elif event["event"] == "status":
             self.draw(f"{label} {event['text']}...")
         else:
@@ -123,12 +138,26 @@ def table(result: dict, models: dict | None = None) -> str:
     rows = [
         row(
             f'p(right decision after "{DECISION_CUE}")',
-            [(f"{figures[n]['p_decision']:.2f}", f"{lesson[n][0]:.2f}" if n in LESSON else "") for n in names],
+            [
+                (f"{figures[n]['p_decision']:.2f}", f"{lesson[n][0]:.2f}" if n in LESSON else "")
+                for n in names
+            ],
         ),
-        row(f"correct replies of {figures[names[0]]['sampled_replies']}", [(figures[n]["correct_replies"], lesson[n][1]) for n in names]),
-        row("loss at the end, over every character", [(f"{figures[n]['final_loss']:.3f}", "") for n in names]),
+        row(
+            f"correct replies of {figures[names[0]]['sampled_replies']}",
+            [(figures[n]["correct_replies"], lesson[n][1]) for n in names],
+        ),
+        row(
+            "loss at the end, over every character",
+            [(f"{figures[n]['final_loss']:.3f}", "") for n in names],
+        ),
         *(
-            [row("loss at the decision character alone", [(decision_loss(models.get(n, {})), "") for n in names])]
+            [
+                row(
+                    "loss at the decision character alone",
+                    [(decision_loss(models.get(n, {})), "") for n in names],
+                )
+            ]
             if models and any(decision_loss(models.get(n, {})) for n in names)
             else []
         ),
@@ -165,7 +194,9 @@ def replies(models: dict, names: dict = LABELS) -> str:
     for name, event in models.items():
         text = event["replies"][0]
         verdict = check_reply(text)
-        lines.append(f"  {names[name]:<20} {mark('passed' if verdict.correct else 'failed')} {text}")
+        lines.append(
+            f"  {names[name]:<20} {mark('passed' if verdict.correct else 'failed')} {text}"
+        )
     return "\n".join(lines)
 
 
@@ -175,18 +206,27 @@ def attention_map(picture: dict, who: str = "your") -> str:
     start = max(0, len(text) - MAP_WIDTH)
     top = max(shares + [picture["start_share"]])
     bars = BARS if fancy() else PLAIN_BARS
-    row = "".join(" " if s < top / 16 else bars[min(len(bars) - 1, int(s / top * len(bars)))] for s in shares[start:])
+    row = "".join(
+        " " if s < top / 16 else bars[min(len(bars) - 1, int(s / top * len(bars)))]
+        for s in shares[start:]
+    )
     dots = "..." if start else ""
     lines = [
         f"Where {who} head looks as it is about to write the decision (a held-out reply):",
         f"  {dots}{text[start:]}_",
         f"  {' ' * len(dots)}{row}",
-        "  reads most: " + ", ".join(f'"{word}" {share:.0%}' for word, share in most_read(text, shares, picture["start_share"])),
+        "  reads most: "
+        + ", ".join(
+            f'"{word}" {share:.0%}'
+            for word, share in most_read(text, shares, picture["start_share"])
+        ),
     ]
     return "\n".join(lines)
 
 
-def most_read(text: str, shares: list[float], start_share: float, n: int = 3) -> list[tuple[str, float]]:
+def most_read(
+    text: str, shares: list[float], start_share: float, n: int = 3
+) -> list[tuple[str, float]]:
     """The n words (and the start token) the head gives the largest total share."""
     totals, word, total = [("(start)", start_share)], "", 0.0
     for char, share in zip(text + " ", shares + [0.0]):
@@ -213,7 +253,9 @@ def curves(models: dict, names: dict = LABELS) -> str:
         columns = [values[i : i + per_column] for i in range(0, len(values), per_column)]
         levels = [(math.log(sum(c) / len(c)) - low) / max(high - low, 1e-9) for c in columns]
         line = "".join(bars[min(len(bars) - 1, int(level * len(bars)))] for level in levels)
-        lines.append(f"  {names[name]:<20} {values[0]:>6.3f} {line} {sum(values[-50:]) / len(values[-50:]):.3f}")
+        lines.append(
+            f"  {names[name]:<20} {values[0]:>6.3f} {line} {sum(values[-50:]) / len(values[-50:]):.3f}"
+        )
     return "\n".join(lines)
 
 

@@ -45,7 +45,11 @@ class Asked(NamedTuple):
                 return "--late-policy needs --due, the due date and time, such as 2025-05-01T23:59+02:00."
         if self.due and late.moment(self.due) is None:
             return f"--due {self.due!r}: write the due date and time as ISO 8601, such as 2025-05-01T23:59+02:00."
-        if self.feedback is not None and not Path(self.feedback).is_dir() and not Path(self.feedback).parent.is_dir():
+        if (
+            self.feedback is not None
+            and not Path(self.feedback).is_dir()
+            and not Path(self.feedback).parent.is_dir()
+        ):
             return f"--feedback {self.feedback}: its folder {Path(self.feedback).parent} does not exist: create it or choose another."
         return ""
 
@@ -73,12 +77,21 @@ class Answering:
         self.asked = os.environ.get(isolation.TIER_VAR, "")
 
     @classmethod
-    def start(cls, csv_file: Path, rows: list[dict], total: int, asked: Asked = NOTHING) -> "Answering":
+    def start(
+        cls, csv_file: Path, rows: list[dict], total: int, asked: Asked = NOTHING
+    ) -> "Answering":
         """The answering of a batch of total submissions, as asked (asked.problem() said nothing)."""
         if asked.feedback is not None:
             Path(asked.feedback).mkdir(exist_ok=True)
         policy = late.parse(asked.late_policy) if asked.late_policy else None
-        return cls(csv_file, rows, Progress(total), asked.feedback, policy, late.moment(asked.due) if asked.due else None)
+        return cls(
+            csv_file,
+            rows,
+            Progress(total),
+            asked.feedback,
+            policy,
+            late.moment(asked.due) if asked.due else None,
+        )
 
     def graded(self, upload: Upload, row: dict, result: Path | None) -> dict:
         """The row as it is written: noted, penalised when late, overridden, logged if a regrade, and answered."""
@@ -100,20 +113,30 @@ class Answering:
         """Keep for the end what needs the instructor, from the check's JSON and the row's own status."""
         who = outlet.terminal(row["student"])
         if report is not None:
-            copied = [f"{e['name']}.py" for e in report.get("exercises", []) if e.get("same_as_reference")]
+            copied = [
+                f"{e['name']}.py" for e in report.get("exercises", []) if e.get("same_as_reference")
+            ]
             if copied:
                 self.progress.note(COPIED, f"{who}: {', '.join(copied)}")
         tier = row.get("isolation", "")
         if tier and (tier != self.asked if self.asked else tier not in isolation.APART):
             self.progress.note(
-                WEAKER, f"{who}: {tier}" + (f", not {self.asked}" if self.asked else ", which does not keep submissions apart")
+                WEAKER,
+                f"{who}: {tier}"
+                + (
+                    f", not {self.asked}"
+                    if self.asked
+                    else ", which does not keep submissions apart"
+                ),
             )
         if row.get("status") == "fault":
             self.progress.note(FAULTS, f"{who}: {row.get('reason', '')[:200]}")
 
     def late(self, upload: Upload, row: dict) -> tuple[dict, str]:
         """The row with the late policy applied where the upload's time is known; what it cost, for the feedback."""
-        submitted = next((when for s in upload.sources if (when := late.nbgrader_timestamp(s.path))), None)
+        submitted = next(
+            (when for s in upload.sources if (when := late.nbgrader_timestamp(s.path))), None
+        )
         if submitted is None or self.due is None or self.policy is None:
             self.progress.note(NO_TIME, outlet.terminal(row["student"]))
             return row, ""
@@ -136,7 +159,13 @@ class Answering:
             why = "the files changed since the last grading"
         else:
             why = "asked (--regrade or --force)"
-        told = {"kind": "regrade", "student": row["student"], "exercise": "total", "points": row.get("total", ""), "why": why}
+        told = {
+            "kind": "regrade",
+            "student": row["student"],
+            "exercise": "total",
+            "points": row.get("total", ""),
+            "why": why,
+        }
         overrides.record(self.log, told | {"before": old.get("total", "")})
 
 
@@ -148,4 +177,6 @@ def read_report(result: Path | None) -> dict | None:
         report = json.loads(result.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return report if isinstance(report, dict) and isinstance(report.get("exercises"), list) else None
+    return (
+        report if isinstance(report, dict) and isinstance(report.get("exercises"), list) else None
+    )

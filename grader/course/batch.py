@@ -56,7 +56,9 @@ def batch(
     asked: --feedback, --late-policy and --due (grader/course/answering.py does what they ask with each row).
     """
     csv_file, jobs = Path(csv_file), usable_cpus() if jobs is None else jobs
-    problem = usage_problem(jobs, csv_file) or isolation_problem(allow_unisolated) or asked.problem()
+    problem = (
+        usage_problem(jobs, csv_file) or isolation_problem(allow_unisolated) or asked.problem()
+    )
     if problem:
         click.echo(problem, err=True)
         return 2
@@ -68,7 +70,9 @@ def batch(
     if shard:
         click.echo(f"Shard {shard}: {len(uploads)} of the {len(given)} uploads given.")
     click.echo(planned(todo, changed, len(uploads), csv_file, jobs, force))
-    return grade_all(todo, rows, Answering.start(csv_file, rows.all(), len(todo), asked), jobs, timeout)
+    return grade_all(
+        todo, rows, Answering.start(csv_file, rows.all(), len(todo), asked), jobs, timeout
+    )
 
 
 def file_hashes(upload: Upload) -> dict[str, str]:
@@ -80,17 +84,23 @@ def file_hashes(upload: Upload) -> dict[str, str]:
 def said(row: dict) -> str:
     """A finished row in a few words: its status and points, or that the grader failed on it."""
     if row["status"] == "fault":
-        return "a fault in the grader, not graded (its row says which check; the next run regrades it)"
+        return (
+            "a fault in the grader, not graded (its row says which check; the next run regrades it)"
+        )
     return f"{row['status']}, {row['total']} points"
 
 
-def plan(uploads: list[Upload], rows: list[dict], force: bool, named: set) -> tuple[list[Upload], list[Upload]]:
+def plan(
+    uploads: list[Upload], rows: list[dict], force: bool, named: set
+) -> tuple[list[Upload], list[Upload]]:
     """(the uploads to grade, those of them regraded because their files changed since their row)."""
     kept = {r["student"]: r for r in rows}
     todo, changed = [], []
     for upload in uploads:
         old = kept.get(rowing.key(upload))
-        if old is None or force or upload.key in named or old.get("status") == "fault":  # a fault of the grader's is no grade
+        if (
+            old is None or force or upload.key in named or old.get("status") == "fault"
+        ):  # a fault of the grader's is no grade
             todo.append(upload)
         elif any(old.get(column, "") != now for column, now in file_hashes(upload).items()):
             todo.append(upload)
@@ -111,7 +121,9 @@ def planned(todo: list, changed: list, total: int, csv_file: Path, jobs: int, fo
     return line
 
 
-def grade_all(todo: list[Upload], rows: Rows, answering: Answering, jobs: int, timeout: float) -> int:
+def grade_all(
+    todo: list[Upload], rows: Rows, answering: Answering, jobs: int, timeout: float
+) -> int:
     """Grade the folders, keeping each row as it finishes and the CSV at the end, with progress and the time left; on
     Ctrl-C stop every check at once and keep the finished rows."""
     running, done, csv_file = Running(), 0, answering.csv_file
@@ -125,7 +137,9 @@ def grade_all(todo: list[Upload], rows: Rows, answering: Answering, jobs: int, t
             done += 1
             answering.progress.step(last=f"{new['student']}: {said(new)}")
     except KeyboardInterrupt:
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # one Ctrl-C is enough: the rest is ours
+        previous = signal.signal(
+            signal.SIGINT, signal.SIG_IGN
+        )  # one Ctrl-C is enough: the rest is ours
         try:
             running.stop_all()
             pool.shutdown(wait=True, cancel_futures=True)
@@ -190,15 +204,26 @@ class Running:
                 child.end()
 
 
-def grade(upload: Upload, timeout: float, running: Running | None = None, answering: Answering | None = None) -> dict | None:
+def grade(
+    upload: Upload,
+    timeout: float,
+    running: Running | None = None,
+    answering: Answering | None = None,
+) -> dict | None:
     """One upload's row: its modules as the intake took them, checked by `grader check` in its own process with a time
     bound, from a private copy; the intake's reason when it took none; then as answering settles it. None once stopping."""
     if running and running.stopping:
         return None
     submission = intake.take(upload)
     if submission.problem:
-        return answering.graded(upload, rowing.refused(submission), None) if answering else rowing.refused(submission)
-    hashes = {f"{name} sha256": digest for name, digest in submission.hashes().items()}  # the row's, whatever the check says
+        return (
+            answering.graded(upload, rowing.refused(submission), None)
+            if answering
+            else rowing.refused(submission)
+        )
+    hashes = {
+        f"{name} sha256": digest for name, digest in submission.hashes().items()
+    }  # the row's, whatever the check says
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as scratch:
         folder = Path(scratch) / "submission"
         folder.mkdir()
@@ -208,17 +233,25 @@ def grade(upload: Upload, timeout: float, running: Running | None = None, answer
         start = time.monotonic()
         returncode, output, timed_out = run_check(folder, result, timeout, running)
         seconds = time.monotonic() - start
-        cells = {**rowing.row(upload, returncode, result, output, timed_out, timeout, seconds), **hashes, "seconds": f"{seconds:.1f}"}
+        cells = {
+            **rowing.row(upload, returncode, result, output, timed_out, timeout, seconds),
+            **hashes,
+            "seconds": f"{seconds:.1f}",
+        }
         return answering.graded(upload, cells, result) if answering else cells
 
 
-def run_check(folder: Path, result: Path, timeout: float, running: Running | None = None) -> tuple[int | None, str, bool]:
+def run_check(
+    folder: Path, result: Path, timeout: float, running: Running | None = None
+) -> tuple[int | None, str, bool]:
     """`grader check --json RESULT` on a folder, through the launcher: (exit status, output, timed out).
 
     Every process still carrying the child's run (what the submission left running) is killed before it returns.
     """
     env = {**os.environ, "NO_COLOR": "1"}
-    command = launcher.module("grader", "check", "--submission", str(folder), "--json", str(result), root=KIT_ROOT)
+    command = launcher.module(
+        "grader", "check", "--submission", str(folder), "--json", str(result), root=KIT_ROOT
+    )
     child = launcher.Child(command, env=env, cwd=result.parent, scratch=True)
     try:
         if running:

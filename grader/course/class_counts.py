@@ -21,10 +21,18 @@ STATUS_WORDS = {  # the rows' statuses, in words a reader new to them understand
     "missing": "no submission in nbgrader's gradebook",
 }
 NOT_GRADES = ("fault", "missing")  # rows whose total is no grade: left out of the histogram
-OUTCOMES = {"failed": "some checks fail", "not_started": "not started", "error": "did not run"}  # an exercise's statuses
+OUTCOMES = {
+    "failed": "some checks fail",
+    "not_started": "not started",
+    "error": "did not run",
+}  # an exercise's statuses
 DID_NOT_RUN = "Did not run: its module could not be imported, or it hung or crashed, so its checks stopped (not counted as failed below)."
 NO_CHECKS = "nbgrader's gradebook holds points per exercise, not which checks failed: `grader batch` on submitted/*/ASSIGNMENT gives those."
-BINS = [("0", 0, 0), ("<10", 0.01, 9.99)] + [(f"{lo}-{lo + 9}", lo, lo + 9.99) for lo in range(10, 100, 10)] + [("100", 100, 100)]
+BINS = (
+    [("0", 0, 0), ("<10", 0.01, 9.99)]
+    + [(f"{lo}-{lo + 9}", lo, lo + 9.99) for lo in range(10, 100, 10)]
+    + [("100", 100, 100)]
+)
 
 
 @dataclass
@@ -34,7 +42,9 @@ class ClassReport:
     students: list[Student]
     source: str  # "batch" or "gradebook"
     statuses: Counter = field(default_factory=Counter)
-    by_check: dict[str, list[int]] = field(default_factory=dict)  # check id -> the students (indices) who failed it, most failed first
+    by_check: dict[str, list[int]] = field(
+        default_factory=dict
+    )  # check id -> the students (indices) who failed it, most failed first
     by_mistake: dict[str, list[int]] = field(default_factory=dict)
     histogram: list[tuple[str, int]] = field(default_factory=list)
 
@@ -69,12 +79,27 @@ def exercise_rows(report: ClassReport) -> list[tuple]:
         got = [s.points.get(e.name, 0.0) for s in graded]
         outcomes = Counter(s.statuses.get(e.name, "") for s in graded)
         mean = sum(got) / len(got) if got else 0.0
-        rows.append((e.name, e.points, mean, sum(p >= e.points for p in got), len(got), *(outcomes[o] for o in OUTCOMES)))
+        rows.append(
+            (
+                e.name,
+                e.points,
+                mean,
+                sum(p >= e.points for p in got),
+                len(got),
+                *(outcomes[o] for o in OUTCOMES),
+            )
+        )
     return rows
 
 
 def summary(report: ClassReport) -> str:
     """How many submissions, by status, in words."""
-    order = sorted(report.statuses, key=lambda s: list(STATUS_WORDS).index(s) if s in STATUS_WORDS else len(STATUS_WORDS))
-    said = ", ".join(f"{report.statuses[status]} {STATUS_WORDS.get(status, outlet.terminal(status))}" for status in order)
+    order = sorted(
+        report.statuses,
+        key=lambda s: list(STATUS_WORDS).index(s) if s in STATUS_WORDS else len(STATUS_WORDS),
+    )
+    said = ", ".join(
+        f"{report.statuses[status]} {STATUS_WORDS.get(status, outlet.terminal(status))}"
+        for status in order
+    )
     return f"{len(report.students)} submissions: {said}."

@@ -8,7 +8,15 @@ exercise and the most failed check stand out; from each check and mistake, the s
 import html
 
 from grader import outlet
-from grader.course.class_counts import DID_NOT_RUN, NO_CHECKS, OUTCOMES, SLOWEST, ClassReport, exercise_rows, summary
+from grader.course.class_counts import (
+    DID_NOT_RUN,
+    NO_CHECKS,
+    OUTCOMES,
+    SLOWEST,
+    ClassReport,
+    exercise_rows,
+    summary,
+)
 from grader.exercises import EXERCISES
 
 STYLE = """body{font:15px/1.4 system-ui,sans-serif;margin:2em;max-width:72em;color:#222}
@@ -18,7 +26,11 @@ td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .ok{background:#27ae60}h1{font-size:1.5em}h2{font-size:1.15em;margin-top:1.6em}p.note{color:#555;font-size:.9em;max-width:60em}
 details{margin:.2em 0 .4em}summary{cursor:pointer;color:#555}details a{margin-right:.5em}tr:target{background:#fff3c4}
 svg text{font:12px system-ui,sans-serif;fill:#333}"""
-WIDTH, HEIGHT, FOOT = 720, 220, 34  # the histogram's size in pixels, and the room below its bars for the labels
+WIDTH, HEIGHT, FOOT = (
+    720,
+    220,
+    34,
+)  # the histogram's size in pixels, and the room below its bars for the labels
 
 
 def bar(count: float, most: float, good: bool = False) -> str:
@@ -38,9 +50,15 @@ def histogram(report: ClassReport) -> str:
         high = room * count / most
         x, y = n * step + 4, HEIGHT - FOOT - high
         colour = "#27ae60" if label == "100" else "#c0392b" if label == "0" else "#7f8c8d"
-        parts.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{step - 8:.1f}" height="{high:.1f}" fill="{colour}"/>')
-        parts.append(f'<text x="{x + (step - 8) / 2:.1f}" y="{y - 4:.1f}" text-anchor="middle">{count}</text>')
-        parts.append(f'<text x="{x + (step - 8) / 2:.1f}" y="{HEIGHT - FOOT + 16}" text-anchor="middle">{html.escape(label)}</text>')
+        parts.append(
+            f'<rect x="{x:.1f}" y="{y:.1f}" width="{step - 8:.1f}" height="{high:.1f}" fill="{colour}"/>'
+        )
+        parts.append(
+            f'<text x="{x + (step - 8) / 2:.1f}" y="{y - 4:.1f}" text-anchor="middle">{count}</text>'
+        )
+        parts.append(
+            f'<text x="{x + (step - 8) / 2:.1f}" y="{HEIGHT - FOOT + 16}" text-anchor="middle">{html.escape(label)}</text>'
+        )
     said = html.escape(", ".join(f"{count} at {label}" for label, count in bins if count))
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="Totals: {said}">'
@@ -73,7 +91,9 @@ def exercise_table(report: ClassReport) -> str:
     heads = "".join(f"<th class='n'>{words}</th>" for words in OUTCOMES.values())
     body = "".join(
         f"<tr><td>{name}</td><td class='n'>{mean:.1f} / {points:g}</td><td class='n'>{full} of {of}</td>"
-        f"<td>{bar(full / of if of else 0, best, True)}</td>" + "".join(f"<td class='n'>{count}</td>" for count in outcomes) + "</tr>"
+        f"<td>{bar(full / of if of else 0, best, True)}</td>"
+        + "".join(f"<td class='n'>{count}</td>" for count in outcomes)
+        + "</tr>"
         for name, points, mean, full, of, *outcomes in rows
     )
     head = f"<tr><th>exercise</th><th class='n'>mean</th><th class='n'>full points</th><th>scaled to the best</th>{heads}</tr>"
@@ -85,7 +105,12 @@ def student_table(report: ClassReport) -> str:
     heads = "".join(f"<th class='n'>{e.name}</th>" for e in EXERCISES)
     rows = []
     for number, s in enumerate(report.students):
-        points = "".join(f"<td class='n'>{s.points[e.name]:g}</td>" if e.name in s.points else "<td class='n'>-</td>" for e in EXERCISES)
+        points = "".join(
+            f"<td class='n'>{s.points[e.name]:g}</td>"
+            if e.name in s.points
+            else "<td class='n'>-</td>"
+            for e in EXERCISES
+        )
         rows.append(
             f"<tr id='student{number}'><td>{outlet.html_text(s.id)}</td><td>{outlet.html_text(s.name)}</td>"
             f"<td>{outlet.html_text(s.status)}</td><td class='n'>{s.total:g}</td>{points}"
@@ -98,13 +123,17 @@ def student_table(report: ClassReport) -> str:
 def page(report: ClassReport, title: str) -> str:
     """The report as one HTML page with its style inline and no script."""
     graded = len(report.graded)
-    slowest = sorted(range(len(report.students)), key=lambda n: -report.students[n].seconds)[:SLOWEST]
+    slowest = sorted(range(len(report.students)), key=lambda n: -report.students[n].seconds)[
+        :SLOWEST
+    ]
     slow_rows = "".join(
         f"<tr><td class='n'>{report.students[n].seconds:.1f} s</td><td>{anchor(report, n)}</td></tr>"
         for n in slowest
         if report.students[n].seconds
     )
-    checks_note = f"<p class='note'>{outlet.html_text(NO_CHECKS)}</p>" if report.source == "gradebook" else ""
+    checks_note = (
+        f"<p class='note'>{outlet.html_text(NO_CHECKS)}</p>" if report.source == "gradebook" else ""
+    )
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{outlet.html_text(title)}</title><style>{STYLE}</style></head><body>
 <h1>{outlet.html_text(title)}</h1><p>{outlet.html_text(summary(report))}</p>

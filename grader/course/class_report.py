@@ -17,7 +17,16 @@ import click
 
 from grader import outlet
 from grader.course import class_rows
-from grader.course.class_counts import DID_NOT_RUN, NO_CHECKS, OUTCOMES, SLOWEST, ClassReport, counted, exercise_rows, summary
+from grader.course.class_counts import (
+    DID_NOT_RUN,
+    NO_CHECKS,
+    OUTCOMES,
+    SLOWEST,
+    ClassReport,
+    counted,
+    exercise_rows,
+    summary,
+)
 from grader.course.class_page import page
 from grader.course.class_rows import Student
 from grader.course.errors import ReportError
@@ -40,7 +49,9 @@ def bar(count: float, most: float, longest: int = BAR) -> str:
 
 def wrapped(text: str, first: str, indent: int, width: int) -> list[str]:
     """The text after first, wrapped to the width, its other lines indented (a word longer than a line is cut, never runs off)."""
-    return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=" " * indent, break_on_hyphens=False) or [first.rstrip()]
+    return textwrap.wrap(
+        text, width, initial_indent=first, subsequent_indent=" " * indent, break_on_hyphens=False
+    ) or [first.rstrip()]
 
 
 def counted_lines(report: ClassReport, found: dict[str, list[int]], width: int) -> list[str]:
@@ -48,8 +59,18 @@ def counted_lines(report: ClassReport, found: dict[str, list[int]], width: int) 
     most = max((len(v) for v in found.values()), default=0)
     lines = []
     for what, numbers in found.items():
-        lines += wrapped(outlet.terminal(what), f"  {len(numbers):>4}  {bar(len(numbers), most, 12):<12}  ", 22, width)
-        lines += wrapped(", ".join(outlet.terminal(report.students[n].id) for n in numbers), " " * 22 + "who: ", 27, width)
+        lines += wrapped(
+            outlet.terminal(what),
+            f"  {len(numbers):>4}  {bar(len(numbers), most, 12):<12}  ",
+            22,
+            width,
+        )
+        lines += wrapped(
+            ", ".join(outlet.terminal(report.students[n].id) for n in numbers),
+            " " * 22 + "who: ",
+            27,
+            width,
+        )
     return lines
 
 
@@ -59,7 +80,9 @@ def student_lines(report: ClassReport, width: int) -> list[str]:
     heads = "".join(f" {e.name[:8]:>8}" for e in EXERCISES)
     lines = [f"  {'student':<{wide}}  {'status':<10} {'total':>6}{heads}  mistakes"]
     for s in report.students:
-        points = "".join(f" {s.points[e.name]:>8g}" if e.name in s.points else f" {'-':>8}" for e in EXERCISES)
+        points = "".join(
+            f" {s.points[e.name]:>8g}" if e.name in s.points else f" {'-':>8}" for e in EXERCISES
+        )
         first = f"  {outlet.terminal(s.id):<{wide}}  {outlet.terminal(s.status):<10} {s.total:>6g}{points}  "
         mistakes = outlet.terminal("; ".join(s.mistakes))
         if len(first) + 30 <= width or not mistakes:
@@ -73,16 +96,30 @@ def text(report: ClassReport) -> str:
     """The report as plain tables for a terminal, long words wrapped to its width."""
     width = max(shutil.get_terminal_size((100, 20)).columns - 2, 60)
     most = max((count for _, count in report.histogram), default=0)
-    lines = [summary(report), "", "Totals (every graded submission; faults and missing ones left out):"]
-    lines += [f"  {label:>6}  {count:>4}  {bar(count, most)}".rstrip() for label, count in report.histogram]
+    lines = [
+        summary(report),
+        "",
+        "Totals (every graded submission; faults and missing ones left out):",
+    ]
+    lines += [
+        f"  {label:>6}  {count:>4}  {bar(count, most)}".rstrip()
+        for label, count in report.histogram
+    ]
     rows = exercise_rows(report)
     best = max((row[3] / row[4] for row in rows if row[4]), default=0)
     heads = "".join(f"  {words}" for words in OUTCOMES.values())
-    lines += ["", f"{'exercise':<10} {'mean':>6} {'of':>4}  {'full points':>11}{heads}  full points, scaled to the best"]
+    lines += [
+        "",
+        f"{'exercise':<10} {'mean':>6} {'of':>4}  {'full points':>11}{heads}  full points, scaled to the best",
+    ]
     for name, points, mean, full, of, *outcomes in rows:
-        cells = "".join(f"  {count:>{len(words)}}" for count, words in zip(outcomes, OUTCOMES.values()))
+        cells = "".join(
+            f"  {count:>{len(words)}}" for count, words in zip(outcomes, OUTCOMES.values())
+        )
         share = full / of if of else 0
-        lines.append(f"{name:<10} {mean:>6.1f} {points:>4g}  {f'{full} of {of}':>11}{cells}  {bar(share, best)}")
+        lines.append(
+            f"{name:<10} {mean:>6.1f} {points:>4g}  {f'{full} of {of}':>11}{cells}  {bar(share, best)}"
+        )
     if report.source == "gradebook":
         lines.append(NO_CHECKS)
     lines += [DID_NOT_RUN, "", "Checks failed, most often first (students, then who):"]
@@ -101,19 +138,41 @@ def anonymised(students: list[Student], key_file: Path) -> list[Student]:
 
     secret = key(key_file)
     return [
-        Student(pseudonym(secret, s.id), "", s.status, s.total, s.points, s.statuses, s.failed, s.mistakes, s.seconds, "", s.folder, "")
+        Student(
+            pseudonym(secret, s.id),
+            "",
+            s.status,
+            s.total,
+            s.points,
+            s.statuses,
+            s.failed,
+            s.mistakes,
+            s.seconds,
+            "",
+            s.folder,
+            "",
+        )
         for s in students
     ]
 
 
 def class_report(
-    source: Path, html_file=None, similar_file=None, pairs_file=None, least=None, top=None, key_file=None, assignment="attention-by-hand"
+    source: Path,
+    html_file=None,
+    similar_file=None,
+    pairs_file=None,
+    least=None,
+    top=None,
+    key_file=None,
+    assignment="attention-by-hand",
 ) -> int:
     """`grader report SOURCE`: print the class report (and near-copies), write them as HTML and CSV; 2 when SOURCE cannot be read."""
     outputs = [Path(p).resolve() for p in (html_file, similar_file, pairs_file) if p is not None]
     try:
         if key_file is not None and Path(key_file).resolve() in outputs:
-            raise ReportError(f"the key file {key_file} is also a report to write: keep the key apart, in a file of its own")
+            raise ReportError(
+                f"the key file {key_file} is also a report to write: keep the key apart, in a file of its own"
+            )
         students, kind = class_rows.read(source, assignment)
         if key_file is not None:
             students = anonymised(students, key_file)
@@ -123,10 +182,14 @@ def class_report(
     report = counted(students, kind)
     click.echo(text(report))
     if html_file is not None:
-        Path(html_file).write_text(page(report, f"Attention by Hand: {Path(source).name}"), encoding="utf-8")
+        Path(html_file).write_text(
+            page(report, f"Attention by Hand: {Path(source).name}"), encoding="utf-8"
+        )
         click.echo(f"\nWrote {html_file}: open it in a browser.")
     if similar_file is None and pairs_file is None:
         return 0
     click.echo("")
     submissions = [Submission(s.id, s.name, s.folder, s.shown or s.id) for s in students]
-    return similarity(submissions, similar_file, pairs_file, least, top, anonymous=key_file is not None)
+    return similarity(
+        submissions, similar_file, pairs_file, least, top, anonymous=key_file is not None
+    )

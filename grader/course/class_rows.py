@@ -24,7 +24,10 @@ ESCAPES = (  # how a folder cell writes a name: outlet.name's escapes (one to on
     re.compile(r"\\(\\|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})"),
     re.compile(r"\\(x[89a-fA-F][0-9a-fA-F])"),
 )
-NBGRADER_FOLDERS = ("submitted", "autograded")  # where nbgrader keeps a student's files: COURSE/STEP/STUDENT/ASSIGNMENT
+NBGRADER_FOLDERS = (
+    "submitted",
+    "autograded",
+)  # where nbgrader keeps a student's files: COURSE/STEP/STUDENT/ASSIGNMENT
 
 
 @dataclass
@@ -36,14 +39,18 @@ class Student:
     status: str = ""  # the batch row's: passed, graded, unreadable, timeout, error, fault; missing for no submission
     total: float = 0.0
     points: dict[str, float] = field(default_factory=dict)  # exercise -> points, for a graded row
-    statuses: dict[str, str] = field(default_factory=dict)  # exercise -> passed, failed, not_started, error
+    statuses: dict[str, str] = field(
+        default_factory=dict
+    )  # exercise -> passed, failed, not_started, error
     failed: list[str] = field(default_factory=list)  # ids of the checks that failed
     mistakes: list[str] = field(default_factory=list)  # the known mistakes named
     seconds: float = 0.0
     reason: str = ""
     folder: Path | None = None  # the submission's folder, when it is there
     shown: str = ""  # the folder as the report shows it
-    penalty: float = 0.0  # points nbgrader took off for lateness (its gradebook's), already out of total
+    penalty: float = (
+        0.0  # points nbgrader took off for lateness (its gradebook's), already out of total
+    )
     lms_id: str = ""  # the id the LMS knows the student by (Moodle's participant, Canvas's user, nbgrader's id), where the route gave it
 
     @property
@@ -91,7 +98,9 @@ def row_student(row: dict, base: Path) -> Student:
     """A Student from a batch CSV row, today's columns or with an `id` and a `name` of their own."""
     cell = row.get("folder") or ""
     folder = found(cell, base) if cell else None
-    statuses = dict(pair.partition(":")[::2] for pair in (row.get("exercise statuses") or "").split())
+    statuses = dict(
+        pair.partition(":")[::2] for pair in (row.get("exercise statuses") or "").split()
+    )
     return Student(
         id=row.get("id") or row.get("student") or cell,
         name=row.get("name") or row.get("student name") or "",
@@ -115,7 +124,9 @@ def from_csv(csv_file: Path) -> list[Student]:
         with Path(csv_file).open(newline="", encoding="utf-8") as f:
             rows = list(csv.DictReader(f))
     except (OSError, UnicodeDecodeError, csv.Error) as error:
-        raise ReportError(f"cannot read {csv_file} ({error}): give the CSV that `grader batch --csv` wrote") from None
+        raise ReportError(
+            f"cannot read {csv_file} ({error}): give the CSV that `grader batch --csv` wrote"
+        ) from None
     if not rows or "failed checks" not in rows[0]:
         raise ReportError(
             f"{csv_file} has no rows with a 'failed checks' column, so `grader batch` of this kit did not write it (nbgrader's "
@@ -134,24 +145,53 @@ def gradebook_student(gradebook, assignment: str, student, course: Path) -> Stud
     from nbgrader.api import MissingEntry
 
     name = " ".join(part for part in (student.first_name, student.last_name) if part)
-    folder = next((p for step in NBGRADER_FOLDERS if (p := course / step / student.id / assignment).is_dir()), None)
+    folder = next(
+        (p for step in NBGRADER_FOLDERS if (p := course / step / student.id / assignment).is_dir()),
+        None,
+    )
     try:
         submission = gradebook.find_submission(assignment, student.id)
     except MissingEntry:
-        return Student(student.id, name, "missing", reason="no submission in nbgrader's gradebook", folder=folder, lms_id=student.id)
-    scores = {g.name: (g.score, g.max_score) for notebook in submission.notebooks for g in notebook.grades}
+        return Student(
+            student.id,
+            name,
+            "missing",
+            reason="no submission in nbgrader's gradebook",
+            folder=folder,
+            lms_id=student.id,
+        )
+    scores = {
+        g.name: (g.score, g.max_score) for notebook in submission.notebooks for g in notebook.grades
+    }
     points, statuses = {}, {}
     for exercise in NAMES:
         score, most = scores.get(f"test_{exercise}", (0.0, BY_NAME[exercise].points))
         points[exercise] = float(score or 0.0)
         module = (folder / "exercises" / f"{exercise}.py") if folder else None
-        untouched = module is not None and module.is_file() and hashlib.sha256(module.read_bytes()).digest() == stub_digest(exercise)
-        statuses[exercise] = "passed" if points[exercise] >= most else "not_started" if untouched else "failed"
+        untouched = (
+            module is not None
+            and module.is_file()
+            and hashlib.sha256(module.read_bytes()).digest() == stub_digest(exercise)
+        )
+        statuses[exercise] = (
+            "passed" if points[exercise] >= most else "not_started" if untouched else "failed"
+        )
     penalty = float(submission.late_submission_penalty or 0.0)
     total = max(sum(points.values()) - penalty, 0.0)
     status = "passed" if all(s == "passed" for s in statuses.values()) else "graded"
     shown = outlet.name(os.fsencode(folder)) if folder else ""
-    return Student(student.id, name, status, total, points, statuses, folder=folder, shown=shown, penalty=penalty, lms_id=student.id)
+    return Student(
+        student.id,
+        name,
+        status,
+        total,
+        points,
+        statuses,
+        folder=folder,
+        shown=shown,
+        penalty=penalty,
+        lms_id=student.id,
+    )
 
 
 def from_gradebook(path: Path, assignment: str) -> list[Student]:
@@ -159,20 +199,26 @@ def from_gradebook(path: Path, assignment: str) -> list[Student]:
     try:
         from nbgrader.api import Gradebook, MissingEntry
     except ImportError:
-        raise ReportError("reading nbgrader's gradebook needs nbgrader: pip install 'attention-by-hand[nbgrader]'") from None
+        raise ReportError(
+            "reading nbgrader's gradebook needs nbgrader: pip install 'attention-by-hand[nbgrader]'"
+        ) from None
     try:
         with Gradebook(f"sqlite:///{Path(path).resolve()}") as gradebook:
             try:
                 gradebook.find_assignment(assignment)
             except MissingEntry:
                 names = ", ".join(a.name for a in gradebook.assignments) or "none"
-                raise ReportError(f"{path} has no assignment {assignment!r} (it has: {names}): name it with --assignment") from None
+                raise ReportError(
+                    f"{path} has no assignment {assignment!r} (it has: {names}): name it with --assignment"
+                ) from None
             course = Path(path).resolve().parent
             return [gradebook_student(gradebook, assignment, s, course) for s in gradebook.students]
     except ReportError:
         raise
     except Exception as error:  # sqlalchemy's errors: not a gradebook, or not nbgrader's version
-        raise ReportError(f"cannot read {path} as nbgrader's gradebook ({type(error).__name__}: {error})") from None
+        raise ReportError(
+            f"cannot read {path} as nbgrader's gradebook ({type(error).__name__}: {error})"
+        ) from None
 
 
 def read(source: Path, assignment: str = "attention-by-hand") -> tuple[list[Student], str]:
@@ -181,7 +227,9 @@ def read(source: Path, assignment: str = "attention-by-hand") -> tuple[list[Stud
         with Path(source).open("rb") as f:
             head = f.read(16)
     except OSError as error:
-        raise ReportError(f"cannot read {source} ({error.strerror}): give the CSV of `grader batch` or nbgrader's gradebook.db") from None
+        raise ReportError(
+            f"cannot read {source} ({error.strerror}): give the CSV of `grader batch` or nbgrader's gradebook.db"
+        ) from None
     if head == b"SQLite format 3\x00":
         return from_gradebook(source, assignment), "gradebook"
     return from_csv(source), "batch"

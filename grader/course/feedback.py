@@ -39,7 +39,11 @@ def file_name(key: str) -> str:
     name = key.replace("/", "\\x2f")
     name = "\\x2e" + name[1:] if name.startswith(".") else name
     if len(name) > NAME_CHARS:
-        name = name[:NAME_CHARS] + "-" + hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        name = (
+            name[:NAME_CHARS]
+            + "-"
+            + hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        )
     return name + ".txt"
 
 
@@ -49,7 +53,9 @@ def report_text(report: dict) -> str:
     read.exercises = [dataclasses.replace(e, same_as_reference=False) for e in read.exercises]
     with commands_as("grader"):  # the student's own `grader`, whatever this machine calls it
         text = click.unstyle(render(read, Path("exercises")))
-    return text.replace(OWN_FOLDER, "")  # the student runs it in their own kit, where exercises/ is the default
+    return text.replace(
+        OWN_FOLDER, ""
+    )  # the student runs it in their own kit, where exercises/ is the default
 
 
 def text(row: dict, report: dict | None, notes: list[str]) -> str:
@@ -59,7 +65,10 @@ def text(row: dict, report: dict | None, notes: list[str]) -> str:
         if row.get("status") == "fault":
             body += "\n\n" + STOPPED["fault"]
     else:
-        body = STOPPED.get(row.get("status", ""), "") or f"Your submission was not graded: {row.get('reason', '')}"
+        body = (
+            STOPPED.get(row.get("status", ""), "")
+            or f"Your submission was not graded: {row.get('reason', '')}"
+        )
     lines = [body.rstrip(), "", f"Points: {row.get('total', '0.0')} of {MAX_POINTS:g}."]
     lines += [f"  {note}" for note in notes]
     return "\n".join(lines) + "\n"
@@ -68,7 +77,11 @@ def text(row: dict, report: dict | None, notes: list[str]) -> str:
 def write(folder: Path, key: str, row: dict, report: dict | None, notes: list[str]) -> Path:
     """Write the feedback of the upload whose key is key into folder, whole or not at all; its path."""
     path = Path(folder) / file_name(key)
-    temporary = path.with_name(f".{os.getpid()}.{hashlib.sha256(path.name.encode('utf-8', 'surrogateescape')).hexdigest()[:12]}.tmp")
-    temporary.write_text(outlet.terminal(text(row, report, notes)), encoding="utf-8", errors="surrogateescape")
+    temporary = path.with_name(
+        f".{os.getpid()}.{hashlib.sha256(path.name.encode('utf-8', 'surrogateescape')).hexdigest()[:12]}.tmp"
+    )
+    temporary.write_text(
+        outlet.terminal(text(row, report, notes)), encoding="utf-8", errors="surrogateescape"
+    )
     os.replace(temporary, path)
     return path

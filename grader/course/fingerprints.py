@@ -35,12 +35,22 @@ class Code:
     """A submission's code as the report compares it: its K-grams' hashes and spans, each token's module and line."""
 
     hashes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))  # each K-gram's hash
-    starts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # each K-gram's first token
-    ends: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # one past its last token
-    lines: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # each token's line in its module
+    starts: np.ndarray = field(
+        default_factory=lambda: np.zeros(0, np.int32)
+    )  # each K-gram's first token
+    ends: np.ndarray = field(
+        default_factory=lambda: np.zeros(0, np.int32)
+    )  # one past its last token
+    lines: np.ndarray = field(
+        default_factory=lambda: np.zeros(0, np.int32)
+    )  # each token's line in its module
     modules: list[str] = field(default_factory=list)  # the modules with code, in order
-    firsts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # the first token of each of them
-    texts: dict[str, str] = field(default_factory=dict)  # module -> its text as read (within the bounds)
+    firsts: np.ndarray = field(
+        default_factory=lambda: np.zeros(0, np.int32)
+    )  # the first token of each of them
+    texts: dict[str, str] = field(
+        default_factory=dict
+    )  # module -> its text as read (within the bounds)
     digests: dict[str, bytes] = field(default_factory=dict)  # module -> sha256 of its bytes as read
     cut: list[str] = field(default_factory=list)  # what the bounds left out, in words
 
@@ -56,7 +66,11 @@ class Code:
 def modules_folder(folder: Path) -> Path:
     """Where a submission's modules are: the folder, or its exercises/ (nbgrader's layout), never through a link."""
     inner = Path(folder) / "exercises"
-    if not os.path.lexists(Path(folder) / "scores.py") and inner.is_dir() and not inner.is_symlink():
+    if (
+        not os.path.lexists(Path(folder) / "scores.py")
+        and inner.is_dir()
+        and not inner.is_symlink()
+    ):
         return inner
     return Path(folder)
 
@@ -104,7 +118,9 @@ def fingerprint(code: Code) -> Code:
         words = normalised(text, room + 1)
         if len(words) > room:
             past = f"past its first {room:,} " if room else ""
-            code.cut.append(f"{name}.py: its tokens of code {past}not compared (at most {TOKENS:,} a submission)")
+            code.cut.append(
+                f"{name}.py: its tokens of code {past}not compared (at most {TOKENS:,} a submission)"
+            )
             words = words[:room]
         if not words:
             continue
@@ -116,7 +132,11 @@ def fingerprint(code: Code) -> Code:
         starts.append(first + np.arange(len(hashes[-1]), dtype=np.int32))
         ends.append(np.minimum(starts[-1] + K, len(ids)).astype(np.int32))
     if hashes:
-        code.hashes, code.starts, code.ends = np.concatenate(hashes), np.concatenate(starts), np.concatenate(ends)
+        code.hashes, code.starts, code.ends = (
+            np.concatenate(hashes),
+            np.concatenate(starts),
+            np.concatenate(ends),
+        )
     code.lines = np.array(lines, np.int32)
     code.firsts = np.array([s[0] for s in starts], np.int32)
     return code
@@ -125,7 +145,9 @@ def fingerprint(code: Code) -> Code:
 def kgrams(ids: np.ndarray) -> np.ndarray:
     """The hash of every K tokens in a row (a module shorter than K is one fingerprint of all of it)."""
     width = min(K, len(ids))
-    powers = BASE ** np.arange(width - 1, -1, -1, dtype=np.uint64)  # wraps modulo 2**64, as a rolling hash does
+    powers = BASE ** np.arange(
+        width - 1, -1, -1, dtype=np.uint64
+    )  # wraps modulo 2**64, as a rolling hash does
     windows = np.lib.stride_tricks.sliding_window_view(ids, width)
     return (windows * powers).sum(axis=1, dtype=np.uint64)
 
@@ -152,7 +174,9 @@ def lexemes(text: str, limit: int | None = None) -> list[tuple[str, str, int, in
     read as far as it goes, never refused."""
     found, line, start, depth, code = [], 1, 0, 0, 0
     for seen, match in enumerate(LEXEME.finditer(text)):
-        if limit is not None and (code >= limit or seen >= 4 * limit):  # spaces and comments are bounded too
+        if limit is not None and (
+            code >= limit or seen >= 4 * limit
+        ):  # spaces and comments are bounded too
             break
         kind, string, at = match.lastgroup, match.group(), match.start()
         if kind == "newline" or kind == "space" and "\n" in string:

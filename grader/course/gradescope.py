@@ -19,18 +19,40 @@ from grader.course.batch import SUBMISSION_SECONDS, run_check
 from grader.paths import KIT_ROOT
 from grader.sandbox import intake
 
-ROOT_VAR = "ATTENTION_BY_HAND_AUTOGRADER_ROOT"  # tests point it at a folder laid out like /autograder
+ROOT_VAR = (
+    "ATTENTION_BY_HAND_AUTOGRADER_ROOT"  # tests point it at a folder laid out like /autograder
+)
 DEFAULT_ROOT = "/autograder"
 HERE = Path(__file__).resolve().parent
-SCRIPTS = {"setup.sh": HERE / "gradescope_setup.sh", "run_autograder": HERE / "gradescope_run_autograder"}
-KIT = ("pyproject.toml", "README.md", "grader", "exercises", "solutions", "data")  # what pip install -e and grading need
+SCRIPTS = {
+    "setup.sh": HERE / "gradescope_setup.sh",
+    "run_autograder": HERE / "gradescope_run_autograder",
+}
+KIT = (
+    "pyproject.toml",
+    "README.md",
+    "grader",
+    "exercises",
+    "solutions",
+    "data",
+)  # what pip install -e and grading need
 LEFT_OUT = {"__pycache__", ".grader", ".hypothesis", ".pytest_cache"}
 STAMP = (1980, 1, 1, 0, 0, 0)  # the same kit gives the same zip, byte for byte
 SETTINGS = "attention_by_hand_settings.json"  # at the zip's root: the course's choices, read by each grading
-WHEN = {"hidden": "never", "after_due_date": "after the due date", "after_published": "once you publish the grades"}
+WHEN = {
+    "hidden": "never",
+    "after_due_date": "after the due date",
+    "after_published": "once you publish the grades",
+}
 
 
-def export(out_zip: Path, force: bool = False, hidden: str = "after_published", all_or_nothing: bool = False, late_policy: str = "") -> int:
+def export(
+    out_zip: Path,
+    force: bool = False,
+    hidden: str = "after_published",
+    all_or_nothing: bool = False,
+    late_policy: str = "",
+) -> int:
     """`grader gradescope OUT_ZIP`: write the autograder zip; 1 when it exists and --force is not given.
 
     hidden is when students see which hidden checks did not pass and why (Gradescope's visibility); all_or_nothing
@@ -39,7 +61,9 @@ def export(out_zip: Path, force: bool = False, hidden: str = "after_published", 
     """
     out_zip = Path(out_zip)
     if hidden not in gs.HIDDEN_VISIBILITIES:
-        click.echo(f"--hidden {hidden!r}: choose one of {', '.join(gs.HIDDEN_VISIBILITIES)}.", err=True)
+        click.echo(
+            f"--hidden {hidden!r}: choose one of {', '.join(gs.HIDDEN_VISIBILITIES)}.", err=True
+        )
         return 2
     if late_policy:
         try:
@@ -48,18 +72,31 @@ def export(out_zip: Path, force: bool = False, hidden: str = "after_published", 
             click.echo(f"--late-policy: {error}.", err=True)
             return 2
     if out_zip.is_dir():
-        click.echo(f"{out_zip} is a folder: name the zip file to write, for example {out_zip / 'autograder.zip'}.", err=True)
+        click.echo(
+            f"{out_zip} is a folder: name the zip file to write, for example {out_zip / 'autograder.zip'}.",
+            err=True,
+        )
         return 2
     if not out_zip.parent.is_dir():
-        click.echo(f"{out_zip.parent} does not exist: create it or write the zip elsewhere.", err=True)
+        click.echo(
+            f"{out_zip.parent} does not exist: create it or write the zip elsewhere.", err=True
+        )
         return 2
     if out_zip.exists() and not force:
         click.echo(f"{out_zip} already exists; to replace it, run again with --force.", err=True)
         return 1
-    count = write_zip(out_zip, {"hidden": hidden, "all_or_nothing": all_or_nothing} | ({"late_policy": late_policy} if late_policy else {}))
+    count = write_zip(
+        out_zip,
+        {"hidden": hidden, "all_or_nothing": all_or_nothing}
+        | ({"late_policy": late_policy} if late_policy else {}),
+    )
     click.echo(f"Wrote {out_zip}: setup.sh, run_autograder and the kit ({count} files).")
-    click.echo(f"Students see which hidden checks did not pass, and why: {WHEN[hidden]}; their points always.")
-    click.echo("On Gradescope: a Programming Assignment, Configure Autograder, Zip file upload, then this zip.")
+    click.echo(
+        f"Students see which hidden checks did not pass, and why: {WHEN[hidden]}; their points always."
+    )
+    click.echo(
+        "On Gradescope: a Programming Assignment, Configure Autograder, Zip file upload, then this zip."
+    )
     return 0
 
 
@@ -69,7 +106,11 @@ def kit_files() -> list[Path]:
     for name in KIT:
         top = KIT_ROOT / name
         paths = [top] if top.is_file() else sorted(p for p in top.rglob("*") if p.is_file())
-        files += [p.relative_to(KIT_ROOT) for p in paths if not LEFT_OUT & set(p.relative_to(KIT_ROOT).parts)]
+        files += [
+            p.relative_to(KIT_ROOT)
+            for p in paths
+            if not LEFT_OUT & set(p.relative_to(KIT_ROOT).parts)
+        ]
     return [path for path in files if path.suffix != ".pyc"]
 
 
@@ -100,7 +141,11 @@ def autograde(root: Path | None = None, timeout: float = SUBMISSION_SECONDS) -> 
         results = late_results(results, root, settings(root).get("late_policy", ""))
     except Exception as error:  # a bug here must still leave results for the student
         traceback.print_exc(file=sys.stdout)
-        results = gs.not_graded(f"The autograder failed ({type(error).__name__}). {gs.FAULT}", {}, time.monotonic() - start)
+        results = gs.not_graded(
+            f"The autograder failed ({type(error).__name__}). {gs.FAULT}",
+            {},
+            time.monotonic() - start,
+        )
     write_results(root / "results" / "results.json", results)
     print(f"Wrote {root / 'results' / 'results.json'}: {results['score']:g} points.")
     return 0
@@ -130,7 +175,9 @@ def grade(root: Path, scratch: Path, timeout: float, start: float) -> dict:
         score_all_or_nothing()  # for the `grader check` below, this container's one grading
     returncode, output, timed_out = run_check(folder, result, timeout)
     print(output)  # the grader's report: Gradescope shows this stdout to instructors only
-    return outcome(returncode, output, timed_out, result, extra, timeout, time.monotonic() - start, chosen)
+    return outcome(
+        returncode, output, timed_out, result, extra, timeout, time.monotonic() - start, chosen
+    )
 
 
 def settings(root: Path) -> dict:
@@ -154,16 +201,31 @@ def late_results(results: dict, root: Path, policy: str) -> dict:
         return results
     submitted, due = late.gradescope_times(root)
     if submitted is None or due is None:
-        return gs.with_note(results, results["score"], "Gradescope gave no submission time or due date: no late policy applied.")
+        return gs.with_note(
+            results,
+            results["score"],
+            "Gradescope gave no submission time or due date: no late policy applied.",
+        )
     seconds = late.late_by(submitted, due)
     if seconds <= 0:
         return results
     chosen = late.parse(policy)
-    return gs.with_note(results, late.penalised_total(results["score"], chosen, seconds), late.said(chosen, seconds).capitalize() + ".")
+    return gs.with_note(
+        results,
+        late.penalised_total(results["score"], chosen, seconds),
+        late.said(chosen, seconds).capitalize() + ".",
+    )
 
 
 def outcome(
-    returncode, output: str, timed_out: bool, result: Path, extra: dict, timeout: float, seconds: float, chosen: dict | None = None
+    returncode,
+    output: str,
+    timed_out: bool,
+    result: Path,
+    extra: dict,
+    timeout: float,
+    seconds: float,
+    chosen: dict | None = None,
 ) -> dict:
     """The results of a finished `grader check`: graded, stopped by the time limit, refused, or the grader's fault."""
     if timed_out:
@@ -175,18 +237,30 @@ def outcome(
     except (OSError, ValueError):
         check = None
     if isinstance(check, dict) and "total" in check:
-        return gs.graded(check, extra["graded_folder"], extra, seconds, (chosen or {}).get("hidden", "after_published"))
+        return gs.graded(
+            check,
+            extra["graded_folder"],
+            extra,
+            seconds,
+            (chosen or {}).get("hidden", "after_published"),
+        )
     last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "")
     if returncode == 2 and last.startswith("Cannot check:"):
         return gs.not_graded(last, extra, seconds)
     print(f"grader check stopped without a result (exit status {returncode}).")
-    return gs.not_graded(f"The autograder stopped without a result (exit status {returncode}). {gs.FAULT}", extra, seconds)
+    return gs.not_graded(
+        f"The autograder stopped without a result (exit status {returncode}). {gs.FAULT}",
+        extra,
+        seconds,
+    )
 
 
 def write_results(path: Path, results: dict) -> None:
     """Write results.json whole, in one step, over whatever is there."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=".results.", delete=False) as f:
+    with tempfile.NamedTemporaryFile(
+        "w", encoding="utf-8", dir=path.parent, prefix=".results.", delete=False
+    ) as f:
         f.write(json.dumps(results, indent=1) + "\n")  # a new file of a name no one could guess
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path)

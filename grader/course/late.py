@@ -44,7 +44,9 @@ class Policy:
             return 0.0
         if self.most is not None and seconds_late > self.most:
             return 1.0
-        units = max(1, math.ceil(seconds_late / self.unit))  # a unit begun counts whole, however small the part (5e-324 s too)
+        units = max(
+            1, math.ceil(seconds_late / self.unit)
+        )  # a unit begun counts whole, however small the part (5e-324 s too)
         return min(1.0, self.percent / 100 * units)
 
 
@@ -87,7 +89,9 @@ def span(seconds: float) -> str:
 def said(policy: Policy, seconds_late: float) -> str:
     """What lateness cost, in words for the row and the student."""
     taken = policy.fraction(seconds_late)
-    return f"submitted {span(seconds_late)} late: {taken:.0%} of the points taken off ({policy.text})"
+    return (
+        f"submitted {span(seconds_late)} late: {taken:.0%} of the points taken off ({policy.text})"
+    )
 
 
 def read_small(path: Path, most: int) -> str:
@@ -115,8 +119,14 @@ def gradescope_times(root: Path) -> tuple[datetime.datetime | None, datetime.dat
         return None, None
     users, assignment = data.get("users"), data.get("assignment")
     users = users if isinstance(users, list) else []
-    own = [u["assignment"].get("due_date") for u in users if isinstance(u, dict) and isinstance(u.get("assignment"), dict)]
-    due = next((d for d in own if d), None) or (assignment.get("due_date") if isinstance(assignment, dict) else None)
+    own = [
+        u["assignment"].get("due_date")
+        for u in users
+        if isinstance(u, dict) and isinstance(u.get("assignment"), dict)
+    ]
+    due = next((d for d in own if d), None) or (
+        assignment.get("due_date") if isinstance(assignment, dict) else None
+    )
     return moment(str(data.get("created_at") or "")), moment(str(due or ""))
 
 

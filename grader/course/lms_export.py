@@ -28,8 +28,22 @@ from grader.exercises import BY_NAME, EXERCISES, NAMES
 
 FORMATS = ("canvas", "moodle", "csv")
 MAX_POINTS = sum(exercise.points for exercise in EXERCISES)
-CANVAS_HEAD = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")  # then one column per assignment (Canvas's export)
-MOODLE_HEAD = ("Identifier", "Full name", "Grade", "Maximum Grade", "Grade can be changed", "Last modified (grade)", "Feedback comments")
+CANVAS_HEAD = (
+    "Student",
+    "ID",
+    "SIS User ID",
+    "SIS Login ID",
+    "Section",
+)  # then one column per assignment (Canvas's export)
+MOODLE_HEAD = (
+    "Identifier",
+    "Full name",
+    "Grade",
+    "Maximum Grade",
+    "Grade can be changed",
+    "Last modified (grade)",
+    "Feedback comments",
+)
 MOODLE_PARTICIPANT = "Participant "  # Moodle's own word before the id in the worksheet's Identifier
 STATUS_WORDS = {"not_started": "not started", "failed": "failed", "error": "did not run"}
 
@@ -59,7 +73,10 @@ def export(
     try:
         write(Path(out), table)
     except OSError as error:
-        click.echo(f"Cannot write {out}: {error.strerror}. Choose a file in a folder that exists and that you may write to.", err=True)
+        click.echo(
+            f"Cannot write {out}: {error.strerror}. Choose a file in a folder that exists and that you may write to.",
+            err=True,
+        )
         return 2
     click.echo(said(students, to, Path(out)))
     return 0
@@ -71,7 +88,11 @@ def reason(student: Student) -> str:
         return student.reason
     if student.folder is not None and not (student.folder / "exercises").is_dir():
         return "the submission holds no exercises/ folder, so none of the five modules was graded"
-    missing = [f"{name} {STATUS_WORDS.get(status, status)}" for name, status in student.statuses.items() if status != "passed"]
+    missing = [
+        f"{name} {STATUS_WORDS.get(status, status)}"
+        for name, status in student.statuses.items()
+        if status != "passed"
+    ]
     return "; ".join(missing)
 
 
@@ -81,7 +102,9 @@ def points(value: float) -> str:
 
 def exercise_points(student: Student) -> str:
     """Each exercise's points out of its own, in one line: "scores 15.0/15 · masking 7.5/15 · ..."."""
-    return " · ".join(f"{name} {points(student.points.get(name, 0.0))}/{BY_NAME[name].points:g}" for name in NAMES)
+    return " · ".join(
+        f"{name} {points(student.points.get(name, 0.0))}/{BY_NAME[name].points:g}" for name in NAMES
+    )
 
 
 def plain(students: list[Student], column: str = "", exercises: bool = True) -> list[list[str]]:
@@ -96,7 +119,9 @@ def plain(students: list[Student], column: str = "", exercises: bool = True) -> 
 def canvas(students: list[Student], column: str, exercises: bool = False) -> list[list[str]]:
     """Canvas's gradebook import: the student's columns, the total under `column`, each exercise too when asked."""
     extra = [f"{column}: {name}" for name in NAMES] if exercises else []
-    possible = [points(MAX_POINTS), *(f"{BY_NAME[name].points:.1f}" for name in NAMES)][: 1 + len(extra)]
+    possible = [points(MAX_POINTS), *(f"{BY_NAME[name].points:.1f}" for name in NAMES)][
+        : 1 + len(extra)
+    ]
     rows = [[*CANVAS_HEAD, column, *extra], ["Points Possible", "", "", "", "", *possible]]
     for s in students:
         each = [points(s.points.get(name, 0.0)) for name in NAMES] if exercises else []
@@ -111,7 +136,9 @@ def moodle(students: list[Student], column: str = "", exercises: bool = False) -
     for s in students:
         identifier = MOODLE_PARTICIPANT + s.lms_id if s.lms_id else ""
         feedback = exercise_points(s) + (f". {reason(s)}" if reason(s) else "")
-        rows.append([identifier, s.name or s.id, points(s.total), points(MAX_POINTS), "Yes", now, feedback])
+        rows.append(
+            [identifier, s.name or s.id, points(s.total), points(MAX_POINTS), "Yes", now, feedback]
+        )
     return rows
 
 

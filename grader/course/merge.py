@@ -30,7 +30,9 @@ def merge(csv_files, out: Path) -> int:
         problem = where_problem(Path(out))
         if problem:
             raise MergeError(problem)
-        columns, rows, notes = joined(list({os.path.realpath(path): Path(path) for path in csv_files}.values()))
+        columns, rows, notes = joined(
+            list({os.path.realpath(path): Path(path) for path in csv_files}.values())
+        )
     except MergeError as error:
         click.echo(str(error), err=True)
         return 2
@@ -62,7 +64,9 @@ def joined(csv_files: list[Path]) -> tuple[list[str], list[dict], list[str]]:
         for row in rows:
             student = row["student"]
             if student in here:
-                raise MergeError(f"{path} has two rows for {student}: grader batch writes one; merge the CSVs it wrote.")
+                raise MergeError(
+                    f"{path} has two rows for {student}: grader batch writes one; merge the CSVs it wrote."
+                )
             here.add(student)
             if student not in kept:
                 kept[student] = (row, path)
@@ -74,7 +78,10 @@ def joined(csv_files: list[Path]) -> tuple[list[str], list[dict], list[str]]:
         more = f"\n... and {len(clashes) - SHOWN} more." if len(clashes) > SHOWN else ""
         raise MergeError(
             f"Not merged: {len(clashes)} students were graded with different files in two CSVs, so the CSVs come from "
-            "different uploads of theirs:\n" + "\n".join(outlet.terminal(c) for c in clashes[:SHOWN]) + more + "\nGrade each "
+            "different uploads of theirs:\n"
+            + "\n".join(outlet.terminal(c) for c in clashes[:SHOWN])
+            + more
+            + "\nGrade each "
             "of them once, from the upload that counts (grader batch FOLDER --csv ... --regrade FOLDER), and merge again."
         )
     return list(columns), [row for row, _ in kept.values()], notes
@@ -88,21 +95,34 @@ def read(path: Path) -> tuple[list[str], list[dict]]:
             header = list(reader.fieldnames or [])
             rows = [dict(row) for row in reader if row.get("student")]
     except FileNotFoundError:
-        raise MergeError(f"{path} does not exist: name the CSVs that grader batch --shard wrote.") from None
+        raise MergeError(
+            f"{path} does not exist: name the CSVs that grader batch --shard wrote."
+        ) from None
     except (OSError, UnicodeDecodeError, csv.Error) as error:
-        raise MergeError(f"{path} cannot be read ({error}): name the CSVs that grader batch --shard wrote.") from None
+        raise MergeError(
+            f"{path} cannot be read ({error}): name the CSVs that grader batch --shard wrote."
+        ) from None
     missing = [column for column in ("student", *MODULE_SHA) if column not in header]
     if missing:
-        raise MergeError(f"{path} is not a CSV of grader batch: it has no {', '.join(missing)} column.")
+        raise MergeError(
+            f"{path} is not a CSV of grader batch: it has no {', '.join(missing)} column."
+        )
     return header, rows
 
 
 def compare(first: tuple[dict, Path], second: tuple[dict, Path]) -> tuple[str, str]:
     """(what clashes: the modules that differ, or ""; a note when the same files got a different result, or "")."""
     (one, one_path), (other, other_path) = first, second
-    differ = [column.removesuffix(" sha256") for column in MODULE_SHA if one.get(column, "") != other.get(column, "")]
+    differ = [
+        column.removesuffix(" sha256")
+        for column in MODULE_SHA
+        if one.get(column, "") != other.get(column, "")
+    ]
     if differ:
-        return f"{one['student']}: {', '.join(differ)} differ between {one_path} and {other_path}", ""
+        return (
+            f"{one['student']}: {', '.join(differ)} differ between {one_path} and {other_path}",
+            "",
+        )
     if (one.get("status"), one.get("total")) != (other.get("status"), other.get("total")):
         return "", (
             f"{one['student']} was graded twice with the same files, {one.get('status')} {one.get('total')} in {one_path} and "

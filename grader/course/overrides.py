@@ -55,7 +55,9 @@ def read(log: Path) -> list[dict]:
 def record(log: Path, told: dict) -> dict:
     """Append one entry (kind, student, exercise, points, before, why; who and when filled in unless told) to the log, its
     header first when it is new, flushed to disk; the entry as written."""
-    entry = {"when": now(), "who": told.get("who") or who()} | {name: told.get(name, "") for name in COLUMNS[2:]}
+    entry = {"when": now(), "who": told.get("who") or who()} | {
+        name: told.get(name, "") for name in COLUMNS[2:]
+    }
     entry = {name: outlet.csv_cell(str(value)) for name, value in entry.items()}
     with LOCK, Path(log).open("a", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=COLUMNS)
@@ -123,7 +125,11 @@ def applied(students: list[Student], log: Path) -> list[Student]:
             points[exercise] = after
             notes.append(said(entry))
         reason = "; ".join([*notes, *([student.reason] if student.reason else [])])
-        settled.append(replace(student, points=points, total=max(total, 0.0), reason=reason) if notes else student)
+        settled.append(
+            replace(student, points=points, total=max(total, 0.0), reason=reason)
+            if notes
+            else student
+        )
     return settled
 
 
@@ -145,10 +151,15 @@ def override(grades: Path, student: str, exercise: str, points: float, decision:
     why, by, assignment = decision
     most = BY_NAME[exercise].points
     if not 0 <= points <= most:
-        click.echo(f"Cannot override: {exercise} is worth 0 to {most:g} points, not {points:g}.", err=True)
+        click.echo(
+            f"Cannot override: {exercise} is worth 0 to {most:g} points, not {points:g}.", err=True
+        )
         return 2
     if not why.strip():
-        click.echo("Cannot override without a reason: say why with --why, for the log and the student's feedback.", err=True)
+        click.echo(
+            "Cannot override without a reason: say why with --why, for the log and the student's feedback.",
+            err=True,
+        )
         return 2
     try:
         students, kind = class_rows.read(Path(grades), assignment)
@@ -160,13 +171,23 @@ def override(grades: Path, student: str, exercise: str, points: float, decision:
         click.echo(f"Cannot override: {problem}", err=True)
         return 2
     before = f"{found.points[exercise]:.1f}" if exercise in found.points else ""
-    told = {"kind": "override", "student": found.id, "exercise": exercise, "points": f"{points:.1f}", "before": before}
+    told = {
+        "kind": "override",
+        "student": found.id,
+        "exercise": exercise,
+        "points": f"{points:.1f}",
+        "before": before,
+    }
     entry = record(log_of(Path(grades)), told | {"why": why.strip(), "who": by})
     shown = outlet.terminal(found.id)
-    click.echo(f"Recorded in {log_of(Path(grades))}: {outlet.terminal(said(entry))} ({shown}; it was {before or 'not graded'}).")
+    click.echo(
+        f"Recorded in {log_of(Path(grades))}: {outlet.terminal(said(entry))} ({shown}; it was {before or 'not graded'})."
+    )
     if kind == "batch":
         set_in_csv(Path(grades), found.id)
-        click.echo(f"Set in {grades}; every rerun of grader batch and every grader export applies it again.")
+        click.echo(
+            f"Set in {grades}; every rerun of grader batch and every grader export applies it again."
+        )
     else:
         click.echo(
             "nbgrader's gradebook is left as it is: grader export applies the override (the formgrader's manual grade changes nbgrader's own)."
@@ -177,7 +198,11 @@ def override(grades: Path, student: str, exercise: str, points: float, decision:
 def whose(students: list[Student], given: str) -> tuple[Student | None, str]:
     """The one student a name given on the command line names (the row's student cell, the LMS's id, or the name), or why none."""
     for field in ("id", "lms_id", "name"):
-        matches = [s for s in students if getattr(s, field) and getattr(s, field) in (given, outlet.csv_cell(given))]
+        matches = [
+            s
+            for s in students
+            if getattr(s, field) and getattr(s, field) in (given, outlet.csv_cell(given))
+        ]
         if len(matches) == 1:
             return matches[0], ""
         if len(matches) > 1:
@@ -187,9 +212,14 @@ def whose(students: list[Student], given: str) -> tuple[Student | None, str]:
             )
     import difflib
 
-    near = difflib.get_close_matches(given, [s.id for s in students] + [s.name for s in students if s.name], n=3, cutoff=0.5)
+    near = difflib.get_close_matches(
+        given, [s.id for s in students] + [s.name for s in students if s.name], n=3, cutoff=0.5
+    )
     hint = f" Did you mean {', '.join(repr(outlet.terminal(n)) for n in near)}?" if near else ""
-    return None, f"no student {outlet.terminal(given)!r} in the grades: give the student cell, the student id or the name as written.{hint}"
+    return (
+        None,
+        f"no student {outlet.terminal(given)!r} in the grades: give the student cell, the student id or the name as written.{hint}",
+    )
 
 
 def set_in_csv(grades: Path, student: str) -> None:

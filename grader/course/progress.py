@@ -45,14 +45,23 @@ def is_terminal(stream) -> bool:
 class Progress:
     """The progress of one run of `total` items, written to `stream` (default stdout): a bar on a terminal, a line a minute else."""
 
-    def __init__(self, total: int, what: str = "graded", stream=None, clock: Callable[[], float] = time.monotonic, tty: bool | None = None):
+    def __init__(
+        self,
+        total: int,
+        what: str = "graded",
+        stream=None,
+        clock: Callable[[], float] = time.monotonic,
+        tty: bool | None = None,
+    ):
         self.total, self.what, self.done = total, what, 0
         self.stream = stream if stream is not None else sys.stdout
         self.tty = is_terminal(self.stream) if tty is None else tty
         self.clock = clock
         self.start = self.last = clock()
         self.drawn = False  # a bar is on the terminal's last line
-        self.notes: dict[str, list[str]] = {}  # what needs the instructor, by kind, in the order it came
+        self.notes: dict[
+            str, list[str]
+        ] = {}  # what needs the instructor, by kind, in the order it came
         self.lock = threading.Lock()
 
     def line(self) -> str:
@@ -60,13 +69,22 @@ class Progress:
         elapsed = self.clock() - self.start
         left = time_left(self.done, self.total, elapsed)
         share = self.done / self.total if self.total else 1.0
-        when = f"{duration(elapsed)} so far" + (f", about {duration(left)} left" if left is not None and self.done < self.total else "")
+        when = f"{duration(elapsed)} so far" + (
+            f", about {duration(left)} left" if left is not None and self.done < self.total else ""
+        )
         return f"{self.done}/{self.total} {self.what} ({share:.0%}), {when}"
 
     def bar(self, last: str = "") -> str:
         """The bar and the line, then the last finished, within the terminal's width (a longer line would not redraw in place)."""
         filled = round(BAR * self.done / self.total) if self.total else BAR
-        text = "[" + "#" * filled + "." * (BAR - filled) + "] " + self.line() + (f" · {last}" if last else "")
+        text = (
+            "["
+            + "#" * filled
+            + "." * (BAR - filled)
+            + "] "
+            + self.line()
+            + (f" · {last}" if last else "")
+        )
         return text[: shutil.get_terminal_size().columns - 1]
 
     def step(self, count: int = 1, last: str = "") -> None:

@@ -25,7 +25,9 @@ def key(path: Path) -> bytes:
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except OSError as error:
-            raise ReportError(f"cannot make the key file {path} ({error.strerror}): name a file in a folder you can write") from None
+            raise ReportError(
+                f"cannot make the key file {path} ({error.strerror}): name a file in a folder you can write"
+            ) from None
         with os.fdopen(fd, "w", encoding="ascii") as file:
             file.write(secrets.token_hex(KEY_BYTES) + "\n")
     try:
@@ -35,11 +37,15 @@ def key(path: Path) -> bytes:
         raise ReportError(f"{path} is not a key this kit made (hex digits on one line): give the key file of your earlier reports, "
                           "or a new path to make one") from None  # fmt: skip
     if len(value) < 16:
-        raise ReportError(f"{path} holds a key of {len(value)} bytes: a key has at least 16 (a new path makes one of {KEY_BYTES})")
+        raise ReportError(
+            f"{path} holds a key of {len(value)} bytes: a key has at least 16 (a new path makes one of {KEY_BYTES})"
+        )
     return value
 
 
 def pseudonym(secret: bytes, student_id: str) -> str:
     """The student's pseudonym under the key: the same for the same id and key, always."""
-    digest = hmac.new(secret, student_id.encode("utf-8", "surrogateescape"), hashlib.sha256).hexdigest()
+    digest = hmac.new(
+        secret, student_id.encode("utf-8", "surrogateescape"), hashlib.sha256
+    ).hexdigest()
     return PREFIX + digest[:DIGITS]

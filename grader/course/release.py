@@ -28,15 +28,28 @@ HERE = Path(__file__).resolve().parent
 LEFT_OUT = ("check/checks/hidden", "check/diagnosis.py")  # under grader/: built from the reference
 # grader/course/: only what the notebook's cells run at the student's side
 COURSE_KEPT = {"__init__.py", "errors.py", "nbgrader/__init__.py", "nbgrader/cells.py"}
-OWNED = ("README.md", "pyproject.toml", ".gitignore", "exercises", "grader")  # what the release writes, and --force replaces
-FORBIDDEN = ("solutions", "grader.check.diagnosis", "grader.check.checks.hidden")  # no module of the release imports these
-KIT_LINES = {'KIND = "full"': 'KIND = "student"', 'DISTRIBUTION = "attention-by-hand"': 'DISTRIBUTION = "attention-by-hand-student"'}
-COURSE_INIT = (
-    '"""In the student\'s kit, only what the notebook\'s cells run for the student (nbgrader/cells.py); imports check, sandbox."""\n'
-)
+OWNED = (
+    "README.md",
+    "pyproject.toml",
+    ".gitignore",
+    "exercises",
+    "grader",
+)  # what the release writes, and --force replaces
+FORBIDDEN = (
+    "solutions",
+    "grader.check.diagnosis",
+    "grader.check.checks.hidden",
+)  # no module of the release imports these
+KIT_LINES = {
+    'KIND = "full"': 'KIND = "student"',
+    'DISTRIBUTION = "attention-by-hand"': 'DISTRIBUTION = "attention-by-hand-student"',
+}
+COURSE_INIT = '"""In the student\'s kit, only what the notebook\'s cells run for the student (nbgrader/cells.py); imports check, sandbox."""\n'
 NBGRADER_INIT = '"""In the student\'s kit, only cells.py: what the notebook\'s cells run for the student; imports course, sandbox."""\n'
 FIRST_COMMAND = "python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/grader"
-GUIDE = KIT_ROOT / "docs" / "students.md"  # the one source of the student guide: the release's README holds it below its set-up line
+GUIDE = (
+    KIT_ROOT / "docs" / "students.md"
+)  # the one source of the student guide: the release's README holds it below its set-up line
 
 
 def release(out_dir: Path, force: bool = False) -> int:
@@ -60,10 +73,14 @@ def release(out_dir: Path, force: bool = False) -> int:
 def refuse(out: Path, force: bool) -> None:
     """Raise ReleaseError for a folder the release must not be written to."""
     if out.exists() and not out.is_dir():
-        raise ReleaseError(f"{out} is a file: give the folder to write the student's kit to (a new or empty one).")
+        raise ReleaseError(
+            f"{out} is a file: give the folder to write the student's kit to (a new or empty one)."
+        )
     resolved = out.resolve()
     if resolved == KIT_ROOT or KIT_ROOT in resolved.parents:
-        raise ReleaseError(f"{out} is inside the kit itself ({KIT_ROOT}): write the student's kit outside it, e.g. ../student-kit.")
+        raise ReleaseError(
+            f"{out} is inside the kit itself ({KIT_ROOT}): write the student's kit outside it, e.g. ../student-kit."
+        )
     if out.is_dir() and any(out.iterdir()) and not force:
         raise ReleaseError(
             f"{out} is not empty. Choose a new or empty folder, or add --force to replace the release's own files "
@@ -78,12 +95,19 @@ def grader_files() -> list[Path]:
         relative = path.relative_to(GRADER_DIR)
         if path.is_dir() or "__pycache__" in relative.parts or path.suffix in (".pyc", ".npz"):
             continue
-        if any(part.startswith(".") for part in relative.parts):  # a tool's leftovers (.hypothesis/ of a test run)
+        if any(
+            part.startswith(".") for part in relative.parts
+        ):  # a tool's leftovers (.hypothesis/ of a test run)
             continue
-        if relative.parts[0] == "course" and relative.as_posix().removeprefix("course/") not in COURSE_KEPT:
+        if (
+            relative.parts[0] == "course"
+            and relative.as_posix().removeprefix("course/") not in COURSE_KEPT
+        ):
             continue
         name = relative.as_posix()
-        if relative.parts[0] == "data" or any(name == gone or name.startswith(gone + "/") for gone in LEFT_OUT):
+        if relative.parts[0] == "data" or any(
+            name == gone or name.startswith(gone + "/") for gone in LEFT_OUT
+        ):
             continue
         kept.append(relative)
     return kept
@@ -91,7 +115,9 @@ def grader_files() -> list[Path]:
 
 def write_kit(out: Path) -> dict:
     """Write every file of the student's kit; how many of each kind."""
-    readme = fill(HERE / "release_README.md")  # before anything is written: it raises when the guide is missing
+    readme = fill(
+        HERE / "release_README.md"
+    )  # before anything is written: it raises when the guide is missing
     out.mkdir(parents=True, exist_ok=True)
     for name in OWNED:
         target = out / name
@@ -108,12 +134,22 @@ def write_kit(out: Path) -> dict:
     (package / "course" / "__init__.py").write_text(COURSE_INIT, encoding="utf-8")
     (package / "course" / "nbgrader" / "__init__.py").write_text(NBGRADER_INIT, encoding="utf-8")
     shutil.copytree(DATA_DIR, package / "data", ignore=shutil.ignore_patterns("__pycache__"))
-    stored = examples.write(package / "check" / "checks" / examples.STORED.name, examples.from_reference)
-    write_stubs(out / "exercises")  # made from the reference: the release is pristine whatever exercises/ holds
+    stored = examples.write(
+        package / "check" / "checks" / examples.STORED.name, examples.from_reference
+    )
+    write_stubs(
+        out / "exercises"
+    )  # made from the reference: the release is pristine whatever exercises/ holds
     (out / "README.md").write_text(readme, encoding="utf-8")
     (out / "pyproject.toml").write_text(fill(HERE / "release_pyproject.toml"), encoding="utf-8")
-    (out / ".gitignore").write_text(".venv/\n__pycache__/\n*.egg-info/\nbuild/\n.grader/\n.hypothesis/\n", encoding="utf-8")
-    return {"grader": len(files), "examples": stored, "corpus": len(list((package / "data").iterdir()))}
+    (out / ".gitignore").write_text(
+        ".venv/\n__pycache__/\n*.egg-info/\nbuild/\n.grader/\n.hypothesis/\n", encoding="utf-8"
+    )
+    return {
+        "grader": len(files),
+        "examples": stored,
+        "corpus": len(list((package / "data").iterdir())),
+    }
 
 
 def student_kit_module() -> str:
@@ -121,7 +157,9 @@ def student_kit_module() -> str:
     text = (GRADER_DIR / "kit.py").read_text(encoding="utf-8")
     for full, student in KIT_LINES.items():
         if full not in text:
-            raise ReleaseError(f"grader/kit.py has no line {full!r} to turn into {student!r}; the kit's release code needs updating.")
+            raise ReleaseError(
+                f"grader/kit.py has no line {full!r} to turn into {student!r}; the kit's release code needs updating."
+            )
         text = text.replace(full, student)
     return text
 
@@ -129,7 +167,9 @@ def student_kit_module() -> str:
 def fill(template: Path) -> str:
     """A template of the release with the kit's version, dependencies, set-up line and student guide in place."""
     project = tomllib.loads((KIT_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    dependencies = "".join(f"    {json.dumps(dependency)},\n" for dependency in project["dependencies"])
+    dependencies = "".join(
+        f"    {json.dumps(dependency)},\n" for dependency in project["dependencies"]
+    )
     values = {
         "version": grader.__version__,
         "dependencies": dependencies,
@@ -152,7 +192,9 @@ def student_guide() -> str:
         ) from None
     title, _, guide = text.partition("\n")
     if not title.startswith("# "):
-        raise ReleaseError(f"{GUIDE} should start with its title (a line `# ...`); it starts with {title!r}.")
+        raise ReleaseError(
+            f"{GUIDE} should start with its title (a line `# ...`); it starts with {title!r}."
+        )
     return guide.strip()
 
 
@@ -192,7 +234,9 @@ def shape_of(node: ast.expr) -> str:
     if isinstance(node, ast.Constant):
         return repr(node.value)
     if isinstance(node, ast.Call):
-        arguments = [shape_of(a) for a in node.args] + [f"{k.arg}={shape_of(k.value)}" for k in node.keywords]
+        arguments = [shape_of(a) for a in node.args] + [
+            f"{k.arg}={shape_of(k.value)}" for k in node.keywords
+        ]
         return f"{shape_of(node.func)}({', '.join(arguments)})"
     if isinstance(node, ast.Tuple | ast.List):
         items = [shape_of(e) for e in node.elts]
@@ -218,10 +262,15 @@ def reference_statements(solutions: Path = SOLUTIONS_DIR) -> dict[str, str]:
             if not isinstance(function, ast.FunctionDef):
                 continue
             for statement in ast.walk(function):
-                value = getattr(statement, "value", None) if isinstance(statement, ast.stmt) else None
+                value = (
+                    getattr(statement, "value", None) if isinstance(statement, ast.stmt) else None
+                )
                 for node in ast.walk(value) if isinstance(value, ast.expr) else ():
                     if isinstance(node, ast.expr) and telling(node):
-                        found.setdefault(shape_of(node), f"{path.stem}.{function.name}'s `{ast.unparse(statement)[:80]}`")
+                        found.setdefault(
+                            shape_of(node),
+                            f"{path.stem}.{function.name}'s `{ast.unparse(statement)[:80]}`",
+                        )
     return found
 
 
@@ -244,11 +293,23 @@ def verify(out: Path) -> None:
     leaks = []
     statements = reference_statements()
     for path in sorted(out.rglob("*.py")):
-        found = [name for name in imported(path, out) if any(name == bad or name.startswith(bad + ".") for bad in FORBIDDEN)]
+        found = [
+            name
+            for name in imported(path, out)
+            if any(name == bad or name.startswith(bad + ".") for bad in FORBIDDEN)
+        ]
         leaks += [f"{path.relative_to(out)} imports {name}" for name in sorted(found)]
-        if (out / "exercises") not in path.parents:  # the stubs are made from the reference's signatures and docstrings
-            leaks += [f"{path.relative_to(out)} {what}" for what in holds_reference(path, statements)]
-    present = [gone for gone in ("solutions", "grader/check/diagnosis.py", "grader/check/checks/hidden") if (out / gone).exists()]
+        if (
+            out / "exercises"
+        ) not in path.parents:  # the stubs are made from the reference's signatures and docstrings
+            leaks += [
+                f"{path.relative_to(out)} {what}" for what in holds_reference(path, statements)
+            ]
+    present = [
+        gone
+        for gone in ("solutions", "grader/check/diagnosis.py", "grader/check/checks/hidden")
+        if (out / gone).exists()
+    ]
     if leaks or present:
         raise ReleaseError(
             "the student's kit would reach the reference: "

@@ -29,7 +29,9 @@ def folder_of(csv_file: Path) -> Path:
 
 def file_of(folder: Path, student: str) -> Path:
     """A student's result file: named by the sha256 of the student cell, so no student's name becomes a path."""
-    return folder / (hashlib.sha256(student.encode("utf-8", "surrogatepass")).hexdigest()[:40] + SUFFIX)
+    return folder / (
+        hashlib.sha256(student.encode("utf-8", "surrogatepass")).hexdigest()[:40] + SUFFIX
+    )
 
 
 class Rows:
@@ -41,7 +43,9 @@ class Rows:
         self.by_student = {row["student"]: row for row in read_csv(self.csv_file)}
         written = self.csv_file.stat().st_mtime_ns if self.csv_file.exists() else 0
         for row, changed in read_folder(self.folder):
-            if changed >= written or row["student"] not in self.by_student:  # the CSV lags its rows' files, or was edited since
+            if (
+                changed >= written or row["student"] not in self.by_student
+            ):  # the CSV lags its rows' files, or was edited since
                 self.by_student[row["student"]] = row
         self.added = 0
         sweep(self.folder)
@@ -78,7 +82,11 @@ def read_folder(folder: Path) -> list[tuple[dict, int]]:
             row, changed = json.loads(path.read_text(encoding="utf-8")), path.stat().st_mtime_ns
         except (OSError, ValueError):
             continue
-        if isinstance(row, dict) and isinstance(row.get("student"), str) and all(isinstance(v, str) for v in row.values()):
+        if (
+            isinstance(row, dict)
+            and isinstance(row.get("student"), str)
+            and all(isinstance(v, str) for v in row.values())
+        ):
             rows.append((row, changed))
     return rows
 

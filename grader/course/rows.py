@@ -20,8 +20,23 @@ from grader.sandbox.intake import Submission, Upload
 MODULE_SHA = tuple(f"{name}.py sha256" for name in MODULES)
 # for the class report: each exercise's status, every check that failed, the known mistakes named
 CHECK_COLUMNS = ("exercise statuses", "failed checks", "mistakes")
-IDENTITY = ("student", "student id", "student name", "folder")  # the key; the route's id and name; where the upload was
-COLUMNS = (*IDENTITY, "status", *NAMES, "total", "isolation", "seconds", "reason", *MODULE_SHA, *CHECK_COLUMNS)
+IDENTITY = (
+    "student",
+    "student id",
+    "student name",
+    "folder",
+)  # the key; the route's id and name; where the upload was
+COLUMNS = (
+    *IDENTITY,
+    "status",
+    *NAMES,
+    "total",
+    "isolation",
+    "seconds",
+    "reason",
+    *MODULE_SHA,
+    *CHECK_COLUMNS,
+)
 
 
 shown = outlet.name  # the similarity report's (grader/course/similarity.py), until it reads uploads through the intake
@@ -48,7 +63,12 @@ def filed(path) -> str:
 def identity(upload: Upload) -> dict:
     """The cells that say whose row it is: the key, the student's id and name, and the upload's folder on this machine."""
     folders = "; ".join(filed(source.path) for source in upload.sources)
-    return {"student": upload.key, "student id": upload.student_id, "student name": upload.student_name, "folder": folders}
+    return {
+        "student": upload.key,
+        "student id": upload.student_id,
+        "student name": upload.student_name,
+        "folder": folders,
+    }
 
 
 def written(cells: dict) -> dict:
@@ -58,21 +78,47 @@ def written(cells: dict) -> dict:
 
 def refused(submission: Submission) -> dict:
     """The row of an upload the intake would not take: no points, and why, in the words the student would read."""
-    base = identity(submission.upload) | {name: "" for name in NAMES} | {f"{name} sha256": "" for name in (f"{m}.py" for m in MODULES)}
-    return written(base | {"status": "unreadable", "total": "0.0", "reason": submission.problem, "seconds": "0.0"})
+    base = (
+        identity(submission.upload)
+        | {name: "" for name in NAMES}
+        | {f"{name} sha256": "" for name in (f"{m}.py" for m in MODULES)}
+    )
+    return written(
+        base
+        | {"status": "unreadable", "total": "0.0", "reason": submission.problem, "seconds": "0.0"}
+    )
 
 
-def row(upload: Upload, returncode, result: Path, output: str, timed_out: bool, timeout: float, seconds: float) -> dict:
+def row(
+    upload: Upload,
+    returncode,
+    result: Path,
+    output: str,
+    timed_out: bool,
+    timeout: float,
+    seconds: float,
+) -> dict:
     """The CSV row for one finished `grader check`, every cell safe to write and to open in a spreadsheet."""
     return written(raw_row(upload, returncode, result, output, timed_out, timeout, seconds))
 
 
-def raw_row(upload: Upload, returncode, result: Path, output: str, timed_out: bool, timeout: float, seconds: float) -> dict:
+def raw_row(
+    upload: Upload,
+    returncode,
+    result: Path,
+    output: str,
+    timed_out: bool,
+    timeout: float,
+    seconds: float,
+) -> dict:
     """The CSV row for one finished `grader check`, as the names and messages came."""
     base = identity(upload) | {name: "" for name in NAMES} | {"total": "0.0"}
     last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "")
     if timed_out:
-        return base | {"status": "timeout", "reason": f"grading took longer than {timeout:g} s and was stopped"}
+        return base | {
+            "status": "timeout",
+            "reason": f"grading took longer than {timeout:g} s and was stopped",
+        }
     if returncode == 2 and not result.exists():
         return base | {"status": "unreadable", "reason": last[:300]}
     try:
@@ -80,7 +126,11 @@ def raw_row(upload: Upload, returncode, result: Path, output: str, timed_out: bo
         points = {e["name"]: float(e["points"]) for e in report["exercises"]}
         total = float(report["total"]["points"])
     except (OSError, ValueError, KeyError, TypeError):
-        how = f"killed by {signal.Signals(-returncode).name}" if returncode and returncode < 0 else f"exit status {returncode}"
+        how = (
+            f"killed by {signal.Signals(-returncode).name}"
+            if returncode and returncode < 0
+            else f"exit status {returncode}"
+        )
         return base | {
             "status": "error",
             "reason": f"the grader stopped without a result ({how}) after {seconds:.0f} s: run "
@@ -93,14 +143,24 @@ def raw_row(upload: Upload, returncode, result: Path, output: str, timed_out: bo
 def graded(report: dict, points: dict, total: float) -> dict:
     """The cells of a row whose check finished: points, status, why each exercise did not pass, the files' hashes."""
     statuses = {e["name"]: e["status"] for e in report["exercises"]}
-    not_passed = [f"{name} {statuses[name]}{why(report, name)}" for name in NAMES if statuses.get(name, "passed") != "passed"]
+    not_passed = [
+        f"{name} {statuses[name]}{why(report, name)}"
+        for name in NAMES
+        if statuses.get(name, "passed") != "passed"
+    ]
     missing = [f"{name} not checked" for name in NAMES if name not in points]
-    copied = [f"{e['name']}.py is the reference solution, byte for byte" for e in report["exercises"] if e.get("same_as_reference")]
+    copied = [
+        f"{e['name']}.py is the reference solution, byte for byte"
+        for e in report["exercises"]
+        if e.get("same_as_reference")
+    ]
     hashes = {}
     for exercise in report["exercises"]:
         hashes.update(exercise.get("files", {}))
     cells = {name: f"{points[name]:.1f}" if name in points else "" for name in NAMES}
-    faulted = any(check.get("fault") == "grader" for e in report["exercises"] for check in e.get("checks", []))
+    faulted = any(
+        check.get("fault") == "grader" for e in report["exercises"] for check in e.get("checks", [])
+    )
     return cells | {
         "status": "fault" if faulted else "passed" if not missing and not not_passed else "graded",
         "total": f"{total:.1f}",
@@ -120,8 +180,16 @@ def check_cells(report: dict) -> dict:
     statuses = " ".join(f"{e['name']}:{e['status']}" for e in report["exercises"])
     checks = [check for exercise in report["exercises"] for check in exercise.get("checks", [])]
     failed = [str(check["id"]) for check in checks if check.get("status") == "failed"]
-    named = [str(check["mistake"]) for check in checks if check.get("status") != "passed" and check.get("mistake")]
-    return {"exercise statuses": statuses, "failed checks": " ".join(failed), "mistakes": "; ".join(dict.fromkeys(named))}
+    named = [
+        str(check["mistake"])
+        for check in checks
+        if check.get("status") != "passed" and check.get("mistake")
+    ]
+    return {
+        "exercise statuses": statuses,
+        "failed checks": " ".join(failed),
+        "mistakes": "; ".join(dict.fromkeys(named)),
+    }
 
 
 def why(report: dict, name: str) -> str:

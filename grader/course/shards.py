@@ -42,7 +42,9 @@ def parse(text: str) -> Shard:
     """A --shard value: I/N with 1 <= I <= N, else a ShardError saying what is wrong."""
     found = SHARD.fullmatch(text)
     if not found:
-        raise ShardError(f"{text!r} is not I/N: write the share to grade and how many there are, as 1/4 (the first of four).")
+        raise ShardError(
+            f"{text!r} is not I/N: write the share to grade and how many there are, as 1/4 (the first of four)."
+        )
     number, count = int(found[1]), int(found[2])
     if not 1 <= count <= MOST:
         raise ShardError(f"{text!r}: the number of shares must be from 1 to {MOST:,}.")

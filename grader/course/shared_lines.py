@@ -39,12 +39,16 @@ def runs(a_starts: np.ndarray, b_starts: np.ndarray) -> list[tuple[int, int]]:
     """Runs of matched K-grams that start one token after the other in both: (first, last), as indices into the matches."""
     if not len(a_starts):
         return []
-    broken = np.flatnonzero((np.diff(a_starts) != 1) | (np.diff(b_starts) != 1)) + 1  # a module's end breaks a run too
+    broken = (
+        np.flatnonzero((np.diff(a_starts) != 1) | (np.diff(b_starts) != 1)) + 1
+    )  # a module's end breaks a run too
     heads = np.concatenate(([0], broken))
     return list(zip(heads.tolist(), np.concatenate((broken - 1, [len(a_starts) - 1])).tolist()))
 
 
-def matches(a: fingerprints.Code, b: fingerprints.Code, left_out: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def matches(
+    a: fingerprints.Code, b: fingerprints.Code, left_out: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """(K-grams of a, the first K-gram of b with the same hash) for every K-gram of a that b holds and no one left out."""
     usable = np.flatnonzero(~np.isin(b.hashes, left_out))
     hashes, first = np.unique(b.hashes[usable], return_index=True)
@@ -54,7 +58,9 @@ def matches(a: fingerprints.Code, b: fingerprints.Code, left_out: np.ndarray) ->
 
 def comments(text: str) -> dict[int, int]:
     """Line -> the column its comment starts at."""
-    return {line: column for kind, _, line, column in fingerprints.lexemes(text) if kind == "comment"}
+    return {
+        line: column for kind, _, line, column in fingerprints.lexemes(text) if kind == "comment"
+    }
 
 
 def side(code: fingerprints.Code, start: int, end: int, anonymous: bool) -> Side:
@@ -63,11 +69,16 @@ def side(code: fingerprints.Code, start: int, end: int, anonymous: bool) -> Side
     numbers = sorted(set(code.lines[start:end].tolist()))
     text = code.texts[module].splitlines()
     cuts = comments(code.texts[module]) if anonymous else {}
-    lines = [(n, text[n - 1][: cuts.get(n)][:WIDTH].rstrip() if n <= len(text) else "") for n in numbers[:LINES]]
+    lines = [
+        (n, text[n - 1][: cuts.get(n)][:WIDTH].rstrip() if n <= len(text) else "")
+        for n in numbers[:LINES]
+    ]
     return Side(f"{module}.py", lines, max(len(numbers) - LINES, 0))
 
 
-def blocks(a: fingerprints.Code, b: fingerprints.Code, left_out: np.ndarray, anonymous: bool) -> tuple[list[Block], int, list[str]]:
+def blocks(
+    a: fingerprints.Code, b: fingerprints.Code, left_out: np.ndarray, anonymous: bool
+) -> tuple[list[Block], int, list[str]]:
     """(the largest BLOCKS blocks a and b share, in a's order; how many of a's lines hold shared code; a's modules that do)."""
     in_a, in_b = matches(a, b, left_out)
     spans: list[list[int]] = []  # [start, end] in a, [start, end] in b, of each run in a's order
@@ -75,19 +86,36 @@ def blocks(a: fingerprints.Code, b: fingerprints.Code, left_out: np.ndarray, ano
         start, end = int(a.starts[in_a[first]]), int(a.ends[in_a[last]])
         b_start, b_end = int(b.starts[in_b[first]]), int(b.ends[in_b[last]])
         before = spans[-1] if spans else None
-        if before and start <= before[1] and before[2] <= b_start <= before[3] and a.module_of(start) == a.module_of(before[0]):
-            before[1], before[3] = max(before[1], end), max(before[3], b_end)  # overlaps the run before in both: one block
+        if (
+            before
+            and start <= before[1]
+            and before[2] <= b_start <= before[3]
+            and a.module_of(start) == a.module_of(before[0])
+        ):
+            before[1], before[3] = (
+                max(before[1], end),
+                max(before[3], b_end),
+            )  # overlaps the run before in both: one block
         else:
             spans.append([start, end, b_start, b_end])
     found = [(end - start, start, end, b_start, b_end) for start, end, b_start, b_end in spans]
     every = {(a.module_of(s), n) for _, s, e, _, _ in found for n in a.lines[s:e].tolist()}
     largest = sorted(sorted(found, key=lambda f: -f[0])[:BLOCKS], key=lambda f: f[1])
-    shown = [Block(t, side(a, s, e, anonymous), side(b, bs, be, anonymous)) for t, s, e, bs, be in largest]
+    shown = [
+        Block(t, side(a, s, e, anonymous), side(b, bs, be, anonymous))
+        for t, s, e, bs, be in largest
+    ]
     modules = sorted({module for module, _ in every}, key=fingerprints.MODULES.index)
     return shown, len(every), [f"{m}.py" for m in modules]
 
 
-def details(pairs: list, stubs: np.ndarray, reference: np.ndarray, idioms: np.ndarray, anonymous: bool = False) -> None:
+def details(
+    pairs: list,
+    stubs: np.ndarray,
+    reference: np.ndarray,
+    idioms: np.ndarray,
+    anonymous: bool = False,
+) -> None:
     """Give each listed pair its blocks of shared lines, its count of shared lines and the modules they are in."""
     read: dict[str, fingerprints.Code] = {}
     for pair in pairs:
@@ -95,6 +123,12 @@ def details(pairs: list, stubs: np.ndarray, reference: np.ndarray, idioms: np.nd
             if str(submission.folder) not in read:
                 read[str(submission.folder)] = fingerprints.read(submission.folder)
         a, b = read[str(pair.first.folder)], read[str(pair.second.folder)]
-        left_out = np.union1d(stubs, idioms) if pair.of_reference else np.union1d(np.union1d(stubs, idioms), reference)
+        left_out = (
+            np.union1d(stubs, idioms)
+            if pair.of_reference
+            else np.union1d(np.union1d(stubs, idioms), reference)
+        )
         pair.blocks, pair.lines, modules = blocks(a, b, left_out, anonymous)
-        pair.modules = pair.modules or modules  # a copy of the reference names the reference's modules it holds
+        pair.modules = (
+            pair.modules or modules
+        )  # a copy of the reference names the reference's modules it holds

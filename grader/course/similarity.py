@@ -56,7 +56,9 @@ class Held:
     own: int  # tokens of code that are not the stubs'
     of_reference: int  # of those, tokens the reference holds
     reference_held: int  # tokens of the reference's own code that this one holds
-    reference_modules: dict[str, int]  # the reference's modules this one holds nearly whole (REFERENCE_MODULE) -> their tokens
+    reference_modules: dict[
+        str, int
+    ]  # the reference's modules this one holds nearly whole (REFERENCE_MODULE) -> their tokens
     digests: dict[str, bytes]
     cut: list[str]
 
@@ -70,8 +72,12 @@ class Pair:
     tokens: int  # the smaller of the two: what both hold
     held: tuple[int, int]  # tokens of each one's own code that the other holds
     own: tuple[int, int]  # each one's own tokens
-    identical: list[str] = field(default_factory=list)  # modules the same byte for byte (neither the stub nor the reference)
-    blocks: list = field(default_factory=list)  # the shared lines side by side (shared_lines.py), for the listed pairs
+    identical: list[str] = field(
+        default_factory=list
+    )  # modules the same byte for byte (neither the stub nor the reference)
+    blocks: list = field(
+        default_factory=list
+    )  # the shared lines side by side (shared_lines.py), for the listed pairs
     lines: int = 0  # lines of the first's code that hold shared tokens
     modules: list[str] = field(default_factory=list)  # the first's modules that hold shared code
 
@@ -120,13 +126,21 @@ def covered(starts: np.ndarray, ends: np.ndarray, size: int) -> np.ndarray:
 @functools.cache
 def given() -> Given:
     """The stubs and the reference, fingerprinted as the submissions are (once a process: neither changes)."""
-    stubs = fingerprints.fingerprint(fingerprints.Code(texts={name: stub_source(name) for name in MODULES}))
+    stubs = fingerprints.fingerprint(
+        fingerprints.Code(texts={name: stub_source(name) for name in MODULES})
+    )
     stub_hashes = np.unique(stubs.hashes)
     reference = fingerprints.read(SOLUTIONS_DIR)
     stub = np.isin(reference.hashes, stub_hashes)
     mine = ~covered(reference.starts[stub], reference.ends[stub], reference.tokens)
     digests = {hashlib.sha256(stub_source(name).encode("utf-8")).digest() for name in MODULES}
-    return Given(stub_hashes, reference, np.setdiff1d(np.unique(reference.hashes), stub_hashes), mine, digests)
+    return Given(
+        stub_hashes,
+        reference,
+        np.setdiff1d(np.unique(reference.hashes), stub_hashes),
+        mine,
+        digests,
+    )
 
 
 def hold(code: fingerprints.Code, known: Given) -> Held:
@@ -137,10 +151,17 @@ def hold(code: fingerprints.Code, known: Given) -> Held:
     theirs = covered(code.starts[in_reference], code.ends[in_reference], code.tokens) & mine
     reference = known.reference
     in_mine = np.isin(reference.hashes, code.hashes)
-    of_theirs = covered(reference.starts[in_mine], reference.ends[in_mine], reference.tokens) & known.mine
+    of_theirs = (
+        covered(reference.starts[in_mine], reference.ends[in_mine], reference.tokens) & known.mine
+    )
     ends = [*reference.firsts[1:], reference.tokens]
-    per_module = {m: (int(of_theirs[a:b].sum()), int(known.mine[a:b].sum())) for m, a, b in zip(reference.modules, reference.firsts, ends)}
-    whole = {m: held for m, (held, own) in per_module.items() if own and held >= REFERENCE_MODULE * own}
+    per_module = {
+        m: (int(of_theirs[a:b].sum()), int(known.mine[a:b].sum()))
+        for m, a, b in zip(reference.modules, reference.firsts, ends)
+    }
+    whole = {
+        m: held for m, (held, own) in per_module.items() if own and held >= REFERENCE_MODULE * own
+    }
     keep = ~stub & ~in_reference
     hashes, first = np.unique(code.hashes[keep], return_index=True)
     return Held(
@@ -165,7 +186,9 @@ def counted(held: list[Held], common: int) -> tuple[np.ndarray, np.ndarray]:
     bounds = np.flatnonzero(np.concatenate(([True], hashes[1:] != hashes[:-1], [True])))
     sizes = np.diff(bounds)
     idioms = hashes[bounds[:-1][sizes > common]]
-    for size in range(2, common + 1):  # every pair of a fingerprint's holders, for each count of holders in turn
+    for size in range(
+        2, common + 1
+    ):  # every pair of a fingerprint's holders, for each count of holders in turn
         heads = bounds[:-1][sizes == size]
         left, right = np.triu_indices(size, 1)
         step = max(CHUNK // len(left), 1)
@@ -180,10 +203,14 @@ def measure(a: Held, b: Held, idioms: np.ndarray) -> tuple[int, int]:
     _, in_a, in_b = np.intersect1d(a.hashes, b.hashes, assume_unique=True, return_indices=True)
     keep = ~np.isin(a.hashes[in_a], idioms)
     in_a, in_b = in_a[keep], in_b[keep]
-    return int(covered(a.starts[in_a], a.ends[in_a], a.tokens).sum()), int(covered(b.starts[in_b], b.ends[in_b], b.tokens).sum())
+    return int(covered(a.starts[in_a], a.ends[in_a], a.tokens).sum()), int(
+        covered(b.starts[in_b], b.ends[in_b], b.tokens).sum()
+    )
 
 
-def similar(submissions: list[Submission], least: int = MIN_TOKENS, top: int = TOP, anonymous: bool = False) -> Found:
+def similar(
+    submissions: list[Submission], least: int = MIN_TOKENS, top: int = TOP, anonymous: bool = False
+) -> Found:
     """The pairs sharing at least least tokens (and the copies of the reference), closest first, at most top of them."""
     known = given()
     present = [s for s in submissions if s.folder is not None]
@@ -191,26 +218,57 @@ def similar(submissions: list[Submission], least: int = MIN_TOKENS, top: int = T
     common = max(COMMON, round(COMMON_SHARE * len(present)))
     shared, idioms = counted(held, common)
     most = min(MEASURED * top, len(shared))
-    closest = np.argpartition(shared, len(shared) - most)[len(shared) - most :] if most else np.zeros(0, np.int64)
+    closest = (
+        np.argpartition(shared, len(shared) - most)[len(shared) - most :]
+        if most
+        else np.zeros(0, np.int64)
+    )
     closest = closest[shared[closest] > 0]
     pairs = []
-    for a, b in zip((closest // max(len(held), 1)).tolist(), (closest % max(len(held), 1)).tolist()):
+    for a, b in zip(
+        (closest // max(len(held), 1)).tolist(), (closest % max(len(held), 1)).tolist()
+    ):
         first, second = measure(held[a], held[b], idioms)
         if min(first, second) >= least:
-            pairs.append(Pair(present[a], present[b], min(first, second), (first, second), (held[a].own, held[b].own)))
+            pairs.append(
+                Pair(
+                    present[a],
+                    present[b],
+                    min(first, second),
+                    (first, second),
+                    (held[a].own, held[b].own),
+                )
+            )
     reference = Submission(REFERENCE, "the published reference", SOLUTIONS_DIR, REFERENCE)
     reference_own = int(known.mine.sum())
     for s, h in zip(present, held):
         both = sum(h.reference_modules.values())
         if both >= least:
             modules = [f"{m}.py" for m in h.reference_modules]
-            pairs.append(Pair(s, reference, both, (h.of_reference, h.reference_held), (h.own, reference_own), modules=modules))
+            pairs.append(
+                Pair(
+                    s,
+                    reference,
+                    both,
+                    (h.of_reference, h.reference_held),
+                    (h.own, reference_own),
+                    modules=modules,
+                )
+            )
     listed = sorted(pairs, key=lambda p: (-p.tokens, p.first.id, p.second.id))[:top]
-    digests = {id(s): h.digests for s, h in zip(present, held)} | {id(reference): known.reference.digests}  # ids may repeat
+    digests = {id(s): h.digests for s, h in zip(present, held)} | {
+        id(reference): known.reference.digests
+    }  # ids may repeat
     for pair in listed:
         mine, theirs = digests[id(pair.first)], digests[id(pair.second)]
-        left_out = known.stub_digests | (set() if pair.of_reference else set(known.reference.digests.values()))
-        pair.identical = [f"{m}.py" for m in MODULES if m in mine and mine[m] == theirs.get(m) and mine[m] not in left_out]
+        left_out = known.stub_digests | (
+            set() if pair.of_reference else set(known.reference.digests.values())
+        )
+        pair.identical = [
+            f"{m}.py"
+            for m in MODULES
+            if m in mine and mine[m] == theirs.get(m) and mine[m] not in left_out
+        ]
     details(listed, known.stubs, known.hashes, idioms, anonymous)
     cut = {s.id: h.cut for s, h in zip(present, held) if h.cut}
     return Found(

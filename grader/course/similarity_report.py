@@ -26,7 +26,11 @@ p.note{color:#555;font-size:.9em}b.ref{color:#8e44ad}"""
 
 def who(submission: Submission) -> str:
     """A submission as a reader knows it: its id, and its name when there is one."""
-    return f"{submission.id} ({submission.name})" if submission.name and submission.name != submission.id else submission.id
+    return (
+        f"{submission.id} ({submission.name})"
+        if submission.name and submission.name != submission.id
+        else submission.id
+    )
 
 
 def percent(pair: Pair) -> str:
@@ -36,7 +40,9 @@ def percent(pair: Pair) -> str:
 def what(pair: Pair) -> str:
     """Where the shared code is, and which modules are the same byte for byte."""
     parts = [", ".join(pair.modules)] if pair.modules else []
-    return "; ".join(parts + ([f"identical: {', '.join(pair.identical)}"] if pair.identical else []))
+    return "; ".join(
+        parts + ([f"identical: {', '.join(pair.identical)}"] if pair.identical else [])
+    )
 
 
 def summary(found: Found, least: int) -> list[str]:
@@ -48,8 +54,14 @@ def summary(found: Found, least: int) -> list[str]:
         f"neither do the stubs, nor, between two students, the published reference (its copies are listed against it) or "
         f"code held by more than {found.common} submissions."
     ]
-    lines += [f"Not compared, its folder not found: {outlet.terminal(s.shown or s.id)}" for s in found.not_found]
-    lines += [f"Cut for size, {outlet.terminal(student)}: {'; '.join(cuts)}" for student, cuts in found.cut.items()]
+    lines += [
+        f"Not compared, its folder not found: {outlet.terminal(s.shown or s.id)}"
+        for s in found.not_found
+    ]
+    lines += [
+        f"Cut for size, {outlet.terminal(student)}: {'; '.join(cuts)}"
+        for student, cuts in found.cut.items()
+    ]
     return lines
 
 
@@ -58,14 +70,22 @@ def text(found: Found, least: int) -> str:
     rows = [(f"{n:>4}", f"{p.tokens:>6}", f"{p.lines:>5}", f"{percent(p):>9}", outlet.terminal(f"{who(p.first)}  ~  {who(p.second)}"), what(p))
             for n, p in enumerate(found.pairs, 1)]  # fmt: skip
     width = max((len(r[4]) for r in rows), default=0)
-    lines = [*summary(found, least), "", f"{'rank':>4}  {'tokens':>6}  {'lines':>5}  {'shares':>9}  {'student  ~  other':<{width}}  where"]
-    lines += [f"{r[0]}  {r[1]}  {r[2]}  {r[3]}  {r[4]:<{width}}  {r[5]}".rstrip() for r in rows] or ["  none"]
+    lines = [
+        *summary(found, least),
+        "",
+        f"{'rank':>4}  {'tokens':>6}  {'lines':>5}  {'shares':>9}  {'student  ~  other':<{width}}  where",
+    ]
+    lines += [
+        f"{r[0]}  {r[1]}  {r[2]}  {r[3]}  {r[4]:<{width}}  {r[5]}".rstrip() for r in rows
+    ] or ["  none"]
     return "\n".join([*lines, "", CAUTION])
 
 
 def side(part) -> str:
     """One submission's lines of a block, numbered, as a <pre>."""
-    numbered = "\n".join(f"{n:>4}  {line}" for n, line in part.lines) + (f"\n      ... {part.more} more lines" if part.more else "")
+    numbered = "\n".join(f"{n:>4}  {line}" for n, line in part.lines) + (
+        f"\n      ... {part.more} more lines" if part.more else ""
+    )
     return f"<b>{outlet.html_text(part.module)}</b><pre>{outlet.html_text(numbered)}</pre>"
 
 
@@ -73,8 +93,14 @@ def section(number: int, pair: Pair) -> str:
     """One pair's shared lines, block by block, the two side by side."""
     title = f"{number}. {who(pair.first)} ~ {who(pair.second)}: {pair.tokens} tokens, {pair.lines} lines"
     head = f"<tr><th>{outlet.html_text(who(pair.first))}</th><th>{outlet.html_text(who(pair.second))}</th></tr>"
-    rows = "".join(f"<tr><td>{side(b.first)}</td><td>{side(b.second)}</td></tr>" for b in pair.blocks)
-    identical = f"<p>Identical byte for byte: {outlet.html_text(', '.join(pair.identical))}.</p>" if pair.identical else ""
+    rows = "".join(
+        f"<tr><td>{side(b.first)}</td><td>{side(b.second)}</td></tr>" for b in pair.blocks
+    )
+    identical = (
+        f"<p>Identical byte for byte: {outlet.html_text(', '.join(pair.identical))}.</p>"
+        if pair.identical
+        else ""
+    )
     return f"<h3 id='pair{number}'>{outlet.html_text(title)}</h3>{identical}<table class='side'>{head}{rows}</table>"
 
 
@@ -82,14 +108,20 @@ def page(found: Found, least: int) -> str:
     """The pairs as one self-contained HTML page, without script: the ranked table, then each pair's shared lines side by side."""
     rows = "".join(
         f"<tr><td class='n'>{n}</td><td class='words'>{outlet.html_text(who(p.first))}</td><td class='words'>"
-        + (f"<b class='ref'>{outlet.html_text(who(p.second))}</b>" if p.of_reference else outlet.html_text(who(p.second)))
+        + (
+            f"<b class='ref'>{outlet.html_text(who(p.second))}</b>"
+            if p.of_reference
+            else outlet.html_text(who(p.second))
+        )
         + f"</td><td class='n'>{p.tokens}</td><td class='n'>{p.lines}</td><td class='n'>{percent(p)}</td>"
         f"<td class='words'>{outlet.html_text(what(p)) or '-'}</td><td><a href='#pair{n}'>lines</a></td></tr>"
         for n, p in enumerate(found.pairs, 1)
     )
     head = "<tr><th class='n'>rank</th><th>student</th><th>other</th><th class='n'>shared tokens</th><th class='n'>shared lines</th>"
     head += "<th class='n'>shares</th><th>where</th><th></th></tr>"
-    notes = "".join(f"<p class='note'>{outlet.html_text(line)}</p>" for line in summary(found, least))
+    notes = "".join(
+        f"<p class='note'>{outlet.html_text(line)}</p>" for line in summary(found, least)
+    )
     sections = "".join(section(n, p) for n, p in enumerate(found.pairs, 1))
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Similarity</title><style>{STYLE}</style></head><body>
@@ -114,7 +146,12 @@ def write_pairs(found: Found, path: Path) -> None:
 
 
 def similarity(
-    submissions: list[Submission], html_file=None, pairs_file=None, least: int | None = None, top: int | None = None, anonymous=False
+    submissions: list[Submission],
+    html_file=None,
+    pairs_file=None,
+    least: int | None = None,
+    top: int | None = None,
+    anonymous=False,
 ) -> int:
     """Print the ranked near-copies, and write them as HTML and as a CSV of pairs; 0."""
     from grader.course.similarity import MIN_TOKENS, TOP
@@ -127,5 +164,7 @@ def similarity(
         click.echo(f"\nWrote {html_file}: each pair's shared lines, side by side.")
     if pairs_file is not None:
         write_pairs(found, pairs_file)
-        click.echo(f"Wrote {pairs_file}: the {len(found.pairs)} pairs, ranked, the two students' ids first.")
+        click.echo(
+            f"Wrote {pairs_file}: the {len(found.pairs)} pairs, ranked, the two students' ids first."
+        )
     return 0

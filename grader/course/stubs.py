@@ -23,13 +23,19 @@ def stub_source(module: str) -> str:
         return PACKAGE
     text = (SOLUTIONS_DIR / f"{module}.py").read_text(encoding="utf-8")
     lines = text.splitlines(keepends=True)
-    for node in reversed(ast.parse(text).body):  # from the bottom, so earlier line numbers stay true
+    for node in reversed(
+        ast.parse(text).body
+    ):  # from the bottom, so earlier line numbers stay true
         if isinstance(node, ast.FunctionDef):
             first = node.body[1]
-            lines[first.lineno - 1 : node.end_lineno] = [" " * first.col_offset + "raise NotImplementedError\n"]
+            lines[first.lineno - 1 : node.end_lineno] = [
+                " " * first.col_offset + "raise NotImplementedError\n"
+            ]
         # the standard library's imports, which only the reference uses, go with the blank line after them;
         # numpy and the earlier exercises stay, for the student to build on
-        elif isinstance(node, ast.Import) and all(alias.name in sys.stdlib_module_names for alias in node.names):
+        elif isinstance(node, ast.Import) and all(
+            alias.name in sys.stdlib_module_names for alias in node.names
+        ):
             blank = node.end_lineno < len(lines) and not lines[node.end_lineno].strip()
             del lines[node.lineno - 1 : node.end_lineno + blank]
     return "".join(lines)
@@ -66,7 +72,11 @@ def not_started() -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         report = run_checks(write_stubs(Path(tmp) / "exercises"), checks="public", record=False)
     found = {
-        e.name: [{"id": c.id, "status": c.status, "message": c.message, "calls": list(c.calls)} for c in e.checks] for e in report.exercises
+        e.name: [
+            {"id": c.id, "status": c.status, "message": c.message, "calls": list(c.calls)}
+            for c in e.checks
+        ]
+        for e in report.exercises
     }
     if any(check["status"] != "not_started" for checks in found.values() for check in checks):
         raise ValueError(f"a public check does not end as not started on the stubs: {found}")

@@ -20,8 +20,13 @@ import numpy as np
 from grader.sandbox.errors import AskRefused
 from grader.sandbox.worker.codec import ArrayHead
 
-BATCH, T = 16, 141  # the comparison's batch and positions (grader.check.checks.scale): a worked example's scores
-PARAM_NUMBERS = 40 * 16 + 128 * 128 + 128 + 128 * 40 + 40 + 40 * 32 + 160 * 32 + 32 * 32 * 2 + 32 * 128  # the model's
+BATCH, T = (
+    16,
+    141,
+)  # the comparison's batch and positions (grader.check.checks.scale): a worked example's scores
+PARAM_NUMBERS = (
+    40 * 16 + 128 * 128 + 128 + 128 * 40 + 40 + 40 * 32 + 160 * 32 + 32 * 32 * 2 + 32 * 128
+)  # the model's
 MARGIN = 4  # times the largest honest call
 BUDGET = MARGIN * max(BATCH * T * T, PARAM_NUMBERS)  # numbers an ask may hold or be answered with
 
@@ -61,7 +66,9 @@ def _array(value, what: str, ndim: int = 1) -> ArrayHead:
     if type(value) is not ArrayHead:
         raise AskRefused(f"{what} must be a numpy array of floats, not {_kind(value)}")
     if value.dtype.kind != "f":
-        raise AskRefused(f"{what} must be a floating-point array, as the contract says, not {value.dtype}")
+        raise AskRefused(
+            f"{what} must be a floating-point array, as the contract says, not {value.dtype}"
+        )
     if len(value.shape) < ndim:
         raise AskRefused(f"{what} must have at least {ndim} dimensions, not shape {value.shape}")
     return value
@@ -85,7 +92,9 @@ def _broadcast(*shapes: tuple, what: str) -> tuple:
     try:
         return np.broadcast_shapes(*shapes)
     except ValueError:
-        raise AskRefused(f"{what}: shapes {' and '.join(map(str, shapes))} do not broadcast") from None
+        raise AskRefused(
+            f"{what}: shapes {' and '.join(map(str, shapes))} do not broadcast"
+        ) from None
 
 
 def attention_scores(q, k) -> int:
@@ -110,7 +119,9 @@ def apply_causal_mask(scores) -> int:
     scores = _array(scores, "scores", 2)
     _nonempty(scores.shape, 2, "scores")
     if scores.shape[-1] != scores.shape[-2]:
-        raise AskRefused(f"scores must be square in its last two axes (..., T, T), not {scores.shape}")
+        raise AskRefused(
+            f"scores must be square in its last two axes (..., T, T), not {scores.shape}"
+        )
     return scores.size
 
 
@@ -124,24 +135,40 @@ def softmax_backward(shares, d_shares) -> int:
     shares, d_shares = _array(shares, "shares"), _array(d_shares, "d_shares")
     _nonempty(shares.shape, 1, "shares")
     if shares.shape[-1:] != d_shares.shape[-1:]:
-        raise AskRefused(f"shares and d_shares must end in the same axis, not {shares.shape} and {d_shares.shape}")
+        raise AskRefused(
+            f"shares and d_shares must end in the same axis, not {shares.shape} and {d_shares.shape}"
+        )
     return math.prod(_broadcast(shares.shape, d_shares.shape, what="shares and d_shares"))
 
 
 def sgd_step(params, grads, lr) -> int:
     if type(params) is not dict or type(grads) is not dict:
-        raise AskRefused(f"params and grads must be dicts of arrays, not {_kind(params)} and {_kind(grads)}")
+        raise AskRefused(
+            f"params and grads must be dicts of arrays, not {_kind(params)} and {_kind(grads)}"
+        )
     if set(params) != set(grads):
-        raise AskRefused(f"params and grads must have the same names, not {sorted(map(str, params))} and {sorted(map(str, grads))}")
+        raise AskRefused(
+            f"params and grads must have the same names, not {sorted(map(str, params))} and {sorted(map(str, grads))}"
+        )
     if not isinstance(lr, numbers.Real) or isinstance(lr, bool | np.bool_):
         raise AskRefused(f"lr must be a finite float, not {_kind(lr)}")
     if not _finite(lr):
-        raise AskRefused("lr must be a finite float: not nan, not inf, not a number past a float's range")
+        raise AskRefused(
+            "lr must be a finite float: not nan, not inf, not a number past a float's range"
+        )
     cost = 0
     for name, param in params.items():
-        param, grad = _array(param, f"params[{name!r}]", 0), _array(grads[name], f"grads[{name!r}]", 0)
-        if _broadcast(param.shape, grad.shape, what=f"params[{name!r}] and grads[{name!r}]") != param.shape:
-            raise AskRefused(f"grads[{name!r}] must be shaped like params[{name!r}], not {grad.shape} for {param.shape}")
+        param, grad = (
+            _array(param, f"params[{name!r}]", 0),
+            _array(grads[name], f"grads[{name!r}]", 0),
+        )
+        if (
+            _broadcast(param.shape, grad.shape, what=f"params[{name!r}] and grads[{name!r}]")
+            != param.shape
+        ):
+            raise AskRefused(
+                f"grads[{name!r}] must be shaped like params[{name!r}], not {grad.shape} for {param.shape}"
+            )
         cost += param.size + grad.size
     return cost
 

@@ -15,7 +15,9 @@ WALL_FACTOR = 2.0  # the wall-clock backstop of a call that hardly computes (one
 HARD_FACTOR = 10.0  # the clock's last word, computing or not
 BUSY = 0.1  # share of one core a call uses while it computes, however loaded the machine (a sleeping loop: about 0.01)
 TREE_EVERY = 1.0  # seconds between looks for processes the worker started (a look reads every process's status)
-SAMPLE_EVERY = 0.5  # seconds a sample of the worker's CPU time serves as the start of the calls that follow
+SAMPLE_EVERY = (
+    0.5  # seconds a sample of the worker's CPU time serves as the start of the calls that follow
+)
 CORES = max(os.cpu_count() or 1, 1)  # read once, not on every call to the worker
 
 
@@ -53,20 +55,31 @@ class Clock:
     could have reached the limit on every core of this machine.
     """
 
-    def __init__(self, root_pid: int, limit: float, tree: list | None = None, sample: Sample | None = None):
+    def __init__(
+        self, root_pid: int, limit: float, tree: list | None = None, sample: Sample | None = None
+    ):
         self.limit, self.wall = limit, limit * WALL_FACTOR
         self.started = time.monotonic()
         self.tree = tree if tree is not None else _tree(root_pid)
         self.root_pid = root_pid
         taken, self.before = (sample or Sample()).latest(self.tree)
-        self.slack = self.started - taken  # CPU the calls since the sample may have used, counted in `used` but not the call's
+        self.slack = (
+            self.started - taken
+        )  # CPU the calls since the sample may have used, counted in `used` but not the call's
         self.earliest = self.started + limit / CORES  # no CPU limit can be reached before this
         self.looked = self.started
-        self.sample, self.rate = (self.started, 0.0), 1.0  # (when, CPU seconds used) and the CPU share since
+        self.sample, self.rate = (
+            (self.started, 0.0),
+            1.0,
+        )  # (when, CPU seconds used) and the CPU share since
 
     def wall_left(self) -> float:
         """Seconds left on the clock before the backstop (a call still computing has until HARD_FACTOR times the limit)."""
-        return self.started + (self.wall if self.rate < BUSY else self.limit * HARD_FACTOR) - time.monotonic()
+        return (
+            self.started
+            + (self.wall if self.rate < BUSY else self.limit * HARD_FACTOR)
+            - time.monotonic()
+        )
 
     def used(self) -> float:
         """CPU seconds the worker's processes used since the exchange began, new processes counted in full."""
@@ -84,7 +97,11 @@ class Clock:
             self.rate, self.sample = (used - self.sample[1]) / (now - self.sample[0]), (now, used)
         if used >= self.limit + self.slack:
             return "cpu"
-        if now - self.started >= self.limit * HARD_FACTOR or self.wall_left() <= 0 and self.rate < BUSY:
+        if (
+            now - self.started >= self.limit * HARD_FACTOR
+            or self.wall_left() <= 0
+            and self.rate < BUSY
+        ):
             return "wall"
         return None
 

@@ -40,7 +40,12 @@ def unpack(download: Path, target: Path, bounds: Bounds, whole: Bounds) -> dict[
     file to target/; each zip inside an upload is unpacked beside it as NAME/. An upload refused is removed whole
     and a note NOT_UNPACKED left in its place, saying why. Returns the refused uploads by their top name, with why.
     """
-    raw, refused, walks, folders = os.fsencode(download.name), dict[bytes, str](), dict[bytes, Walk](), set[bytes]()
+    raw, refused, walks, folders = (
+        os.fsencode(download.name),
+        dict[bytes, str](),
+        dict[bytes, Walk](),
+        set[bytes](),
+    )
     info = os.lstat(download)
     if stat.S_ISLNK(info.st_mode):
         raise Refused(f"{outlet.name(raw)} is a link, which is not followed")
@@ -59,8 +64,12 @@ def unpack(download: Path, target: Path, bounds: Bounds, whole: Bounds) -> dict[
         if top in refused:
             continue
         walk = Walk(bounds)
-        walk.bytes = walks[top].bytes if top in walks else 0  # what its members took in the download, counted once
-        if not os.path.lexists(source_of(top)):  # none of its members was a file that could be unpacked
+        walk.bytes = (
+            walks[top].bytes if top in walks else 0
+        )  # what its members took in the download, counted once
+        if not os.path.lexists(
+            source_of(top)
+        ):  # none of its members was a file that could be unpacked
             refused[top] = f"it held no file that could be unpacked: {listing(walks[top])}"
             continue
         folders.update([top] if os.path.isdir(source_of(top)) else [])
@@ -86,7 +95,15 @@ def _tops(folder: Path, whole: Bounds) -> list[bytes]:
     return names
 
 
-def _unpack_tops(file: IO[bytes], root: Path, bounds: Bounds, whole: Bounds, walks: dict, refused: dict, folders: set) -> None:
+def _unpack_tops(
+    file: IO[bytes],
+    root: Path,
+    bounds: Bounds,
+    whole: Bounds,
+    walks: dict,
+    refused: dict,
+    folders: set,
+) -> None:
     """A zip download's members written below root, each counted against its own upload's bounds (its first folder's)."""
     directory(file, whole)
     with zipfile.ZipFile(file) as archive:
@@ -95,7 +112,9 @@ def _unpack_tops(file: IO[bytes], root: Path, bounds: Bounds, whole: Bounds, wal
             folders.update(parts[:1] if parts and (len(parts) > 1 or info.is_dir()) else [])
             if parts is None:
                 raw = re.split(rb"[/\\]", raw_name(info).lstrip(b"/\\"), maxsplit=1)
-                walks.setdefault(raw[0], Walk(bounds)).left_out[tuple(raw)] = "a name that would leave its folder"
+                walks.setdefault(raw[0], Walk(bounds)).left_out[tuple(raw)] = (
+                    "a name that would leave its folder"
+                )
                 folders.update(raw[:1] if len(raw) > 1 else [])
                 continue
             if parts[0] in refused or info.is_dir():
@@ -107,7 +126,9 @@ def _unpack_tops(file: IO[bytes], root: Path, bounds: Bounds, whole: Bounds, wal
                 if len(parts) > bounds.depth:
                     raise Refused(f"its folders are nested more than {bounds.depth} deep")
                 if kind and kind != stat.S_IFREG:
-                    walk.left_out[parts] = "a link" if kind == stat.S_IFLNK else "not a regular file"
+                    walk.left_out[parts] = (
+                        "a link" if kind == stat.S_IFLNK else "not a regular file"
+                    )
                 if SKIPPED.intersection(parts) or (kind and kind != stat.S_IFREG):
                     continue
                 with archive.open(info) as stream:
@@ -115,7 +136,9 @@ def _unpack_tops(file: IO[bytes], root: Path, bounds: Bounds, whole: Bounds, wal
             except Refused as why:
                 refused[parts[0]] = str(why)
             except UNPACKING:
-                refused[parts[0]] = f"{shown(parts)} cannot be unpacked (a damaged or encrypted archive)"
+                refused[parts[0]] = (
+                    f"{shown(parts)} cannot be unpacked (a damaged or encrypted archive)"
+                )
 
 
 def _write(root: Path, place: Parts, stream: IO[bytes], walk: Walk) -> None:
@@ -123,9 +146,18 @@ def _write(root: Path, place: Parts, stream: IO[bytes], walk: Walk) -> None:
     path = os.path.join(os.fsencode(root), *place)
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_BINARY", 0), 0o644)
-    except (OSError, ValueError):  # the same place twice (a zip beside the folder it unpacks to: the first kept), or a name
-        walk.left_out.setdefault(place, "a name written already, or one this file system cannot hold")  # the disk cannot hold
+        fd = os.open(
+            path,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_BINARY", 0),
+            0o644,
+        )
+    except (
+        OSError,
+        ValueError,
+    ):  # the same place twice (a zip beside the folder it unpacks to: the first kept), or a name
+        walk.left_out.setdefault(
+            place, "a name written already, or one this file system cannot hold"
+        )  # the disk cannot hold
         return
     with os.fdopen(fd, "wb") as out:
         walk.copy(stream, out, place)
@@ -143,4 +175,6 @@ def _refuse(root: Path, top: bytes, why: str, folder: bool) -> None:
         os.makedirs(path, exist_ok=True)
     note = os.path.join(path, NOT_UNPACKED) if folder else path + b"-" + NOT_UNPACKED
     with open(note, "w", encoding="utf-8") as out:
-        out.write(f"{why}\n")  # why the upload was not unpacked, for the collector to tell the student
+        out.write(
+            f"{why}\n"
+        )  # why the upload was not unpacked, for the collector to tell the student

@@ -6,7 +6,11 @@ those alone (grader/sandbox/worker/), not this one.
 
 import signal
 
-WINDOWS_CRASHES = {0xC0000005: "access violation (a segmentation fault)", 0xC00000FD: "stack overflow", 0xC0000409: "fast fail"}
+WINDOWS_CRASHES = {
+    0xC0000005: "access violation (a segmentation fault)",
+    0xC00000FD: "stack overflow",
+    0xC0000409: "fast fail",
+}
 
 
 class StudentError(Exception):
@@ -16,7 +20,17 @@ class StudentError(Exception):
     says so and never asks the student to change their file for it.
     """
 
-    KINDS = ("not_started", "raised", "timeout", "crashed", "import", "bad_output", "refused", "memory", "grader")
+    KINDS = (
+        "not_started",
+        "raised",
+        "timeout",
+        "crashed",
+        "import",
+        "bad_output",
+        "refused",
+        "memory",
+        "grader",
+    )
 
     def __init__(self, kind: str, message: str, output: str = "", module: str = ""):
         super().__init__(message)
@@ -35,7 +49,9 @@ class _Failed(Exception):
 
     def describe(self, what, limit):
         """The student-facing sentence; for an import, only how the process ended."""
-        if self.kind == "timeout" and "on the clock" in self.detail:  # the wall-clock backstop (grader.sandbox.clock)
+        if (
+            self.kind == "timeout" and "on the clock" in self.detail
+        ):  # the wall-clock backstop (grader.sandbox.clock)
             return f"{what} did not return within {self.detail}."
         if self.kind == "timeout":
             return f"{what} did not return within {self.detail or f'{limit:g} s'}: look for a loop that never ends, or work that grows too fast."

@@ -28,7 +28,9 @@ def refusals(folder: Path) -> dict[str, str]:
             files[f"{name}.py"] = read_module(folder, name)  # the one reader of a student's module
         except NotRegular:
             continue  # the worker reports it when the module is imported
-    key = hashlib.sha256(repr(sorted((name, hashlib.sha256(data).digest()) for name, data in files.items())).encode()).digest()
+    key = hashlib.sha256(
+        repr(sorted((name, hashlib.sha256(data).digest()) for name, data in files.items())).encode()
+    ).digest()
     if key not in _found:
         while len(_found) >= KEPT:
             _found.pop(next(iter(_found)))
@@ -66,7 +68,9 @@ def _refusals(files: dict[str, bytes]) -> dict[str, str]:
                 continue
             seen.add(current)
             if current in direct:
-                found[name] = f"{direct[current]}; the grader does not grade it. Write the functions yourself."
+                found[name] = (
+                    f"{direct[current]}; the grader does not grade it. Write the functions yourself."
+                )
                 break
             todo.extend(siblings.get(current, ()))
     return {**found, **{name: why for name, why in deep.items() if name in MODULES}}
@@ -81,7 +85,17 @@ def _solutions_import(node) -> int | None:
         names = [node.module]
     elif isinstance(node, ast.Call):
         func = node.func
-        called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-        if called in ("__import__", "import_module") and node.args and isinstance(node.args[0], ast.Constant):
+        called = (
+            func.id
+            if isinstance(func, ast.Name)
+            else func.attr
+            if isinstance(func, ast.Attribute)
+            else ""
+        )
+        if (
+            called in ("__import__", "import_module")
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+        ):
             names = [str(node.args[0].value)]
     return node.lineno if any(name.split(".")[0] == "solutions" for name in names) else None

@@ -17,10 +17,24 @@ from grader.sandbox.errors import AskRefused, StudentError, _Failed
 from grader.sandbox.guard import refusals
 from grader.sandbox.helper import HELPER, HelperFailed
 from grader.sandbox.process import GRADER_FAULT, WorkerProcess
-from grader.sandbox.worker.codec import MAX_WARNINGS, WARNING_CHARS, Batches, array_bytes, decode, encode, may_be_ask
+from grader.sandbox.worker.codec import (
+    MAX_WARNINGS,
+    WARNING_CHARS,
+    Batches,
+    array_bytes,
+    decode,
+    encode,
+    may_be_ask,
+)
 from grader.sandbox.worker.toymodel import TAKEN
 
-WORKER_KINDS = ("not_started", "raised", "import", "bad_output", "refused")  # what a worker may say went wrong
+WORKER_KINDS = (
+    "not_started",
+    "raised",
+    "import",
+    "bad_output",
+    "refused",
+)  # what a worker may say went wrong
 REPLY_BASE = 4 << 20  # bytes a reply may have beyond REPLY_FACTOR times its request
 REPLY_FACTOR = 16  # times the request's arrays' bytes
 
@@ -48,7 +62,13 @@ class StudentCode:
     function. Only the five modules are copied for the worker, as they are when it starts.
     """
 
-    def __init__(self, folder: Path, *, reference: Mapping[str, Callable] | None = None, timeout: float = 10.0):
+    def __init__(
+        self,
+        folder: Path,
+        *,
+        reference: Mapping[str, Callable] | None = None,
+        timeout: float = 10.0,
+    ):
         self.folder = Path(folder).resolve()
         self.reference = dict(reference or {})
         for qualified in self.reference:
@@ -96,19 +116,33 @@ class StudentCode:
         if module not in self._imported:
             self._import(module, limit)
         feeds = [arg for arg in args if type(arg) is Batches and not arg.sent]
-        self._pairs = feeds[0].pairs if feeds else []  # kept here: the worker asks for each pair (grader.sandbox.worker.toymodel.TAKEN)
-        request = tuple(Batches([]) if type(arg) is Batches and not arg.sent else arg for arg in args)
-        reply = self._exchange({"op": "call", "module": module, "function": function, "args": request}, limit, function)
+        self._pairs = (
+            feeds[0].pairs if feeds else []
+        )  # kept here: the worker asks for each pair (grader.sandbox.worker.toymodel.TAKEN)
+        request = tuple(
+            Batches([]) if type(arg) is Batches and not arg.sent else arg for arg in args
+        )
+        reply = self._exchange(
+            {"op": "call", "module": module, "function": function, "args": request}, limit, function
+        )
         if "error" in reply:
             raise _failure(reply)
-        returned = tuple(_as_sent(args, i) if i in reply["same"] else back for i, back in enumerate(reply["args"]))
-        after = tuple(_counted(back, args[i] if i < len(args) else None, self._pairs, self._taken) for i, back in enumerate(returned))
+        returned = tuple(
+            _as_sent(args, i) if i in reply["same"] else back
+            for i, back in enumerate(reply["args"])
+        )
+        after = tuple(
+            _counted(back, args[i] if i < len(args) else None, self._pairs, self._taken)
+            for i, back in enumerate(returned)
+        )
         return Outcome(reply["value"], after, reply["seconds"], reply["output"], reply["warnings"])
 
     def _import(self, module, limit):
         """Import the module in the worker, remembering a failure for the calls that follow."""
         try:
-            reply = self._exchange({"op": "import", "module": module}, limit, f"importing {module}.py")
+            reply = self._exchange(
+                {"op": "import", "module": module}, limit, f"importing {module}.py"
+            )
         except StudentError as error:
             if error.kind == "timeout":
                 error = StudentError(
@@ -135,14 +169,23 @@ class StudentCode:
         try:
             worker = WorkerProcess(isolation.choose(), self.folder)
         except isolation.IsolationError as error:
-            raise StudentError("grader", f"The grader cannot run your code: {error} {GRADER_FAULT}") from None
+            raise StudentError(
+                "grader", f"The grader cannot run your code: {error} {GRADER_FAULT}"
+            ) from None
         except OSError as error:
-            raise StudentError("grader", f"The grader could not start its worker process ({error}). {GRADER_FAULT}") from None
+            raise StudentError(
+                "grader", f"The grader could not start its worker process ({error}). {GRADER_FAULT}"
+            ) from None
         worker.start(self.reference)
         confinement = worker.confinement
-        if confinement.name.endswith("landlock") and not worker.landlocked:  # the tier recorded must be the one it had
+        if (
+            confinement.name.endswith("landlock") and not worker.landlocked
+        ):  # the tier recorded must be the one it had
             worker.stop()
-            raise StudentError("grader", f"The grader could not apply Landlock to its worker process. {GRADER_FAULT}")
+            raise StudentError(
+                "grader",
+                f"The grader could not apply Landlock to its worker process. {GRADER_FAULT}",
+            )
         self.isolation = confinement.name
         self._imported.clear()
         return worker
@@ -152,11 +195,17 @@ class StudentCode:
         if self._worker is None:
             self._worker = self._start()
         worker, replies, self._refusals, self._taken = self._worker, [], [], 0
-        request = encode({**message, "cap": (cap := REPLY_BASE + REPLY_FACTOR * array_bytes(message))})
+        request = encode(
+            {**message, "cap": (cap := REPLY_BASE + REPLY_FACTOR * array_bytes(message))}
+        )
         try:
-            worker.exchange(request, limit, cap, lambda frame: self._answer(frame, replies), quick=self._quick)
+            worker.exchange(
+                request, limit, cap, lambda frame: self._answer(frame, replies), quick=self._quick
+            )
             reply = _checked(replies[0], message["op"])
-        except BaseException as failure:  # the worker may be a frame out of step now: it goes, whatever went wrong
+        except (
+            BaseException
+        ) as failure:  # the worker may be a frame out of step now: it goes, whatever went wrong
             output = worker.output.take()
             worker.stop()
             self._worker = None
@@ -164,7 +213,9 @@ class StudentCode:
                 raise
             raise _student_error(failure, what, limit, output) from None
         reply["output"] = worker.output.take()
-        if self._refusals:  # caught by the student's code or not, an ask outside its contract fails the call
+        if (
+            self._refusals
+        ):  # caught by the student's code or not, an ask outside its contract fails the call
             raise StudentError("raised", f"your {what} called {self._refusals[0]}", reply["output"])
         return reply
 
@@ -191,22 +242,33 @@ class StudentCode:
     def _ask_answered(self, message: dict, frame: bytes, start: bool) -> bytes | bytearray | None:
         """The answer to a stand-in's question: the next batch, or the reference helper's; None when start is False and no helper runs."""
         name, args = message.get("ask"), message.get("args")
-        if name == TAKEN:  # the next batch of a Batches argument, handed out and counted here, where student code cannot change it
+        if (
+            name == TAKEN
+        ):  # the next batch of a Batches argument, handed out and counted here, where student code cannot change it
             pair = self._pairs[self._taken] if self._taken < len(self._pairs) else None
             self._taken += pair is not None
             return encode({"value": pair, "args": ()})
         if name not in self.reference:
-            raise ValueError(f"the worker asked for {str(name)[:80]!r}, which it has no stand-in for")
+            raise ValueError(
+                f"the worker asked for {str(name)[:80]!r}, which it has no stand-in for"
+            )
         try:
             asks.check(name, args)
         except Exception as error:  # noqa: BLE001  (arguments no contract can even judge are refused too)
-            refused = error if isinstance(error, AskRefused) else f"its arguments could not be checked ({type(error).__name__})"
+            refused = (
+                error
+                if isinstance(error, AskRefused)
+                else f"its arguments could not be checked ({type(error).__name__})"
+            )
             self._refusals.append(f"{name.partition('.')[2]}: {refused}")
             return encode({"error": "ValueError", "message": f"{name}: {refused}"})
         try:
             return HELPER.answer(self.reference[name], frame, start=start)
         except HelperFailed as failure:
-            raise StudentError("grader", f"The grader's reference could not answer {name} ({failure}). {GRADER_FAULT}") from None
+            raise StudentError(
+                "grader",
+                f"The grader's reference could not answer {name} ({failure}). {GRADER_FAULT}",
+            ) from None
 
 
 def _ask_in(frame: bytes) -> dict | None:
@@ -229,8 +291,14 @@ def _student_error(failure: Exception, what: str, limit: float, output: str) -> 
     if isinstance(failure, _Failed):
         return StudentError(failure.kind, failure.describe(what, limit), output)
     if isinstance(failure, ValueError):
-        return StudentError("bad_output", f"what {what} returned could not be read back ({failure}).", output)
-    return StudentError("bad_output", f"what {what} sent the grader could not be read ({type(failure).__name__}).", output)
+        return StudentError(
+            "bad_output", f"what {what} returned could not be read back ({failure}).", output
+        )
+    return StudentError(
+        "bad_output",
+        f"what {what} sent the grader could not be read ({type(failure).__name__}).",
+        output,
+    )
 
 
 def _as_sent(args: tuple, i: int):
@@ -249,7 +317,9 @@ def _counted(back, given, pairs: list, taken: int):
 def _failure(reply: dict) -> StudentError:
     """The StudentError an error reply stands for; an import's names the module whose file the error is in."""
     module = reply.get("module")
-    return StudentError(reply["error"], reply["message"], reply["output"], module if module in MODULES else "")
+    return StudentError(
+        reply["error"], reply["message"], reply["output"], module if module in MODULES else ""
+    )
 
 
 def _checked(reply, op):
@@ -259,12 +329,20 @@ def _checked(reply, op):
     if "error" in reply:
         if reply["error"] not in WORKER_KINDS or type(reply.get("message")) is not str:
             raise ValueError("an error reply without a known kind and a message")
-    elif "value" not in reply or op == "call" and not (type(reply.get("args")) is tuple and type(reply.get("seconds")) is float):
+    elif (
+        "value" not in reply
+        or op == "call"
+        and not (type(reply.get("args")) is tuple and type(reply.get("seconds")) is float)
+    ):
         raise ValueError("a reply without value, args and seconds")
     elif op == "call":
         same, back = reply.get("same"), reply["args"]
-        if type(same) is not list or not all(type(i) is int and 0 <= i < len(back) and back[i] is None for i in same):
-            raise ValueError("a reply whose unchanged arguments are not positions of arguments sent back as None")
+        if type(same) is not list or not all(
+            type(i) is int and 0 <= i < len(back) and back[i] is None for i in same
+        ):
+            raise ValueError(
+                "a reply whose unchanged arguments are not positions of arguments sent back as None"
+            )
         caught = reply.get("warnings")
         if type(caught) is not tuple or not all(type(line) is str for line in caught):
             raise ValueError("a reply whose warnings are not a tuple of str")

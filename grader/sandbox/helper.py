@@ -25,14 +25,22 @@ from grader.sandbox.pipes import Deadline, FramedPipe, PipeFailed
 from grader.sandbox.worker.codec import MAX_FRAME, encode
 from grader.sandbox.worker.frames import read_frame, write_frame
 
-MEMORY_BYTES = 2 << 30  # the helper's address space: numpy's own and a few answers at the asks' budget
+MEMORY_BYTES = (
+    2 << 30
+)  # the helper's address space: numpy's own and a few answers at the asks' budget
 ASK_SECONDS = 10.0  # one answer's deadline, at most
 START_SECONDS = 30.0
-KEPT_BYTES = 8 << 20  # answers kept for asks that come again, at most (a run's checks ask the same often; a few at full scale)
+KEPT_BYTES = (
+    8 << 20
+)  # answers kept for asks that come again, at most (a run's checks ask the same often; a few at full scale)
 ANSWER_CAP = 256 << 20  # bytes of one answer: a few times the largest the asks' budget allows
-THREADS = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}  # one core, a small address space
+THREADS = {
+    name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+}  # one core, a small address space
 KIT = str(Path(__file__).resolve().parents[2])
-BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from grader.sandbox.helper import serve; serve()"
+BOOT = (
+    "import sys; sys.path.insert(0, sys.argv[1]); from grader.sandbox.helper import serve; serve()"
+)
 
 
 class Helper:
@@ -44,16 +52,22 @@ class Helper:
         self.pipe: FramedPipe | None = None
         self.watch_memory = False
         self.greeted = False  # whether the helper's first frame has been read
-        self.kept: dict[bytes, bytes | bytearray] = {}  # digest of a request and its frame -> the answer, until forget()
+        self.kept: dict[
+            bytes, bytes | bytearray
+        ] = {}  # digest of a request and its frame -> the answer, until forget()
         self.kept_bytes = 0
 
-    def answer(self, function, frame: bytes, seconds: float = ASK_SECONDS, start: bool = True) -> bytes | bytearray | None:
+    def answer(
+        self, function, frame: bytes, seconds: float = ASK_SECONDS, start: bool = True
+    ) -> bytes | bytearray | None:
         """The encoded answer of function (a module-level reference function) to an ask frame; raises HelperFailed.
 
         The reference is a pure function of the ask, so an ask that came before is answered as it was then.
         start False: None when the helper process is not running (it would die with this thread, see start_soon).
         """
-        request = json.dumps({"module": function.__module__, "function": function.__qualname__}).encode()
+        request = json.dumps(
+            {"module": function.__module__, "function": function.__qualname__}
+        ).encode()
         key = hashlib.blake2b(request + b"\0" + frame, digest_size=20).digest()
         if (kept := self.kept.get(key)) is not None:
             return kept
@@ -77,7 +91,9 @@ class Helper:
             if self.process is None or self.process.poll() is not None:
                 self._spawn()
 
-    def _asked(self, request: bytes, frame: bytes, seconds: float, start: bool) -> bytes | bytearray | None:
+    def _asked(
+        self, request: bytes, frame: bytes, seconds: float, start: bool
+    ) -> bytes | bytearray | None:
         """The helper process's answer to one ask; None when it is not running and start is False."""
         with self.lock:
             if self.process is None or self.process.poll() is not None:
@@ -99,7 +115,9 @@ class Helper:
         """A fresh helper process, loading while the grader goes on."""
         self.stop()
         self.greeted = False
-        self.process = launcher.piped(launcher.python("-c", BOOT, KIT), env={**os.environ, **THREADS}, stderr=False)
+        self.process = launcher.piped(
+            launcher.python("-c", BOOT, KIT), env={**os.environ, **THREADS}, stderr=False
+        )
         self.pipe = FramedPipe(self.process, ANSWER_CAP, "reference-helper")
 
     def _greet(self):
@@ -116,7 +134,10 @@ class Helper:
         try:
             return self.pipe.receive(Deadline(seconds), idle=self._check_memory)
         except PipeFailed as failed:
-            why = {"timeout": f"it did not answer within {seconds:g} s", "too_big": f"it sent a frame of {failed.size} bytes"}
+            why = {
+                "timeout": f"it did not answer within {seconds:g} s",
+                "too_big": f"it sent a frame of {failed.size} bytes",
+            }
             raise HelperFailed(why.get(failed.kind, "it ended")) from None
 
     def _check_memory(self):
@@ -157,7 +178,9 @@ def serve():
     requests, replies = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr
     write_frame(replies, json.dumps({"limited": limited}).encode())
-    while (request := read_frame(requests, MAX_FRAME)) is not None and (frame := read_frame(requests, MAX_FRAME)) is not None:
+    while (request := read_frame(requests, MAX_FRAME)) is not None and (
+        frame := read_frame(requests, MAX_FRAME)
+    ) is not None:
         write_frame(replies, _answered(request, frame))
 
 
@@ -166,9 +189,19 @@ def _answered(request: bytes, frame: bytes) -> bytes:
     try:
         return encode(_run(json.loads(request), frame))
     except MemoryError:
-        return encode({"error": "ValueError", "message": "the grader's reference ran out of memory on these arguments"})
+        return encode(
+            {
+                "error": "ValueError",
+                "message": "the grader's reference ran out of memory on these arguments",
+            }
+        )
     except Exception as error:  # noqa: BLE001  (an ask the grader's checks let through and the reference cannot read)
-        return encode({"error": "ValueError", "message": f"the grader's reference could not read this ask ({type(error).__name__})"})
+        return encode(
+            {
+                "error": "ValueError",
+                "message": f"the grader's reference could not read this ask ({type(error).__name__})",
+            }
+        )
 
 
 def _run(request: dict, frame: bytes) -> dict:
@@ -180,13 +213,18 @@ def _run(request: dict, frame: bytes) -> dict:
     message = decode(frame)
     function = getattr(importlib.import_module(request["module"]), request["function"])
     name, args = message["ask"], message["args"]
-    copies = as_sent(args)  # the stand-in keeps its own large arrays that come back unchanged (None here)
+    copies = as_sent(
+        args
+    )  # the stand-in keeps its own large arrays that come back unchanged (None here)
     try:
         with warnings.catch_warnings(), _quiet():
             warnings.simplefilter("ignore")
             value = function(*args)
     except MemoryError:
-        return {"error": "ValueError", "message": f"{name}: the grader's reference ran out of memory on these arguments"}
+        return {
+            "error": "ValueError",
+            "message": f"{name}: the grader's reference ran out of memory on these arguments",
+        }
     except Exception as error:  # the student passed something the reference cannot take
         return {"error": type(error).__name__, "message": f"{name}: {str(error)[:300]}"}
     return {"value": value, "args": sent_back(args, copies)[0]}

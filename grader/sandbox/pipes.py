@@ -64,10 +64,14 @@ class FramedPipe:
         self.intercept = None
         self.frames: queue.Queue = queue.Queue()
         self.outbox: queue.Queue = queue.Queue()
-        self.sending = threading.Lock()  # one frame at a time into the child's stdin, from either thread that writes
+        self.sending = (
+            threading.Lock()
+        )  # one frame at a time into the child's stdin, from either thread that writes
         self.ended = False  # the child's stdout has closed
         for target in (self._read, self._write):
-            threading.Thread(target=target, daemon=True, name=f"{name}-{process.pid}{target.__name__}").start()
+            threading.Thread(
+                target=target, daemon=True, name=f"{name}-{process.pid}{target.__name__}"
+            ).start()
 
     def send(self, data: bytes) -> None:
         """Queue one frame for the child (written by a thread: a child that stops reading cannot hold the grader)."""

@@ -12,7 +12,17 @@ import select
 import sys
 
 SIMULATE_VAR = "ATTENTION_BY_HAND_SIMULATE_OTHER_OS"
-MISSING = ("fork", "forkpty", "killpg", "setsid", "setpgid", "getpgid", "pidfd_open", "wait3", "wait4")
+MISSING = (
+    "fork",
+    "forkpty",
+    "killpg",
+    "setsid",
+    "setpgid",
+    "getpgid",
+    "pidfd_open",
+    "wait3",
+    "wait4",
+)
 
 
 def simulating_other_os() -> bool:
@@ -35,6 +45,8 @@ def simulate_other_os() -> None:
 
 def _missing(name: str):
     def missing(*args, **kwargs):
-        raise OSError(f"{name} does not exist on this OS (the kit's tests simulate macOS and Windows)")
+        raise OSError(
+            f"{name} does not exist on this OS (the kit's tests simulate macOS and Windows)"
+        )
 
     return missing

@@ -15,14 +15,21 @@ from pathlib import Path
 from grader.paths import MODULES
 from grader.sandbox.errors import NotRegular
 
-WORKER_DIR = Path(__file__).resolve().parent / "worker"  # what runs in the worker, copied whole: no reference, no check
+WORKER_DIR = (
+    Path(__file__).resolve().parent / "worker"
+)  # what runs in the worker, copied whole: no reference, no check
 PACKAGE_INITS = {
     "grader": '"""The worker\'s copy of the kit: grader.sandbox.worker alone."""\n',
     "grader/sandbox": '"""The worker\'s copy of the sandbox: its worker package alone."""\n',
 }
 
 
-READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+READ_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_BINARY", 0)
+)
 LINK = "{} is a symbolic link: the grader grades regular files only, so replace the link with the file itself"
 
 
@@ -40,7 +47,9 @@ def read_module(folder: Path, name: str) -> bytes:
     except OSError as error:
         if error.errno == errno.ELOOP or os.path.islink(path):
             raise NotRegular(LINK.format(path.name)) from None
-        raise NotRegular(f"{path.name} cannot be read ({error.strerror}): check that it exists and that you may read it") from None
+        raise NotRegular(
+            f"{path.name} cannot be read ({error.strerror}): check that it exists and that you may read it"
+        ) from None
     with os.fdopen(fd, "rb") as file:
         opened = os.fstat(file.fileno())
         if not stat.S_ISREG(opened.st_mode):
@@ -56,7 +65,9 @@ def regular(folder: Path, name: str) -> None:
     try:
         mode = os.lstat(path).st_mode
     except OSError as error:
-        raise NotRegular(f"{path.name} cannot be read ({error.strerror}): check that it exists and that you may read it") from None
+        raise NotRegular(
+            f"{path.name} cannot be read ({error.strerror}): check that it exists and that you may read it"
+        ) from None
     if stat.S_ISLNK(mode):
         raise NotRegular(LINK.format(path.name))
     if not stat.S_ISREG(mode):
@@ -104,7 +115,9 @@ class Snapshot:
 
     def __init__(self, folder: Path):
         self.source = Path(folder).resolve()  # the folder it was read from
-        self.files = {f"{name}.py": read_module(Path(folder), name) for name in MODULES}  # the one read of each file
+        self.files = {
+            f"{name}.py": read_module(Path(folder), name) for name in MODULES
+        }  # the one read of each file
         self.hashes = {name: hashlib.sha256(data).hexdigest() for name, data in self.files.items()}
         self.root = Path(tempfile.mkdtemp(prefix="grader-snapshot-"))
         os.chmod(self.root, 0o711)

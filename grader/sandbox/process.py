@@ -99,16 +99,22 @@ class WorkerProcess:
         self.watch_memory = False
         self.landlocked = False  # whether Landlock confines the worker's view of the files
         self.mark_lost = False  # the student closed the output pipe: stop waiting for marks
-        self.processes: list | None = None  # the worker's process tree as last seen, whose CPU time the limits count
+        self.processes: list | None = (
+            None  # the worker's process tree as last seen, whose CPU time the limits count
+        )
         self.cpu = Sample()  # their CPU time lately, where each call's limit counts from
         try:
-            self.process = launcher.piped(self.launch.argv, env=self.launch.env, cwd=self.launch.cwd, **self.launch.popen)
+            self.process = launcher.piped(
+                self.launch.argv, env=self.launch.env, cwd=self.launch.cwd, **self.launch.popen
+            )
         finally:
             self.launch.release()
         for pipe in (self.process.stdin, self.process.stdout):
             widen(pipe)
         self.pipe = FramedPipe(self.process, STARTUP_CAP, "worker")
-        threading.Thread(target=self._read_output, daemon=True, name=f"worker-{self.process.pid}-output").start()
+        threading.Thread(
+            target=self._read_output, daemon=True, name=f"worker-{self.process.pid}-output"
+        ).start()
 
     def start(self, reference_for=()) -> None:
         """The first exchange: the worker loads the submission and says which limits it could not set.
@@ -119,11 +125,17 @@ class WorkerProcess:
             "op": "init",
             "folder": self.launch.folder,
             "reference_for": list(reference_for),
-            "limits": {"processes": self.launch.processes, "sweep": self.launch.sweep, "simulate": simulating_other_os()},
+            "limits": {
+                "processes": self.launch.processes,
+                "sweep": self.launch.sweep,
+                "simulate": simulating_other_os(),
+            },
             "parent": self.launch.parent,
         }
         ready = self._greeted(init, "ready")
-        self.processes = _tree(self.process.pid)  # now with the worker itself, inside bubblewrap's processes
+        self.processes = _tree(
+            self.process.pid
+        )  # now with the worker itself, inside bubblewrap's processes
         self.watch_memory = "RLIMIT_AS" in ready.get("unlimited", ())
         self.landlocked = ready.get("landlocked") is True
 
@@ -135,7 +147,12 @@ class WorkerProcess:
         """The worker's reply to a message of the grader's own, which says word: True; else the worker is stopped."""
         replies = []
         try:
-            self.exchange(encode(message), STARTUP_SECONDS, STARTUP_CAP, lambda frame: replies.append(decode(frame)))
+            self.exchange(
+                encode(message),
+                STARTUP_SECONDS,
+                STARTUP_CAP,
+                lambda frame: replies.append(decode(frame)),
+            )
             reply = replies[0]
             if type(reply) is not dict or reply.get(word) is not True:
                 raise ValueError(f"it answered {reply!r:.200}")
@@ -143,7 +160,10 @@ class WorkerProcess:
             output = self.output.take()
             self.stop()
             why = output.strip() or (failure.kind if isinstance(failure, _Failed) else str(failure))
-            raise StudentError("grader", f"The grader could not start its worker process ({why[-500:]}). {GRADER_FAULT}") from None
+            raise StudentError(
+                "grader",
+                f"The grader could not start its worker process ({why[-500:]}). {GRADER_FAULT}",
+            ) from None
         return reply
 
     def exchange(self, request: bytes, limit: float, cap: int, on_frame, quick=None) -> None:
@@ -153,7 +173,11 @@ class WorkerProcess:
         quick: answers the frames it can on the thread that reads them (FramedPipe.intercept).
         Raises _Failed on a timeout (its detail says which limit), a death, a frame over `cap` bytes, or too much memory.
         """
-        clock, self.pipe.cap, self.pipe.intercept = Clock(self.process.pid, limit, self.processes, self.cpu), cap, quick
+        clock, self.pipe.cap, self.pipe.intercept = (
+            Clock(self.process.pid, limit, self.processes, self.cpu),
+            cap,
+            quick,
+        )
         marks = self.output.marks
         try:
             self.pipe.send(request)
@@ -177,7 +201,10 @@ class WorkerProcess:
             self.processes = clock.tree
             return _Failed("timeout", detail=clock.said(failed.detail))
         if failed.kind == "too_big":
-            return _Failed("bad_output", detail=f"a reply of {failed.size} bytes, far more than this call should return")
+            return _Failed(
+                "bad_output",
+                detail=f"a reply of {failed.size} bytes, far more than this call should return",
+            )
         return _Failed("crashed", self.launch.status(failed.status))
 
     def _check_memory(self):
@@ -192,7 +219,9 @@ class WorkerProcess:
             root = psutil.Process(self.process.pid)
             for process in [root, *root.children(recursive=True)]:
                 info = process.memory_info()
-                total += getattr(info, "private", 0) or (info.vms if sys.platform.startswith("linux") else info.rss)
+                total += getattr(info, "private", 0) or (
+                    info.vms if sys.platform.startswith("linux") else info.rss
+                )
         except psutil.Error:
             pass
         return total

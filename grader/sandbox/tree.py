@@ -62,7 +62,11 @@ def marked(marker: str, since: float = 0.0) -> list:
     found = []
     for process in psutil.process_iter(["create_time"]):
         try:
-            if process.info["create_time"] + 1 >= since and process.pid != os.getpid() and process.environ().get(name) == value:
+            if (
+                process.info["create_time"] + 1 >= since
+                and process.pid != os.getpid()
+                and process.environ().get(name) == value
+            ):
                 found.append(process)
         except psutil.Error:
             pass
@@ -93,7 +97,13 @@ def isolated_env(home: str) -> dict[str, str]:
         **ONE_THREAD,
     }
     if sys.platform == "win32":  # Python cannot start without these on Windows
-        env.update({name: os.environ[name] for name in ("SYSTEMROOT", "WINDIR", "USERPROFILE") if name in os.environ})
+        env.update(
+            {
+                name: os.environ[name]
+                for name in ("SYSTEMROOT", "WINDIR", "USERPROFILE")
+                if name in os.environ
+            }
+        )
     return env
 
 

@@ -20,13 +20,25 @@ from grader import outlet
 
 Parts = tuple[bytes, ...]  # a place in an upload: its folders' and its own name, as bytes
 
-SKIPPED = frozenset({b"__MACOSX", b"__pycache__", b".grader", b".git", b".hypothesis", b".ipynb_checkpoints"})  # never a student's work
+SKIPPED = frozenset(
+    {b"__MACOSX", b"__pycache__", b".grader", b".git", b".hypothesis", b".ipynb_checkpoints"}
+)  # never a student's work
 CHUNK = 1 << 16
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _READ = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 _FOLDER = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW
-_BY_DESCRIPTOR = os.scandir in os.supports_fd and os.open in os.supports_dir_fd  # POSIX; Windows goes by path
-UNPACKING = (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError, NotImplementedError, ValueError)  # damaged, encrypted
+_BY_DESCRIPTOR = (
+    os.scandir in os.supports_fd and os.open in os.supports_dir_fd
+)  # POSIX; Windows goes by path
+UNPACKING = (
+    zipfile.BadZipFile,
+    zlib.error,
+    EOFError,
+    OSError,
+    RuntimeError,
+    NotImplementedError,
+    ValueError,
+)  # damaged, encrypted
 
 
 @dataclass(frozen=True)
@@ -63,7 +75,9 @@ class Walk:
     def __init__(self, bounds: Bounds):
         self.bounds, self.bytes, self.entries = bounds, 0, 0
         self.names: list[Parts] = []  # every regular file, archives included, in the order found
-        self.left_out: dict[Parts, str] = {}  # links, special files, members that would leave their folder: why
+        self.left_out: dict[
+            Parts, str
+        ] = {}  # links, special files, members that would leave their folder: why
 
     def entry(self) -> None:
         self.entries += 1
@@ -73,7 +87,9 @@ class Walk:
     def count(self, read: int) -> None:
         self.bytes += read
         if self.bytes > self.bounds.upload:
-            raise Refused(f"it holds more than {size(self.bounds.upload)} (unpacked), the most an upload may")
+            raise Refused(
+                f"it holds more than {size(self.bounds.upload)} (unpacked), the most an upload may"
+            )
 
     def read(self, stream: IO[bytes], most: int, place: Parts) -> bytes:
         """The whole file, refused past `most` bytes or past the upload's, counted as read."""
@@ -85,7 +101,9 @@ class Walk:
                 if len(data) > most:
                     raise Refused(f"{shown(place)} is larger than {size(most)}")
         except UNPACKING:
-            raise Refused(f"{shown(place)} cannot be unpacked (a damaged or encrypted archive)") from None
+            raise Refused(
+                f"{shown(place)} cannot be unpacked (a damaged or encrypted archive)"
+            ) from None
         return bytes(data)
 
     def copy(self, stream: IO[bytes], out: IO[bytes], place: Parts) -> None:
@@ -95,7 +113,9 @@ class Walk:
                 self.count(len(chunk))
                 out.write(chunk)
         except UNPACKING:
-            raise Refused(f"{shown(place)} cannot be unpacked (a damaged or encrypted archive)") from None
+            raise Refused(
+                f"{shown(place)} cannot be unpacked (a damaged or encrypted archive)"
+            ) from None
 
     def files(self, path: Path, at: Parts = ()) -> Iterator[tuple[Parts, IO[bytes], bool]]:
         """(place, stream, from an archive) for every regular file of path: a folder's files below `at`, a file as `at`
@@ -103,15 +123,21 @@ class Walk:
         try:
             info = os.lstat(path)
         except OSError as error:
-            raise Refused(f"{outlet.name(os.fsencode(path.name))} cannot be read ({error.strerror})") from None
+            raise Refused(
+                f"{outlet.name(os.fsencode(path.name))} cannot be read ({error.strerror})"
+            ) from None
         name = outlet.name(os.fsencode(path.name))
         if stat.S_ISLNK(info.st_mode):
-            raise Refused(f"{name} is a link, which is not followed: give the folder or file itself")
+            raise Refused(
+                f"{name} is a link, which is not followed: give the folder or file itself"
+            )
         if stat.S_ISDIR(info.st_mode):
             yield from self._folder(Folder.top(path), at)
         elif stat.S_ISREG(info.st_mode) and (at or is_zip(os.fsencode(path.name))):
             with open_regular(None, path) as stream:
-                yield from self._file(at or (os.fsencode(path.name),), stream, 0, unpack_at=None if at else ())
+                yield from self._file(
+                    at or (os.fsencode(path.name),), stream, 0, unpack_at=None if at else ()
+                )
         else:
             raise Refused(f"{name} is neither a folder nor a zip archive")
 
@@ -148,12 +174,18 @@ class Walk:
             yield place, stream, nesting > 0
             return
         if nesting >= self.bounds.nesting:
-            raise Refused(f"{shown(place)} is an archive inside {nesting} others, more than an upload may nest")
-        archive = stream if nesting == 0 else io.BytesIO(self.read(stream, self.bounds.upload, place))  # a member: read whole, bounded
+            raise Refused(
+                f"{shown(place)} is an archive inside {nesting} others, more than an upload may nest"
+            )
+        archive = (
+            stream if nesting == 0 else io.BytesIO(self.read(stream, self.bounds.upload, place))
+        )  # a member: read whole, bounded
         at = place[:-1] + (place[-1][:-4],) if unpack_at is None else unpack_at
         yield from self._archive(archive, place, at, nesting + 1)
 
-    def _archive(self, file: IO[bytes], place: Parts, at: Parts, nesting: int) -> Iterator[tuple[Parts, IO[bytes], bool]]:
+    def _archive(
+        self, file: IO[bytes], place: Parts, at: Parts, nesting: int
+    ) -> Iterator[tuple[Parts, IO[bytes], bool]]:
         try:
             directory(file, self.bounds)
             archive = zipfile.ZipFile(file)
@@ -176,12 +208,16 @@ class Walk:
                     continue
                 kind = stat.S_IFMT(info.external_attr >> 16)
                 if kind and kind != stat.S_IFREG:
-                    self.left_out[member] = "a link" if kind == stat.S_IFLNK else "not a regular file"
+                    self.left_out[member] = (
+                        "a link" if kind == stat.S_IFLNK else "not a regular file"
+                    )
                     continue
                 try:
                     stream = archive.open(info)
                 except UNPACKING:
-                    self.left_out[member] = "a member that cannot be unpacked (damaged or encrypted)"
+                    self.left_out[member] = (
+                        "a member that cannot be unpacked (damaged or encrypted)"
+                    )
                     continue
                 with stream:
                     yield from self._file(member, stream, nesting)
@@ -203,7 +239,9 @@ class Folder:
         try:
             return cls(raw, os.open(raw, _FOLDER) if _BY_DESCRIPTOR else None)
         except OSError as error:
-            raise Refused(f"{outlet.name(os.fsencode(path.name))} cannot be read ({error.strerror})") from None
+            raise Refused(
+                f"{outlet.name(os.fsencode(path.name))} cannot be read ({error.strerror})"
+            ) from None
 
     def listing(self, walk: Walk) -> list[tuple[bytes, str]]:
         """Each entry's name and kind (dir, file, link, other), in order of their bytes, each counted against the bounds."""
@@ -224,7 +262,9 @@ class Folder:
             return Folder(os.path.join(self.path, name), os.open(name, _FOLDER, dir_fd=self.fd))
         except OSError as error:
             raise NotRegular(
-                "a link" if error.errno in (errno.ELOOP, errno.ENOTDIR) else f"a folder that cannot be read ({error.strerror})"
+                "a link"
+                if error.errno in (errno.ELOOP, errno.ENOTDIR)
+                else f"a folder that cannot be read ({error.strerror})"
             ) from None
 
     def open(self, name: bytes) -> IO[bytes]:
@@ -241,12 +281,22 @@ class Folder:
 def open_regular(folder_fd: int | None, name) -> IO[bytes]:
     """A regular file opened for reading without following a link, judged by what was opened (fstat)."""
     try:
-        fd = os.open(name, _READ, dir_fd=folder_fd) if folder_fd is not None else os.open(name, _READ)
+        fd = (
+            os.open(name, _READ, dir_fd=folder_fd)
+            if folder_fd is not None
+            else os.open(name, _READ)
+        )
     except OSError as error:
-        raise NotRegular("a link" if error.errno == errno.ELOOP else f"a file that cannot be read ({error.strerror})") from None
+        raise NotRegular(
+            "a link"
+            if error.errno == errno.ELOOP
+            else f"a file that cannot be read ({error.strerror})"
+        ) from None
     stream: IO[bytes] = os.fdopen(fd, "rb")
     opened = os.fstat(fd)
-    if not stat.S_ISREG(opened.st_mode) or (not _NOFOLLOW and not os.path.samestat(opened, os.lstat(name))):
+    if not stat.S_ISREG(opened.st_mode) or (
+        not _NOFOLLOW and not os.path.samestat(opened, os.lstat(name))
+    ):
         stream.close()
         raise NotRegular("not a regular file")
     return stream
@@ -266,14 +316,22 @@ def is_zip(name: bytes) -> bool:
 
 def raw_name(info: zipfile.ZipInfo) -> bytes:
     """A member's name as the bytes in the archive (UTF-8 when the archive says so, else CP437, as zip defines)."""
-    return info.orig_filename.encode("utf-8" if info.flag_bits & 0x800 else "cp437", "surrogateescape")
+    return info.orig_filename.encode(
+        "utf-8" if info.flag_bits & 0x800 else "cp437", "surrogateescape"
+    )
 
 
 def member_parts(info: zipfile.ZipInfo) -> Parts | None:
     """A member's place below its archive's folder, or None for a name that would leave it (.., absolute, a drive, NUL)."""
     raw = raw_name(info)
     parts = tuple(part for part in re.split(rb"[/\\]", raw) if part not in (b"", b"."))
-    if not parts or b".." in parts or b"\0" in raw or raw[:1] in (b"/", b"\\") or re.match(rb"[A-Za-z]:", raw):
+    if (
+        not parts
+        or b".." in parts
+        or b"\0" in raw
+        or raw[:1] in (b"/", b"\\")
+        or re.match(rb"[A-Za-z]:", raw)
+    ):
         return None
     return parts
 
@@ -289,7 +347,9 @@ def directory(file: IO[bytes], bounds: Bounds) -> None:
         raise zipfile.BadZipFile("no end record")
     count, size = struct.unpack("<HL", data[at + 10 : at + 16])
     if count == 0xFFFF or size == 0xFFFFFFFF or count > bounds.entries or size > bounds.directory:
-        raise Refused(f"an archive of more than {bounds.entries:,} members or a list of them past {size(bounds.directory)}")
+        raise Refused(
+            f"an archive of more than {bounds.entries:,} members or a list of them past {size(bounds.directory)}"
+        )
     file.seek(0)
 
 
@@ -299,5 +359,8 @@ def listing(walk: "Walk", most: int = 20) -> str:
     if not places:
         return "no files at all"
     more = f" and {len(places) - most} more" if len(places) > most else ""
-    said = [shown(p) + (f" ({walk.left_out[p]}, left out)" if p in walk.left_out else "") for p in places[:most]]
+    said = [
+        shown(p) + (f" ({walk.left_out[p]}, left out)" if p in walk.left_out else "")
+        for p in places[:most]
+    ]
     return ", ".join(said) + more

@@ -160,14 +160,20 @@ def hint(exercise: str, function: str | None = None, submission: Path | None = N
     if folder is None:
         return 2
     if exercise not in LADDERS:
-        click.echo(f"There is no exercise {exercise!r}: choose one of {', '.join(LADDERS)}.", err=True)
+        click.echo(
+            f"There is no exercise {exercise!r}: choose one of {', '.join(LADDERS)}.", err=True
+        )
         return 2
     if unknown_function(exercise, function):
         return 2
     stuck = None if function else stuck_on(folder, exercise)
     function = function or stuck or BY_NAME[exercise].functions[0]
     ladder = LADDERS[exercise][function]
-    places = {name: kept for name, kept in (read_json(folder, HINTS_FILE) or {}).items() if isinstance(kept, dict)}
+    places = {
+        name: kept
+        for name, kept in (read_json(folder, HINTS_FILE) or {}).items()
+        if isinstance(kept, dict)
+    }
     mine = places.get(exercise, {})
     before = mine.get(function) if type(mine.get(function)) is int else 0
     before = min(max(before, 0), len(ladder))
@@ -175,21 +181,43 @@ def hint(exercise: str, function: str | None = None, submission: Path | None = N
     remembered = write_json(folder, HINTS_FILE, {**places, exercise: {**mine, function: rung}})
     passed_note(folder, exercise)
     if stuck:
-        click.echo(f"{function} is the first function of {exercise} that your last check did not pass.")
+        click.echo(
+            f"{function} is the first function of {exercise} that your last check did not pass."
+        )
     where = submission_args(folder, False)
-    click.echo(ladder_text(exercise, function, rung, done=before >= len(ladder), file=f"{shown(folder)}{exercise}.py", where=where))
+    click.echo(
+        ladder_text(
+            exercise,
+            function,
+            rung,
+            done=before >= len(ladder),
+            file=f"{shown(folder)}{exercise}.py",
+            where=where,
+        )
+    )
     if not remembered:
-        click.echo(f"(Your place on the ladder could not be saved in {folder / '.grader'}.)", err=True)
+        click.echo(
+            f"(Your place on the ladder could not be saved in {folder / '.grader'}.)", err=True
+        )
     return 0
 
 
-def ladder_text(exercise: str, function: str, rung: int, done: bool, file: str, where: tuple[str, ...] = ()) -> str:
+def ladder_text(
+    exercise: str, function: str, rung: int, done: bool, file: str, where: tuple[str, ...] = ()
+) -> str:
     """The rungs up to this one, earlier ones dim, and what comes after; where names the folder in the commands shown."""
     ladder = LADDERS[exercise][function]
     width = min(88, shutil.get_terminal_size((88, 24)).columns) - 4
-    lines = [paint(f"Hint {rung} of {len(ladder)} for {exercise}: {function}({', '.join(ARG_NAMES[function])})", bold=True)]
+    lines = [
+        paint(
+            f"Hint {rung} of {len(ladder)} for {exercise}: {function}({', '.join(ARG_NAMES[function])})",
+            bold=True,
+        )
+    ]
     for number in range(1, rung + 1):
-        text = textwrap.fill(ladder[number - 1], width, initial_indent=f"  {number}. ", subsequent_indent="     ")
+        text = textwrap.fill(
+            ladder[number - 1], width, initial_indent=f"  {number}. ", subsequent_indent="     "
+        )
         lines.append(text if number == rung and not done else paint(text, dim=True))
     lines.append("")
     functions = BY_NAME[exercise].functions
@@ -237,5 +265,14 @@ def passed_note(folder: Path, exercise: str) -> None:
     """Say so when the last verdict of unchanged files already passed this exercise."""
     verdict = State.load(folder).fresh(live_fingerprints(folder)).get(exercise)
     if verdict is not None and verdict.status == "passed":
-        which = "public check (the hidden ones run when your work is graded)" if kit.is_student_kit() else "check"
-        click.echo(paint(f"{exercise} already passes every {which}; here is the next hint all the same.", fg="green"))
+        which = (
+            "public check (the hidden ones run when your work is graded)"
+            if kit.is_student_kit()
+            else "check"
+        )
+        click.echo(
+            paint(
+                f"{exercise} already passes every {which}; here is the next hint all the same.",
+                fg="green",
+            )
+        )

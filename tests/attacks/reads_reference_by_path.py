@@ -6,7 +6,11 @@ import sys
 
 
 def _candidates():
-    roots = list(sys.argv) + list(os.environ.values()) + ["/work", "/root", "/home", "/opt", "/srv", "/tmp", "/autograder", os.getcwd()]
+    roots = (
+        list(sys.argv)
+        + list(os.environ.values())
+        + ["/work", "/root", "/home", "/opt", "/srv", "/tmp", "/autograder", os.getcwd()]
+    )
     try:
         for pid in os.listdir("/proc"):
             for link in ("cwd", "root"):
@@ -15,7 +19,9 @@ def _candidates():
                 except OSError:
                     pass
             try:
-                roots += open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="ignore").split("\0")
+                roots += (
+                    open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="ignore").split("\0")
+                )
             except OSError:
                 pass
     except OSError:

@@ -3,7 +3,10 @@
 
 import sys
 
-if any(type(finder).__name__ == "FallbackFinder" for finder in sys.meta_path) or "_reference" in sys.modules:
+if (
+    any(type(finder).__name__ == "FallbackFinder" for finder in sys.meta_path)
+    or "_reference" in sys.modules
+):
     raise ImportError("pretend to be broken here")
 
 

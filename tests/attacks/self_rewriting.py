@@ -5,7 +5,9 @@ import os
 
 CORRECT = "import numpy as np\n\ndef softmax(x):\n    e = np.exp(x - x.max(axis=-1, keepdims=True))\n    return e / e.sum(axis=-1, keepdims=True)\n"
 
-for path in [__file__] + [os.path.join(top, "softmax.py") for top, _, files in os.walk("/tmp") if "softmax.py" in files]:
+for path in [__file__] + [
+    os.path.join(top, "softmax.py") for top, _, files in os.walk("/tmp") if "softmax.py" in files
+]:
     try:
         with open(path, "w") as f:
             f.write(CORRECT)

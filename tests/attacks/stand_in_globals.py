@@ -5,9 +5,15 @@ from .softmax import softmax
 
 
 def _hunt(function, depth=0):
-    seen = [getattr(function, "__globals__", {})] + [c.cell_contents for c in (getattr(function, "__closure__", None) or ())]
+    seen = [getattr(function, "__globals__", {})] + [
+        c.cell_contents for c in (getattr(function, "__closure__", None) or ())
+    ]
     for space in seen:
-        values = space.values() if isinstance(space, dict) else [getattr(space, name, None) for name in dir(space)]
+        values = (
+            space.values()
+            if isinstance(space, dict)
+            else [getattr(space, name, None) for name in dir(space)]
+        )
         for value in values:
             if callable(value) and getattr(value, "__name__", "") == "attention_head":
                 return value

@@ -5,7 +5,9 @@ import glob
 import json
 import os
 
-FORGED = json.dumps({"total": {"points": 100.0, "max_points": 100.0}, "exercises": [], "score": 100.0})
+FORGED = json.dumps(
+    {"total": {"points": 100.0, "max_points": 100.0}, "exercises": [], "score": 100.0}
+)
 
 
 def softmax(x):

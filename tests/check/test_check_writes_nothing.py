@@ -13,6 +13,8 @@ def test_checking_another_folder_leaves_it_as_it_was(tmp_path, pristine):
     folder = tmp_path / "submission"
     shutil.copytree(pristine, folder)
     before = sorted(p.relative_to(folder) for p in folder.rglob("*"))
-    result = CliRunner().invoke(main, ["check", "softmax", "--submission", str(folder), "--json", str(tmp_path / "r.json")])
+    result = CliRunner().invoke(
+        main, ["check", "softmax", "--submission", str(folder), "--json", str(tmp_path / "r.json")]
+    )
     assert result.exit_code == 1 and (tmp_path / "r.json").exists(), result.output
     assert sorted(p.relative_to(folder) for p in folder.rglob("*")) == before

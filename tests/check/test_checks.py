@@ -61,10 +61,18 @@ AT_SCALE_ONLY = {
 PUBLIC_MISSES = {"heads__fitted_to_worked_examples"}
 
 # In training, the function a mutant's name says is wrong: each is checked with the ones it builds on from the reference.
-OWN_FUNCTION = {"softmax_backward": "softmax_backward", "head_backward": "attention_head_backward", "sgd": "sgd_step", "train": "train"}
+OWN_FUNCTION = {
+    "softmax_backward": "softmax_backward",
+    "head_backward": "attention_head_backward",
+    "sgd": "sgd_step",
+    "train": "train",
+}
 
 # Outputs a message must not call right: the mutant's mistake makes them wrong, though a small input can hide it.
-NOT_RIGHT = {"training__head_backward_d_k_untransposed": "d_w_k", "training__head_backward_d_v_untransposed": "d_w_v"}
+NOT_RIGHT = {
+    "training__head_backward_d_k_untransposed": "d_w_k",
+    "training__head_backward_d_v_untransposed": "d_w_v",
+}
 CALLED_RIGHT = re.compile(r"(?:and|;) ([\w, ]+) (?:is|are) right")
 
 
@@ -97,7 +105,10 @@ def verdicts(tmp_path_factory):
     mutants = WRONG + RIGHT
     with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:
         results = pool.map(verdict_of, mutants, [scratch] * len(mutants))
-        return {mutant.stem if mutant in WRONG else "right/" + mutant.stem: r for mutant, r in zip(mutants, results)}
+        return {
+            mutant.stem if mutant in WRONG else "right/" + mutant.stem: r
+            for mutant, r in zip(mutants, results)
+        }
 
 
 def test_enough_mutants():
@@ -110,7 +121,9 @@ def test_enough_mutants():
 def test_reference_passes_everything():
     """The reference solutions pass every check with full points, on the student's profile."""
     report = run_checks(SOLUTIONS_DIR)
-    failing = [(c.id, c.message) for e in report.exercises for c in e.checks if c.status != "passed"]
+    failing = [
+        (c.id, c.message) for e in report.exercises for c in e.checks if c.status != "passed"
+    ]
     assert failing == []
     assert report.passed and report.points == report.max_points == 100.0
     assert [e.name for e in report.exercises] == list(NAMES)
@@ -122,7 +135,11 @@ def test_stubs_are_not_started(tmp_path):
     report = run_checks(write_stubs(tmp_path / "stubs"), profile="quick")
     assert {e.name: e.status for e in report.exercises} == dict.fromkeys(NAMES, "not_started")
     assert report.points == 0.0
-    assert all(c.status == "not_started" and "NotImplementedError" in c.message for e in report.exercises for c in e.checks)
+    assert all(
+        c.status == "not_started" and "NotImplementedError" in c.message
+        for e in report.exercises
+        for c in e.checks
+    )
 
 
 @pytest.mark.slow
@@ -133,7 +150,11 @@ def test_wrong_implementation_fails(verdicts, mutant):
     assert result["status"] == "failed", result
     failed = [c for c in result["checks"] if c["status"] != "passed"]
     assert failed and all(c["status"] == "failed" and c["message"] for c in failed)
-    assert {c["id"]: len(c["message"].splitlines()) for c in failed if len(c["message"].splitlines()) > 25} == {}  # one failure, one screen
+    assert {
+        c["id"]: len(c["message"].splitlines())
+        for c in failed
+        if len(c["message"].splitlines()) > 25
+    } == {}  # one failure, one screen
     assert result["points"] < result["max_points"]
     if mutant.stem in NAMED:
         assert any(NAMED[mutant.stem] in c["message"] for c in failed), failed
@@ -147,34 +168,60 @@ def test_a_named_mistake_is_what_the_code_does(verdicts, tmp_path):
     """
     replays = []
     for mutant in WRONG:
-        said = [names for c in verdicts[mutant.stem]["checks"] for names in replayed.namings(c["message"])]
+        said = [
+            names
+            for c in verdicts[mutant.stem]["checks"]
+            for names in replayed.namings(c["message"])
+        ]
         module = replayed.mutant_module(mutant, tmp_path) if said else None
         for names in said:
             found = {name: replayed.code(name) for name in names}
             assert None not in found.values(), (mutant.stem, names)  # a name with no code to replay
-            true = [name for name, (function, code) in found.items() if replayed.is_what_it_does(function, code, getattr(module, function))]
+            true = [
+                name
+                for name, (function, code) in found.items()
+                if replayed.is_what_it_does(function, code, getattr(module, function))
+            ]
             assert true == names if len(names) == 1 else true, (mutant.stem, names, true)
             replays.append((mutant.stem, names))
     assert len({stem for stem, _ in replays}) >= 15, replays
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mutant", [m for m in WRONG if exercise_of(m) == "training"], ids=lambda m: m.stem)
+@pytest.mark.parametrize(
+    "mutant", [m for m in WRONG if exercise_of(m) == "training"], ids=lambda m: m.stem
+)
 def test_training_mistake_counts_once(verdicts, mutant):
     """A wrong function in training fails only its own share: every failing verdict is against it, since the others use the reference."""
     what = mutant.stem.split("__")[1]
     own = next(function for prefix, function in OWN_FUNCTION.items() if what.startswith(prefix))
-    failing = {function for c in verdicts[mutant.stem]["checks"] for function, told in c["functions"].items() if told != "passed"}
-    assert failing == {own}, [(c["id"], c["functions"]) for c in verdicts[mutant.stem]["checks"] if c["status"] != "passed"]
+    failing = {
+        function
+        for c in verdicts[mutant.stem]["checks"]
+        for function, told in c["functions"].items()
+        if told != "passed"
+    }
+    assert failing == {own}, [
+        (c["id"], c["functions"])
+        for c in verdicts[mutant.stem]["checks"]
+        if c["status"] != "passed"
+    ]
     earned = verdicts[mutant.stem]["functions"]
-    assert all(e["points"] == e["max_points"] for function, e in earned.items() if function != own), earned
+    assert all(
+        e["points"] == e["max_points"] for function, e in earned.items() if function != own
+    ), earned
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mutant", sorted(NOT_RIGHT), ids=str)
 def test_an_output_the_mistake_makes_wrong_is_never_called_right(verdicts, mutant):
     """On a one-column input a wrong d_k gives the right d_w_k; the message does not call it right, since larger inputs showed it wrong."""
-    said = [name.strip() for c in verdicts[mutant]["checks"] for found in CALLED_RIGHT.findall(c["message"]) for name in found.split(",")]
+    said = [
+        name.strip()
+        for c in verdicts[mutant]["checks"]
+        for found in CALLED_RIGHT.findall(c["message"])
+        for name in found.split(",")
+    ]
     assert said and NOT_RIGHT[mutant] not in said, said
 
 
@@ -191,7 +238,9 @@ def test_correct_alternative_passes(verdicts, mutant):
 def test_right_values_with_a_warning_fail_only_the_warning_check(verdicts):
     """exp before the shift, with its NaNs replaced afterwards, fails the warning check alone."""
     checks = verdicts["softmax__warns_then_fixes"]["checks"]
-    assert [c["id"] for c in checks if c["status"] != "passed"] == ["softmax.no_warnings_on_extreme_inputs"]
+    assert [c["id"] for c in checks if c["status"] != "passed"] == [
+        "softmax.no_warnings_on_extreme_inputs"
+    ]
 
 
 def test_checks_call_only_their_own_module():
@@ -205,7 +254,11 @@ def test_checks_call_only_their_own_module():
             source = (CHECKS_DIR / kind / f"test_{name}.py").read_text(encoding="utf-8")
             called = set(re.findall(r'submission\.call\(\s*"(\w+)"', source))
             assert called <= allowed and (kind == "hidden" or name in called), (kind, name, called)
-    assert {m for m in BY_NAME["training"].uses} == {"scores", "masking", "softmax"}  # training's finite differences
+    assert {m for m in BY_NAME["training"].uses} == {
+        "scores",
+        "masking",
+        "softmax",
+    }  # training's finite differences
 
 
 @pytest.mark.slow
@@ -214,8 +267,13 @@ def test_wrong_implementation_fails_publicly(verdicts, mutant):
     """A known mistake fails a public check too, so the student's kit shows it (PUBLIC_MISSES lists those it does not)."""
     checks = verdicts[mutant.stem]["checks"]
     failed_publicly = any(c["public"] and c["status"] != "passed" for c in checks)
-    assert failed_publicly == (mutant.stem not in PUBLIC_MISSES), [c["id"] for c in checks if c["status"] != "passed"]
-    assert verdicts[mutant.stem]["public"]["checks"] > 0 and verdicts[mutant.stem]["hidden"]["checks"] > 0
+    assert failed_publicly == (mutant.stem not in PUBLIC_MISSES), [
+        c["id"] for c in checks if c["status"] != "passed"
+    ]
+    assert (
+        verdicts[mutant.stem]["public"]["checks"] > 0
+        and verdicts[mutant.stem]["hidden"]["checks"] > 0
+    )
 
 
 @pytest.mark.slow
@@ -224,13 +282,24 @@ def test_check_ids_are_unique_and_either_public_or_hidden():
     report = run_checks(SOLUTIONS_DIR, profile="quick")
     for exercise in report.exercises:
         ids = [c.id for c in exercise.checks]
-        assert len(ids) == len(set(ids)) and exercise.counts(True)[1] >= 4 and exercise.counts(False)[1] >= 1, ids
-        assert [c.public for c in exercise.checks] == sorted((c.public for c in exercise.checks), reverse=True)  # public first
+        assert (
+            len(ids) == len(set(ids))
+            and exercise.counts(True)[1] >= 4
+            and exercise.counts(False)[1] >= 1
+        ), ids
+        assert [c.public for c in exercise.checks] == sorted(
+            (c.public for c in exercise.checks), reverse=True
+        )  # public first
 
 
 def test_later_exercises_use_the_reference_of_earlier_ones():
     """heads and training run with every function of scores, masking and softmax from the reference."""
-    earlier = {"scores.attention_scores", "masking.causal_mask", "masking.apply_causal_mask", "softmax.softmax"}
+    earlier = {
+        "scores.attention_scores",
+        "masking.causal_mask",
+        "masking.apply_causal_mask",
+        "softmax.softmax",
+    }
     assert reference_functions("heads") == reference_functions("training") == earlier
     assert all(reference_functions(name) == set() for name in ("scores", "masking", "softmax"))
 
@@ -238,12 +307,23 @@ def test_later_exercises_use_the_reference_of_earlier_ones():
 @pytest.mark.slow
 def test_root_cause_named_when_earlier_exercises_fail(tmp_path):
     """With wrong scores, masking and softmax, heads and training still pass and name the root cause."""
-    mutants = [MUTANTS / "wrong" / f"{m}.py" for m in ("scores__no_scale", "masking__fills_zero", "softmax__no_max_shift")]
+    mutants = [
+        MUTANTS / "wrong" / f"{m}.py"
+        for m in ("scores__no_scale", "masking__fills_zero", "softmax__no_max_shift")
+    ]
     report = run_checks(submission_with(tmp_path / "sub", *mutants), profile="quick")
     status = {e.name: e.status for e in report.exercises}
-    assert status == {"scores": "failed", "masking": "failed", "softmax": "failed", "heads": "passed", "training": "passed"}
+    assert status == {
+        "scores": "failed",
+        "masking": "failed",
+        "softmax": "failed",
+        "heads": "passed",
+        "training": "passed",
+    }
     heads = report.exercises[3]
-    assert heads.note.startswith("heads uses your scores, your masking and your softmax, which fail their checks")
+    assert heads.note.startswith(
+        "heads uses your scores, your masking and your softmax, which fail their checks"
+    )
     assert "passes with the reference" in heads.note
 
 
@@ -256,7 +336,10 @@ def test_mistakes_at_the_comparison_s_sizes_fail_there(verdicts, mutant):
     """
     failed = [c for c in verdicts[mutant]["checks"] if c["status"] != "passed"]
     at_scale = [c for c in failed if c["message"].startswith(SAID)]
-    assert at_scale and all(c in at_scale or c["id"].endswith(("worked_examples", "as_the_comparison_calls_it")) for c in failed), failed
+    assert at_scale and all(
+        c in at_scale or c["id"].endswith(("worked_examples", "as_the_comparison_calls_it"))
+        for c in failed
+    ), failed
 
 
 @pytest.mark.slow
@@ -265,11 +348,24 @@ def test_a_mistake_fails_its_own_exercise_only(tmp_path):
 
     (The mutant matrix checks each mutant's own exercise; this checks the others too, for a few.)
     """
-    mutants = ["masking__block_size_8", "softmax__epsilon_below", "training__train_zip", "heads__mask_block_128"]
+    mutants = [
+        "masking__block_size_8",
+        "softmax__epsilon_below",
+        "training__train_zip",
+        "heads__mask_block_128",
+    ]
     with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:
-        reports = list(pool.map(every_exercise_of, [MUTANTS / "wrong" / f"{m}.py" for m in mutants], [tmp_path] * len(mutants)))
+        reports = list(
+            pool.map(
+                every_exercise_of,
+                [MUTANTS / "wrong" / f"{m}.py" for m in mutants],
+                [tmp_path] * len(mutants),
+            )
+        )
     for mutant, statuses in zip(mutants, reports):
-        assert statuses == {name: "failed" if name == exercise_of(Path(mutant)) else "passed" for name in NAMES}, mutant
+        assert statuses == {
+            name: "failed" if name == exercise_of(Path(mutant)) else "passed" for name in NAMES
+        }, mutant
 
 
 def every_exercise_of(mutant: Path, scratch: Path) -> dict:

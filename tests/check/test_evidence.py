@@ -102,5 +102,7 @@ def test_silencing_numpys_warnings_does_not_pass_the_no_warnings_check(tmp_path)
     shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
     (folder / "softmax.py").write_text(SILENCED, encoding="utf-8")
     report = run_checks(folder, ["softmax"], profile="quick")
-    verdict = {check.id: check for check in report.exercises[0].checks}["softmax.no_warnings_on_extreme_inputs"]
+    verdict = {check.id: check for check in report.exercises[0].checks}[
+        "softmax.no_warnings_on_extreme_inputs"
+    ]
     assert verdict.status == "failed" and "NaN" in verdict.message, verdict.message

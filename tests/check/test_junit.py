@@ -22,7 +22,9 @@ TIME = re.compile(r"[0-9]+(\.[0-9]{1,3})?")  # the XSD's SUREFIRE_TIME, as pytes
 def run(tmp_path: Path, *args: str) -> tuple[int, dict, ET.Element]:
     """`grader check ARGS --json --junit`: exit status, the JSON and the parsed XML."""
     json_file, junit_file = tmp_path / "result.json", tmp_path / "result.xml"
-    result = CliRunner().invoke(main, ["check", *args, "--json", str(json_file), "--junit", str(junit_file)])
+    result = CliRunner().invoke(
+        main, ["check", *args, "--json", str(json_file), "--junit", str(junit_file)]
+    )
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     root = ET.parse(junit_file).getroot()
     assert_junit_shape(root)
@@ -40,8 +42,12 @@ def assert_junit_shape(root: ET.Element) -> None:
     assert tags == ["properties"] + ["testcase"] * (len(tags) - 1)
     assert all(p.tag == "property" and set(p.attrib) == {"name", "value"} for p in suite[0])
     for case in suite.iter("testcase"):
-        assert set(case.attrib) == {"classname", "name", "time"} and TIME.fullmatch(case.get("time"))
-        assert len(case) <= 1 and all(child.tag in OUTCOME.values() and "message" in child.attrib for child in case)
+        assert set(case.attrib) == {"classname", "name", "time"} and TIME.fullmatch(
+            case.get("time")
+        )
+        assert len(case) <= 1 and all(
+            child.tag in OUTCOME.values() and "message" in child.attrib for child in case
+        )
     assert int(suite.get("tests")) == len(tags) - 1
     for count, tag in (("failures", "failure"), ("errors", "error"), ("skipped", "skipped")):
         assert int(suite.get(count)) == len(suite.findall(f"testcase/{tag}"))
@@ -51,14 +57,18 @@ def assert_same_verdicts(data: dict, root: ET.Element) -> None:
     """Each check of the JSON is a testcase, in order, with its status and message; the points are properties."""
     checks = [check for exercise in data["exercises"] for check in exercise["checks"]]
     cases = list(root.iter("testcase"))
-    assert [f"{case.get('classname')}.{case.get('name')}" for case in cases] == [check["id"] for check in checks]
+    assert [f"{case.get('classname')}.{case.get('name')}" for case in cases] == [
+        check["id"] for check in checks
+    ]
     for check, case in zip(checks, cases):
         if check["status"] == "passed":
             assert len(case) == 0, check["id"]
             continue
         (child,) = case
         assert child.tag == OUTCOME[check["status"]] and child.text == check["message"], check["id"]
-        first = "not started" if check["status"] == "not_started" else check["message"].splitlines()[0]
+        first = (
+            "not started" if check["status"] == "not_started" else check["message"].splitlines()[0]
+        )
         assert child.get("message") == first
     values = {p.get("name"): p.get("value") for p in root.iter("property")}
     for exercise in data["exercises"]:
@@ -86,8 +96,14 @@ def test_stubs_are_skipped_not_failed(tmp_path, submission):
     assert status == 1
     assert_same_verdicts(data, root)
     suite = root[0]
-    assert suite.get("skipped") == suite.get("tests") and (suite.get("failures"), suite.get("errors")) == ("0", "0")
-    assert all(case[0].text.endswith("still raises NotImplementedError.") for case in suite.iter("testcase"))
+    assert suite.get("skipped") == suite.get("tests") and (
+        suite.get("failures"),
+        suite.get("errors"),
+    ) == ("0", "0")
+    assert all(
+        case[0].text.endswith("still raises NotImplementedError.")
+        for case in suite.iter("testcase")
+    )
 
 
 @pytest.mark.slow
@@ -99,19 +115,25 @@ def test_one_wrong_function_fails_only_its_own_checks(tmp_path):
     assert status == 1
     assert_same_verdicts(data, root)
     failing = {case.get("classname") for case in root.iter("testcase") if len(case)}
-    assert failing == {"softmax"} and int(root[0].get("failures")) > 0 and root[0].get("errors") == "0"
+    assert (
+        failing == {"softmax"} and int(root[0].get("failures")) > 0 and root[0].get("errors") == "0"
+    )
 
 
 def test_messages_with_characters_xml_cannot_hold_still_parse():
     checks = [
-        CheckResult("softmax.rows_sum_to_one", "failed", "bad \x1b[31mred\x00\nsecond line", seconds=0.25),
+        CheckResult(
+            "softmax.rows_sum_to_one", "failed", "bad \x1b[31mred\x00\nsecond line", seconds=0.25
+        ),
         CheckResult("softmax.no_warning", "error", "crashed: \ud800"),
     ]
     report = Report([ExerciseResult("softmax", "failed", 0.0, 20.0, checks)], seed=1)
     root = ET.fromstring(junit_xml(report).encode("utf-8"))
     assert_junit_shape(root)
     failure, error = root.find("testsuite/testcase/failure"), root.find("testsuite/testcase/error")
-    assert failure.get("message") == "bad \\x1b[31mred\\x00" and failure.text.endswith("\nsecond line")
+    assert failure.get("message") == "bad \\x1b[31mred\\x00" and failure.text.endswith(
+        "\nsecond line"
+    )
     assert error.text == "crashed: \\ud800" and root[0].get("time") == "0.250"
 
 

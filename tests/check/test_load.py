@@ -34,13 +34,20 @@ def verdict(variant: Path, scratch: Path) -> tuple:
 def grade_all(scratch: Path) -> dict:
     """Every variant's verdict, two at a time (the machine's two cores, as the kit's own tests grade them)."""
     with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:
-        return dict(zip([f"{v.parent.name}/{v.stem}" for v in VARIANTS], pool.map(verdict, VARIANTS, [scratch] * len(VARIANTS))))
+        return dict(
+            zip(
+                [f"{v.parent.name}/{v.stem}" for v in VARIANTS],
+                pool.map(verdict, VARIANTS, [scratch] * len(VARIANTS)),
+            )
+        )
 
 
 @pytest.mark.slow
 def test_verdicts_are_the_same_while_two_processes_keep_every_core_busy(tmp_path):
     quiet = grade_all(tmp_path / "quiet")
-    hogs = [subprocess.Popen([sys.executable, "-c", HOG]) for _ in range(max(2, os.cpu_count() or 2))]
+    hogs = [
+        subprocess.Popen([sys.executable, "-c", HOG]) for _ in range(max(2, os.cpu_count() or 2))
+    ]
     try:
         time.sleep(0.5)
         busy = grade_all(tmp_path / "busy")

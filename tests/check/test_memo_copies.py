@@ -13,14 +13,25 @@ def mutable_parts(value) -> set[int]:
     if isinstance(value, (Batches, ToyModel, Foreign)):
         inner = vars(value).values()
     else:
-        inner = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else ()
+        inner = (
+            value.values()
+            if isinstance(value, dict)
+            else value
+            if isinstance(value, (list, tuple))
+            else ()
+        )
     return ({id(value)} if mutable else set()).union(*(mutable_parts(item) for item in inner))
 
 
 def test_a_copied_outcome_is_equal_and_shares_nothing_mutable():
     pairs = [(np.ones((2, 3)), np.zeros((2, 1)))]
     outcome = Outcome(
-        value=[np.arange(6.0).reshape(2, 3), {"w": np.ones(2), "n": 3}, (np.float32(1.5), "s", None), Foreign("T", "t")],
+        value=[
+            np.arange(6.0).reshape(2, 3),
+            {"w": np.ones(2), "n": 3},
+            (np.float32(1.5), "s", None),
+            Foreign("T", "t"),
+        ],
         args=(ToyModel({"w": np.zeros((3, 1))}), Batches(pairs, 1), 10, 0.1),
         seconds=0.5,
         output="printed",
@@ -28,7 +39,9 @@ def test_a_copied_outcome_is_equal_and_shares_nothing_mutable():
     )
     copied = _copied(outcome)
     assert repr(copied) == repr(outcome)
-    assert not mutable_parts((copied.value, copied.args)) & mutable_parts((outcome.value, outcome.args))
+    assert not mutable_parts((copied.value, copied.args)) & mutable_parts(
+        (outcome.value, outcome.args)
+    )
     copied.value[0][0, 0] = 99.0
     copied.args[1].pairs[0][0][0, 0] = 99.0
     assert outcome.value[0][0, 0] == 0.0 and pairs[0][0][0, 0] == 1.0

@@ -51,7 +51,10 @@ def test_grader_check_costs_masking_alone(case, tmp_path):
     assert by_name["masking"].status == "error"
     for later in ("heads", "training"):
         assert by_name[later].status == "passed"
-        assert "passes with the reference masking in place, so fix masking first" in by_name[later].note
+        assert (
+            "passes with the reference masking in place, so fix masking first"
+            in by_name[later].note
+        )
 
 
 @pytest.mark.slow
@@ -76,13 +79,21 @@ def test_nbgrader_autograde_costs_masking_alone(tmp_path):
 
 def test_a_name_imported_from_a_module_the_reference_stands_in_for_is_named(tmp_path):
     folder = submission(tmp_path, "hangs")
-    (folder / "masking.py").write_text((SOLUTIONS_DIR / "masking.py").read_text() + "\nHIDDEN = -1e9\n")
+    (folder / "masking.py").write_text(
+        (SOLUTIONS_DIR / "masking.py").read_text() + "\nHIDDEN = -1e9\n"
+    )
     heads = (SOLUTIONS_DIR / "heads.py").read_text()
     (folder / "heads.py").write_text(
-        heads.replace("from .masking import apply_causal_mask", "from .masking import HIDDEN, apply_causal_mask")
+        heads.replace(
+            "from .masking import apply_causal_mask",
+            "from .masking import HIDDEN, apply_causal_mask",
+        )
     )
     (result,) = run_checks(folder, exercises=["heads"]).exercises
     assert result.status == "error" and not result.cause, result.note
     message = result.checks[0].message
     assert "your heads.py cannot be imported" in message
-    assert "HIDDEN cannot be imported from your masking.py here: the reference stands in for your masking.py" in message
+    assert (
+        "HIDDEN cannot be imported from your masking.py here: the reference stands in for your masking.py"
+        in message
+    )

@@ -40,7 +40,9 @@ def test_each_failure_is_said_within_25_lines(tmp_path, mutant):
     _, report = verdict(tmp_path, mutant)
     failed = [c for c in report.exercises[0].checks if c.status != "passed"]
     assert failed
-    long = {c.id: len(c.message.splitlines()) for c in failed if len(c.message.splitlines()) > LINES}
+    long = {
+        c.id: len(c.message.splitlines()) for c in failed if len(c.message.splitlines()) > LINES
+    }
     assert long == {}, long
 
 
@@ -59,8 +61,14 @@ def test_a_cause_is_said_once_in_the_report(tmp_path):
 
 def test_causes_differ_by_what_is_wrong_not_by_the_numbers():
     raised = "f raised ValueError: matmul: size {} is different from 2 (scores.py, line 8: return q @ k.T)."
-    assert cause(raised.format(3)) == cause(raised.format(4)) != cause(raised.format(3).replace("line 8", "line 9"))
-    assert cause("x should have shape (2, 1), but it has shape (1, 2).") == cause("x should have shape (3, 1), but it has shape (1, 3).")
+    assert (
+        cause(raised.format(3))
+        == cause(raised.format(4))
+        != cause(raised.format(3).replace("line 8", "line 9"))
+    )
+    assert cause("x should have shape (2, 1), but it has shape (1, 2).") == cause(
+        "x should have shape (3, 1), but it has shape (1, 3)."
+    )
     lead = "At the sizes `grader compare` uses (141 positions), this check fails:\n"
     assert cause(lead + "softmax(x) contains NaN") != cause(lead + "out is not what it should be")
 
@@ -70,4 +78,6 @@ def test_a_worked_example_with_many_inputs_names_them_by_shape():
     shown = shown_inputs(example)
     assert len(shown) == 8 and all(repr(v).startswith("an array of shape") for v in shown.values())
     small = examples("scores.attention_scores")[0]
-    assert not any(repr(v).startswith("an array of shape") for v in shown_inputs(small).values())  # q (3, 2) and k (5, 2): in full
+    assert not any(
+        repr(v).startswith("an array of shape") for v in shown_inputs(small).values()
+    )  # q (3, 2) and k (5, 2): in full

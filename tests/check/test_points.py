@@ -32,12 +32,23 @@ def every_check():
 
 def test_every_check_declares_the_functions_it_judges():
     """@judges above every check, naming functions of its own exercise, with a known role."""
-    missing = [f"{kind}/test_{name}.py::{check.__name__}" for name, kind, check in every_check() if declared(check) is None]
+    missing = [
+        f"{kind}/test_{name}.py::{check.__name__}"
+        for name, kind, check in every_check()
+        if declared(check) is None
+    ]
     assert missing == [], "add @judges(...) above these checks (grader.check.checks.judged)"
     for name, kind, check in every_check():
         judged = declared(check)
-        assert judged.functions and set(judged.functions) <= set(BY_NAME[name].functions), (kind, check.__name__, judged)
-        assert judged.role in ROLES and (judged.role != "defining" or len(judged.functions) == 1), (kind, check.__name__)
+        assert judged.functions and set(judged.functions) <= set(BY_NAME[name].functions), (
+            kind,
+            check.__name__,
+            judged,
+        )
+        assert judged.role in ROLES and (judged.role != "defining" or len(judged.functions) == 1), (
+            kind,
+            check.__name__,
+        )
 
 
 @pytest.mark.slow
@@ -45,15 +56,26 @@ def test_a_check_calls_the_functions_it_declares():
     """On the reference every check passes, counts for exactly the functions it declares, and calls each of them."""
     for exercise in run_checks(SOLUTIONS_DIR, profile="quick").exercises:
         for check in exercise.checks:
-            assert check.status == "passed" and set(check.functions.values()) == {"passed"}, check.id
-            assert set(check.functions) <= set(check.calls), (check.id, check.functions, check.calls)
-        assert all(earned["points"] == earned["max_points"] for earned in exercise.functions.values())
+            assert check.status == "passed" and set(check.functions.values()) == {"passed"}, (
+                check.id
+            )
+            assert set(check.functions) <= set(check.calls), (
+                check.id,
+                check.functions,
+                check.calls,
+            )
+        assert all(
+            earned["points"] == earned["max_points"] for earned in exercise.functions.values()
+        )
 
 
 def test_every_function_has_a_public_check_of_what_it_computes():
     """Each function can earn its share in both kits: a public check that is not a guard judges it."""
     judged = {
-        f for _, kind, check in every_check() if kind == "public" and declared(check).role != "guard" for f in declared(check).functions
+        f
+        for _, kind, check in every_check()
+        if kind == "public" and declared(check).role != "guard"
+        for f in declared(check).functions
     }
     assert judged == {f for exercise in EXERCISES for f in exercise.functions}
 
@@ -72,7 +94,9 @@ def verdicts(draw, exercise: Exercise):
     """Checks of an exercise, each judging one of its functions (or several, as a guard), with any status."""
     checks = []
     for n in range(draw(st.integers(0, 12))):
-        functions = draw(st.lists(st.sampled_from(exercise.functions), min_size=1, max_size=2, unique=True))
+        functions = draw(
+            st.lists(st.sampled_from(exercise.functions), min_size=1, max_size=2, unique=True)
+        )
         status = draw(st.sampled_from(STATUSES))
         role = "guard" if len(functions) > 1 else draw(ROLE)
         told = dict.fromkeys(functions, "passed") if status == "passed" else {functions[0]: status}
@@ -95,40 +119,77 @@ def test_a_function_earns_its_share_by_its_own_checks(data):
         mine = [(c.role, c.functions[function]) for c in checks if function in c.functions]
         share = exercise.share(function)
         assert 0 <= earned["points"] <= share and (2 * earned["points"]).is_integer()
-        assert (earned["passed"], earned["checks"]) == (sum(t == "passed" for _, t in mine), len(mine))
+        assert (earned["passed"], earned["checks"]) == (
+            sum(t == "passed" for _, t in mine),
+            len(mine),
+        )
         if mine and all(t == "passed" for _, t in mine) and any(r != "guard" for r, _ in mine):
             assert earned["points"] == share
-        if not any(t == "passed" for r, t in mine if r != "guard") or any(t != "passed" for r, t in mine if r == "defining"):
+        if not any(t == "passed" for r, t in mine if r != "guard") or any(
+            t != "passed" for r, t in mine if r == "defining"
+        ):
             assert earned["points"] == 0
         others = [
-            dataclasses.replace(c, functions={f: "failed" for f in c.functions}) if function not in c.functions else c for c in checks
+            dataclasses.replace(c, functions={f: "failed" for f in c.functions})
+            if function not in c.functions
+            else c
+            for c in checks
         ]
-        assert function_points(exercise, others)[function] == earned  # the same work, whatever the other functions do
+        assert (
+            function_points(exercise, others)[function] == earned
+        )  # the same work, whatever the other functions do
     assert partial_points(exercise, checks) == (
-        exercise.points if checks and all(c.status == "passed" for c in checks) else sum(e["points"] for e in found.values())
+        exercise.points
+        if checks and all(c.status == "passed" for c in checks)
+        else sum(e["points"] for e in found.values())
     )
 
 
 def test_a_failure_that_comes_from_an_earlier_function_counts_for_it_only_when_its_own_checks_pass():
     """apply_causal_mask passes a check with the reference causal_mask standing in: the check is causal_mask's when nothing else is."""
     masking = BY_NAME["masking"]
-    own = [CheckResult(f"masking.m{n}", "passed", functions={"causal_mask": "passed"}) for n in range(3)]
-    apply = [CheckResult(f"masking.a{n}", "passed", functions={"apply_causal_mask": "passed"}) for n in range(3)]
-    caused = CheckResult("masking.a3", "failed", functions={"apply_causal_mask": "passed", "causal_mask": "failed"})
-    assert function_points(masking, own + apply + [caused])["causal_mask"]["points"] == 3.5  # 5 × 3/4: its own checks miss it
+    own = [
+        CheckResult(f"masking.m{n}", "passed", functions={"causal_mask": "passed"})
+        for n in range(3)
+    ]
+    apply = [
+        CheckResult(f"masking.a{n}", "passed", functions={"apply_causal_mask": "passed"})
+        for n in range(3)
+    ]
+    caused = CheckResult(
+        "masking.a3", "failed", functions={"apply_causal_mask": "passed", "causal_mask": "failed"}
+    )
+    assert (
+        function_points(masking, own + apply + [caused])["causal_mask"]["points"] == 3.5
+    )  # 5 × 3/4: its own checks miss it
     assert function_points(masking, own + apply + [caused])["apply_causal_mask"]["points"] == 10.0
-    failing = [dataclasses.replace(own[0], status="failed", functions={"causal_mask": "failed"}), *own[1:]]
-    alone, shared = function_points(masking, failing + apply), function_points(masking, failing + apply + [caused])
-    assert alone["causal_mask"]["points"] == shared["causal_mask"]["points"] == 3.0  # its own checks judge it, whoever calls it
+    failing = [
+        dataclasses.replace(own[0], status="failed", functions={"causal_mask": "failed"}),
+        *own[1:],
+    ]
+    alone, shared = (
+        function_points(masking, failing + apply),
+        function_points(masking, failing + apply + [caused]),
+    )
+    assert (
+        alone["causal_mask"]["points"] == shared["causal_mask"]["points"] == 3.0
+    )  # its own checks judge it, whoever calls it
 
 
-def variant(folder: Path, module: str, function: str, body: str, also: tuple[tuple[str, str], ...] = ()) -> Path:
+def variant(
+    folder: Path, module: str, function: str, body: str, also: tuple[tuple[str, str], ...] = ()
+) -> Path:
     """A copy of the reference with one function's body replaced (and other text replaced in that module)."""
     folder.mkdir(parents=True)
     for path in SOLUTIONS_DIR.glob("*.py"):
         shutil.copy(path, folder)
     path = folder / f"{module}.py"
-    text = re.sub(rf"(def {function}\(.*?\):\n)(.*?)(?=\n\n\ndef |\Z)", lambda m: m.group(1) + body, path.read_text(), flags=re.S)
+    text = re.sub(
+        rf"(def {function}\(.*?\):\n)(.*?)(?=\n\n\ndef |\Z)",
+        lambda m: m.group(1) + body,
+        path.read_text(),
+        flags=re.S,
+    )
     for old, new in also:
         assert old in text
         text = text.replace(old, new)
@@ -138,27 +199,47 @@ def variant(folder: Path, module: str, function: str, body: str, also: tuple[tup
 
 def changed(folder: Path) -> set[str]:
     """The modules of a folder that differ from the reference's."""
-    return {p.name for p in folder.glob("*.py") if p.read_bytes() != (SOLUTIONS_DIR / p.name).read_bytes()}
+    return {
+        p.name
+        for p in folder.glob("*.py")
+        if p.read_bytes() != (SOLUTIONS_DIR / p.name).read_bytes()
+    }
 
 
 def points_of(case: str, scratch: Path) -> tuple[float, dict]:
     """The points of a case's exercise and of each of its functions (run in a pool process)."""
     stub = '    raise NotImplementedError("{}")\n'
     off_by_one = "    return np.tril(np.ones((T, T), dtype=bool), 1)  # also the next position\n"
-    own_apply = ("np.where(causal_mask(T), scores, -np.inf)", "np.where(np.triu(np.ones((T, T), dtype=bool), 1), -np.inf, scores)")
+    own_apply = (
+        "np.where(causal_mask(T), scores, -np.inf)",
+        "np.where(np.triu(np.ones((T, T), dtype=bool), 1), -np.inf, scores)",
+    )
     folder = scratch / case
     made = {
         "train stub": lambda: variant(folder, "training", "train", stub.format("train")),
         "sgd_step pass": lambda: variant(folder, "training", "sgd_step", "    pass\n"),
         "sgd_step climbs": lambda: variant(
-            folder, "training", "sgd_step", "    for name in params:\n        params[name] = params[name] + lr * grads[name]\n"
+            folder,
+            "training",
+            "sgd_step",
+            "    for name in params:\n        params[name] = params[name] + lr * grads[name]\n",
         ),
-        "multi_head_attention stub": lambda: variant(folder, "heads", "multi_head_attention", stub.format("multi_head_attention")),
-        "apply_causal_mask stub": lambda: variant(folder, "masking", "apply_causal_mask", stub.format("apply_causal_mask")),
-        "off-by-one mask, used by apply": lambda: variant(folder, "masking", "causal_mask", off_by_one),
-        "off-by-one mask, apply on its own": lambda: variant(folder, "masking", "causal_mask", off_by_one, (own_apply,)),
+        "multi_head_attention stub": lambda: variant(
+            folder, "heads", "multi_head_attention", stub.format("multi_head_attention")
+        ),
+        "apply_causal_mask stub": lambda: variant(
+            folder, "masking", "apply_causal_mask", stub.format("apply_causal_mask")
+        ),
+        "off-by-one mask, used by apply": lambda: variant(
+            folder, "masking", "causal_mask", off_by_one
+        ),
+        "off-by-one mask, apply on its own": lambda: variant(
+            folder, "masking", "causal_mask", off_by_one, (own_apply,)
+        ),
     }[case]()
-    exercise = next(name for name in ("training", "heads", "masking") if f"{name}.py" in changed(made))
+    exercise = next(
+        name for name in ("training", "heads", "masking") if f"{name}.py" in changed(made)
+    )
     result = run_checks(made, [exercise], profile="quick").exercises[0]
     return result.points, {name: earned["points"] for name, earned in result.functions.items()}
 

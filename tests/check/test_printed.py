@@ -18,7 +18,9 @@ def softmax(x):
     e = np.exp(x)  # no shift: fails on large scores
     return e / e.sum(axis=-1, keepdims=True)
 """
-CHATTY_SOFTMAX = SHAPE_PRINTING_SOFTMAX.replace('print("x has shape", x.shape)', 'print("\\n".join(f"line {i}" for i in range(30)))')
+CHATTY_SOFTMAX = SHAPE_PRINTING_SOFTMAX.replace(
+    'print("x has shape", x.shape)', 'print("\\n".join(f"line {i}" for i in range(30)))'
+)
 
 
 def submission(tmp_path, softmax_source: str):
@@ -50,11 +52,17 @@ def test_long_output_is_cut_and_says_how_to_see_it_all(tmp_path):
 
 @pytest.mark.slow
 def test_check_output_shows_everything_printed_check_by_check_passed_ones_too(tmp_path):
-    folder = submission(tmp_path, SHAPE_PRINTING_SOFTMAX.replace("np.exp(x)", "np.exp(x - x.max(axis=-1, keepdims=True))"))
+    folder = submission(
+        tmp_path,
+        SHAPE_PRINTING_SOFTMAX.replace("np.exp(x)", "np.exp(x - x.max(axis=-1, keepdims=True))"),
+    )
     result = CliRunner().invoke(main, ["check", "softmax", "--submission", str(folder), "--output"])
     assert result.exit_code == 0, result.output
     section = result.output.split("What your code printed, check by check:")[1]
-    assert "softmax.rows_sum_to_one printed:" in section and "softmax: x has shape (16, 141, 141)" in section
+    assert (
+        "softmax.rows_sum_to_one printed:" in section
+        and "softmax: x has shape (16, 141, 141)" in section
+    )
     plain = CliRunner().invoke(main, ["check", "softmax", "--submission", str(folder)])
     assert "x has shape" not in plain.output
 
@@ -66,13 +74,15 @@ def test_a_failed_exercise_names_grader_try(tmp_path, monkeypatch):
     result = CliRunner().invoke(main, ["check", "softmax", "--submission", str(folder)])
     assert result.exit_code == 1
     assert re.search(
-        r"Debug it: `[^`]*grader try softmax --submission \S+` runs these functions, confined, on a small worked example", result.output
+        r"Debug it: `[^`]*grader try softmax --submission \S+` runs these functions, confined, on a small worked example",
+        result.output,
     )
     assert "breakpoint() work" not in result.output
     monkeypatch.chdir(tmp_path)
     own = folder.rename(tmp_path / "exercises")  # the student's own, beside where the grader runs
     result = CliRunner().invoke(main, ["check", "softmax", "--submission", str(own)])
-    assert re.search(r"Debug it: `[^`]*grader try softmax` runs your functions on the input they last failed on", result.output), (
-        result.output
-    )
+    assert re.search(
+        r"Debug it: `[^`]*grader try softmax` runs your functions on the input they last failed on",
+        result.output,
+    ), result.output
     assert "print() and breakpoint() work" in result.output

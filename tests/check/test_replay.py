@@ -38,11 +38,15 @@ def cache(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.mark.slow
-def test_a_passing_run_keeps_the_examples_and_a_failing_mutant_gets_the_same_message_either_way(tmp_path, cache, monkeypatch):
+def test_a_passing_run_keeps_the_examples_and_a_failing_mutant_gets_the_same_message_either_way(
+    tmp_path, cache, monkeypatch
+):
     first = run_checks(SOLUTIONS_DIR, ["softmax"])
     kept = records(cache)
     assert len(kept) == 7  # six public drawn checks and the hidden one
-    wrong = with_module(tmp_path / "wrong", "softmax", MUTANTS / "wrong" / "softmax__epsilon_below.py")
+    wrong = with_module(
+        tmp_path / "wrong", "softmax", MUTANTS / "wrong" / "softmax__epsilon_below.py"
+    )
     replayed = run_checks(wrong, ["softmax"])
     monkeypatch.setenv(replay.CACHE_VAR, "off")
     drawn = run_checks(wrong, ["softmax"])
@@ -55,14 +59,18 @@ def test_a_passing_run_keeps_the_examples_and_a_failing_mutant_gets_the_same_mes
 def test_the_record_is_what_runs_the_check(tmp_path, cache, monkeypatch):
     run_checks(SOLUTIONS_DIR, ["scores"])
     (record,) = [p for p in records(cache) if "public.test_scores.test_ones_score_sqrt_d" in p.name]
-    record.write_bytes(encode([((), {"d": 1})]))  # one example only, on which dividing by d is right (1/1 = 1/√1)
+    record.write_bytes(
+        encode([((), {"d": 1})])
+    )  # one example only, on which dividing by d is right (1/1 = 1/√1)
     wrong = with_module(tmp_path / "wrong", "scores", MUTANTS / "wrong" / "scores__divides_by_d.py")
     checks = {c.id: c for c in run_checks(wrong, ["scores"]).exercises[0].checks}
     # the record is trusted (it lives where no student's code can write): only the run at the comparison's sizes is left to fail
     assert checks["scores.ones_score_sqrt_d"].message.startswith(SAID)
     monkeypatch.setenv(replay.CACHE_VAR, "off")
     drawn = {c.id: c for c in run_checks(wrong, ["scores"]).exercises[0].checks}
-    assert not drawn["scores.ones_score_sqrt_d"].message.startswith(SAID)  # drawn afresh, a small d shows it first
+    assert not drawn["scores.ones_score_sqrt_d"].message.startswith(
+        SAID
+    )  # drawn afresh, a small d shows it first
 
 
 @pytest.mark.slow
@@ -129,7 +137,11 @@ def test_replayed_and_drawn_verdicts_agree(tmp_path, cache, monkeypatch, mutant)
 def test_an_empty_or_unreadable_record_is_no_record(cache):
     where = cache / replay.examples_version()
     where.mkdir(parents=True)
-    for name, data in {"empty": encode([]), "torn": encode([((), {})])[:-3], "not_a_list": encode({"d": 1})}.items():
+    for name, data in {
+        "empty": encode([]),
+        "torn": encode([((), {})])[:-3],
+        "not_a_list": encode({"d": 1}),
+    }.items():
         (where / f"{name}.examples").write_bytes(data)
         assert replay.examples(name) is None, name
     (where / "kept.examples").write_bytes(encode([((), {"d": 1})]))

@@ -21,9 +21,18 @@ def verdicts(draw) -> list[ExerciseResult]:
         checks = []
         for number in range(draw(st.integers(1, 3))):
             status = draw(st.sampled_from(["passed", "failed", "error", "not_started"]))
-            named = {"failed_import": draw(st.sampled_from(["", *NAMES])), "blamed_function": draw(st.sampled_from(["", *FUNCTIONS]))}
-            checks.append(CheckResult(f"{name}.c{number}", status, draw(st.text(max_size=40)), **named))
-        status = "passed" if all(c.status == "passed" for c in checks) else draw(st.sampled_from(["failed", "error", "not_started"]))
+            named = {
+                "failed_import": draw(st.sampled_from(["", *NAMES])),
+                "blamed_function": draw(st.sampled_from(["", *FUNCTIONS])),
+            }
+            checks.append(
+                CheckResult(f"{name}.c{number}", status, draw(st.text(max_size=40)), **named)
+            )
+        status = (
+            "passed"
+            if all(c.status == "passed" for c in checks)
+            else draw(st.sampled_from(["failed", "error", "not_started"]))
+        )
         results.append(ExerciseResult(name, status, 0.0, 10.0, checks))
     return results
 
@@ -33,7 +42,9 @@ def notes(results) -> list[tuple[str, str]]:
 
 
 @given(verdicts(), st.booleans())
-def test_a_note_names_an_exercise_used_or_imported_and_is_the_same_however_often_it_is_made(results, student_kit):
+def test_a_note_names_an_exercise_used_or_imported_and_is_the_same_however_often_it_is_made(
+    results, student_kit
+):
     from grader import kit
 
     kit.is_student_kit, real = (lambda: student_kit), kit.is_student_kit
@@ -47,13 +58,20 @@ def test_a_note_names_an_exercise_used_or_imported_and_is_the_same_however_often
     for result in results:
         named = {check.failed_import for check in result.checks if check.status == "error"}
         assert (result.cause == "") == (result.note == "")
-        assert result.cause != result.name and result.cause in ("", *BY_NAME[result.name].uses, *named)
+        assert result.cause != result.name and result.cause in (
+            "",
+            *BY_NAME[result.name].uses,
+            *named,
+        )
 
 
 @given(verdicts(), st.text(max_size=40))
 def test_the_words_of_a_message_name_no_cause(results, words):
     """Words such as "softmax raised ..." or "(masking.py, line 3)" in a message change no note."""
-    reworded = [dataclasses.replace(r, checks=[dataclasses.replace(c, message=words) for c in r.checks]) for r in results]
+    reworded = [
+        dataclasses.replace(r, checks=[dataclasses.replace(c, message=words) for c in r.checks])
+        for r in results
+    ]
     note_root_causes(results)
     note_root_causes(reworded)
     assert notes(reworded) == notes(results)
@@ -61,10 +79,21 @@ def test_the_words_of_a_message_name_no_cause(results, words):
 
 def test_a_module_an_import_failed_in_is_the_cause_and_a_message_alone_is_not():
     said = "your training.py cannot be imported: masking.py, which it imports, has a syntax error: expected ':' (masking.py, line 4)."
-    named = ExerciseResult("training", "error", 0.0, 10.0, [CheckResult("training.c", "error", said, failed_import="masking")])
-    unnamed = ExerciseResult("training", "error", 0.0, 10.0, [CheckResult("training.c", "error", said)])
+    named = ExerciseResult(
+        "training",
+        "error",
+        0.0,
+        10.0,
+        [CheckResult("training.c", "error", said, failed_import="masking")],
+    )
+    unnamed = ExerciseResult(
+        "training", "error", 0.0, 10.0, [CheckResult("training.c", "error", said)]
+    )
     note_root_causes([named, unnamed])
-    assert named.cause == "masking" and "training.py imports your masking.py, which cannot be imported" in named.note
+    assert (
+        named.cause == "masking"
+        and "training.py imports your masking.py, which cannot be imported" in named.note
+    )
     assert (unnamed.cause, unnamed.note) == ("", "")
 
 
@@ -72,7 +101,12 @@ def test_a_function_a_check_failed_on_is_the_cause_when_its_exercise_is_not_know
     check = CheckResult("training.c", "failed", "any words", blamed_function="apply_causal_mask")
     training = ExerciseResult("training", "failed", 0.0, 10.0, [check])
     note_root_causes([training])
-    assert training.cause == "masking" and "call your own apply_causal_mask (in masking.py)" in training.note
-    own = ExerciseResult("training", "failed", 0.0, 10.0, [dataclasses.replace(check, blamed_function="sgd_step")])
+    assert (
+        training.cause == "masking"
+        and "call your own apply_causal_mask (in masking.py)" in training.note
+    )
+    own = ExerciseResult(
+        "training", "failed", 0.0, 10.0, [dataclasses.replace(check, blamed_function="sgd_step")]
+    )
     note_root_causes([own])
     assert (own.cause, own.note) == ("", "")

@@ -34,7 +34,9 @@ def test_the_reference_gives_a_report_of_the_schema():
 
 
 def test_a_report_off_the_schema_is_refused():
-    wrong = Report([ExerciseResult("scores", "fine", 1.0, 15.0, [CheckResult("scores.x", "passed")])], seed=0).to_json()
+    wrong = Report(
+        [ExerciseResult("scores", "fine", 1.0, 15.0, [CheckResult("scores.x", "passed")])], seed=0
+    ).to_json()
     with pytest.raises(jsonschema.ValidationError, match="fine"):
         valid(wrong, CHECK)
 
@@ -42,5 +44,10 @@ def test_a_report_off_the_schema_is_refused():
 @pytest.mark.slow
 def test_compare_writes_the_json_of_its_schema(tmp_path):
     path = tmp_path / "compare.json"
-    assert comparison.compare(solutions=True, seed=1, json_file=path, steps={"mlp": 3, "attention": 2}, samples=5) == 0
+    assert (
+        comparison.compare(
+            solutions=True, seed=1, json_file=path, steps={"mlp": 3, "attention": 2}, samples=5
+        )
+        == 0
+    )
     valid(json.loads(path.read_text(encoding="utf-8")), COMPARE)

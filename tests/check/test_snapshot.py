@@ -34,7 +34,9 @@ def counting_opens(monkeypatch, folder) -> dict[str, int]:
     real_os_open, real_io_open = os.open, io.open
 
     def seen(path):
-        if isinstance(path, (str, os.PathLike)) and os.path.dirname(os.path.abspath(path)) == str(folder):
+        if isinstance(path, (str, os.PathLike)) and os.path.dirname(os.path.abspath(path)) == str(
+            folder
+        ):
             counts[os.path.basename(path)] = counts.get(os.path.basename(path), 0) + 1
 
     def os_open(path, *args, **kwargs):
@@ -62,29 +64,50 @@ def test_grader_check_reads_each_file_once(folder, monkeypatch):
 def test_the_root_cause_from_a_saved_verdict_costs_no_second_read(folder, monkeypatch):
     """masking's saved verdict of the same files names the cause of heads: the report is made from the run's snapshot alone."""
     checks = [CheckResult("masking.c", "failed", "-inf is missing above the diagonal")]
-    wrong = ExerciseResult("masking", "failed", 0.0, 15.0, checks, files=hashes_for(read_modules(folder), "masking"))
+    wrong = ExerciseResult(
+        "masking", "failed", 0.0, 15.0, checks, files=hashes_for(read_modules(folder), "masking")
+    )
     State(folder).save(Report([wrong], seed=0))
     counts = counting_opens(monkeypatch, folder)
     run = CliRunner().invoke(main, ["check", "heads", "--submission", str(folder)])
     assert run.exit_code == 0, run.output
-    assert "heads uses your masking, which fails its checks" in run.output and "fix masking first" in run.output
+    assert (
+        "heads uses your masking, which fails its checks" in run.output
+        and "fix masking first" in run.output
+    )
     assert {name: counts.get(f"{name}.py", 0) for name in MODULES} == {name: 1 for name in MODULES}
 
 
 def test_the_verdict_is_filed_under_the_files_it_was_given(folder):
     files = {f"{m}.py": read_module(folder, m) for m in MODULES}
-    snapshot_hashes = {f"{m}.py": hashlib.sha256(files[f"{m}.py"]).hexdigest() for m in depends_on(files, "scores")}
-    (folder / "scores.py").write_text("# saved while the checks ran\n")  # after the snapshot, before the verdict is saved
-    verdict = ExerciseResult("scores", "passed", 10.0, 10.0, [CheckResult("scores.c", "passed", "")], files=snapshot_hashes)
+    snapshot_hashes = {
+        f"{m}.py": hashlib.sha256(files[f"{m}.py"]).hexdigest() for m in depends_on(files, "scores")
+    }
+    (folder / "scores.py").write_text(
+        "# saved while the checks ran\n"
+    )  # after the snapshot, before the verdict is saved
+    verdict = ExerciseResult(
+        "scores",
+        "passed",
+        10.0,
+        10.0,
+        [CheckResult("scores.c", "passed", "")],
+        files=snapshot_hashes,
+    )
     State(folder).save(Report([verdict], seed=0))
-    assert "scores" not in State.load(folder).fresh(live_fingerprints(folder))  # the live file is not the one graded
+    assert "scores" not in State.load(folder).fresh(
+        live_fingerprints(folder)
+    )  # the live file is not the one graded
     shutil.copy(SOLUTIONS_DIR / "scores.py", folder)
     assert "scores" in State.load(folder).fresh(live_fingerprints(folder))
 
 
 def test_a_run_reports_the_snapshots_hashes(folder):
     with Snapshot(folder) as snapshot:
-        assert snapshot.hashes == {f"{m}.py": hashlib.sha256((folder / f"{m}.py").read_bytes()).hexdigest() for m in MODULES}
+        assert snapshot.hashes == {
+            f"{m}.py": hashlib.sha256((folder / f"{m}.py").read_bytes()).hexdigest()
+            for m in MODULES
+        }
         assert {p.name: p.read_bytes() for p in snapshot.folder.iterdir()} == snapshot.files
 
 
@@ -117,9 +140,15 @@ def test_a_link_swapped_in_after_the_look_is_refused_by_check(folder, monkeypatc
     "source, found",
     [
         ("from . import (softmax as s)\n", {"softmax"}),
-        ("from .softmax import softmax\nfrom . import masking, scores\n", {"softmax", "masking", "scores"}),
+        (
+            "from .softmax import softmax\nfrom . import masking, scores\n",
+            {"softmax", "masking", "scores"},
+        ),
         ("import numpy as np\nfrom .. import x\n", set()),
-        ("s = 'from .softmax import softmax'\n", set()),  # a string, not an import: the regex once took it for one
+        (
+            "s = 'from .softmax import softmax'\n",
+            set(),
+        ),  # a string, not an import: the regex once took it for one
     ],
 )
 def test_imports_are_read_from_the_syntax_tree(source, found):

@@ -118,7 +118,9 @@ def test_softmax_rows_are_shares(batch, S, data):
     assert shares.shape == x.shape and np.all(shares >= 0)
     np.testing.assert_allclose(shares.sum(axis=-1), 1.0, rtol=1e-12)
     for index in np.ndindex(batch):
-        np.testing.assert_allclose(shares[index], loop_softmax(list(x[index])), rtol=1e-9, atol=1e-300)
+        np.testing.assert_allclose(
+            shares[index], loop_softmax(list(x[index])), rtol=1e-9, atol=1e-300
+        )
 
 
 @given(batch_axes, sizes, floats(1e4), st.data())
@@ -171,11 +173,16 @@ def test_attention_head_is_causal(inputs, data):
 def test_multi_head_joins_heads_in_order(inputs, H, C_out, data):
     x, w_q, w_k, w_v = inputs
     C, d, d_v = w_q.shape[0], w_q.shape[1], w_v.shape[1]
-    heads = [(data.draw(array((C, d))), data.draw(array((C, d))), data.draw(array((C, d_v)))) for _ in range(H)]
+    heads = [
+        (data.draw(array((C, d))), data.draw(array((C, d))), data.draw(array((C, d_v))))
+        for _ in range(H)
+    ]
     w_o = data.draw(array((H * d_v, C_out)))
     out, shares = multi_head_attention(x, heads, w_o)
     singles = [attention_head(x, *head) for head in heads]
-    np.testing.assert_allclose(out, np.concatenate([o for o, _ in singles], axis=-1) @ w_o, rtol=1e-12)
+    np.testing.assert_allclose(
+        out, np.concatenate([o for o, _ in singles], axis=-1) @ w_o, rtol=1e-12
+    )
     assert len(shares) == H
     for got, (_, expected) in zip(shares, singles):
         np.testing.assert_array_equal(got, expected)
@@ -205,10 +212,16 @@ def test_attention_head_backward_matches_finite_differences(inputs, data):
             return np.sum(d_out * attention_head(*args)[0])
 
         assert got[position].shape == value.shape, name
-        np.testing.assert_allclose(got[position], numeric_gradient(loss, value), rtol=1e-4, atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(
+            got[position], numeric_gradient(loss, value), rtol=1e-4, atol=1e-6, err_msg=name
+        )
 
 
-@given(arrays(np.float64, (3, 2), elements=floats(10)), arrays(np.float64, (3, 2), elements=floats(10)), floats(1))
+@given(
+    arrays(np.float64, (3, 2), elements=floats(10)),
+    arrays(np.float64, (3, 2), elements=floats(10)),
+    floats(1),
+)
 def test_sgd_step_moves_against_the_gradient(p, g, lr):
     params, grads = {"w": p.copy(), "b": p[0].copy()}, {"w": g.copy(), "b": g[0].copy()}
     assert sgd_step(params, grads, lr) is None

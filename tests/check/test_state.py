@@ -17,7 +17,9 @@ from grader.exercises import NAMES
 def verdict(name, status="passed", note=""):
     """A one-check verdict for an exercise."""
     points = 10.0 if status == "passed" else 0.0
-    return ExerciseResult(name, status, points, 10.0, [CheckResult(f"{name}.c", status, "")], note=note)
+    return ExerciseResult(
+        name, status, points, 10.0, [CheckResult(f"{name}.c", status, "")], note=note
+    )
 
 
 def of_files(submission, *results):
@@ -77,7 +79,9 @@ def test_saved_verdict_is_reused_until_its_file_changes(submission):
     assert cached(submission, ["scores"]) is not None
     (submission / "scores.py").write_text("# started\n")
     assert cached(submission, ["scores"]) is None
-    assert "scores" in State.load(submission).last()  # the last verdict is still known, as of other files
+    assert (
+        "scores" in State.load(submission).last()
+    )  # the last verdict is still known, as of other files
 
 
 def test_a_change_to_an_earlier_exercise_rechecks_what_builds_on_it(submission):
@@ -100,24 +104,47 @@ def test_verdicts_of_the_same_files_are_merged(submission):
     save(submission, verdict("softmax"))
     save(submission, verdict("scores", "failed"))
     assert cached(submission) is None
-    assert [(e.name, e.status) for e in cached(submission, ["scores", "softmax"])] == [("scores", "failed"), ("softmax", "passed")]
+    assert [(e.name, e.status) for e in cached(submission, ["scores", "softmax"])] == [
+        ("scores", "failed"),
+        ("softmax", "passed"),
+    ]
 
 
 def test_a_verdict_comes_back_as_the_run_gave_it(submission):
     """Its note, and beside the JSON what each check called and named, and a failed check's failing call with when and by whom."""
-    failing = CheckResult("heads.c", "failed", "out is off", calls=("attention_head",), blamed_function="attention_head")
+    failing = CheckResult(
+        "heads.c",
+        "failed",
+        "out is off",
+        calls=("attention_head",),
+        blamed_function="attention_head",
+    )
     failing.example = {"function": "attention_head", "args": "AAAA"}
-    broken = CheckResult("heads.d", "error", "your heads.py cannot be imported", failed_import="softmax")
-    result = ExerciseResult("heads", "failed", 0.0, 10.0, [failing, broken], note="fix softmax first", cause="softmax")
+    broken = CheckResult(
+        "heads.d", "error", "your heads.py cannot be imported", failed_import="softmax"
+    )
+    result = ExerciseResult(
+        "heads", "failed", 0.0, 10.0, [failing, broken], note="fix softmax first", cause="softmax"
+    )
     State(submission).save(Report(of_files(submission, result), seed=0), by="watch")
     (back,) = cached(submission, ["heads"])
     assert (back.note, back.cause) == ("fix softmax first", "softmax")
     first, second = back.checks
-    assert (first.calls, first.blamed_function, first.failed_import) == (("attention_head",), "attention_head", "")
+    assert (first.calls, first.blamed_function, first.failed_import) == (
+        ("attention_head",),
+        "attention_head",
+        "",
+    )
     assert (second.calls, second.blamed_function, second.failed_import) == ((), "", "softmax")
-    assert {key: first.example[key] for key in ("function", "args", "by")} == {"function": "attention_head", "args": "AAAA", "by": "watch"}
+    assert {key: first.example[key] for key in ("function", "args", "by")} == {
+        "function": "attention_head",
+        "args": "AAAA",
+        "by": "watch",
+    }
     assert second.example is None
-    State(submission).save(Report([back], seed=0), by="status")  # saved again, as a later run keeps it: when and by whom stay
+    State(submission).save(
+        Report([back], seed=0), by="status"
+    )  # saved again, as a later run keeps it: when and by whom stay
     assert State.load(submission).failing["heads.c"]["by"] == "watch"
 
 

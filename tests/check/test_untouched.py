@@ -25,18 +25,25 @@ def test_a_stub_that_depends_on_stubs_only_is_untouched(submission):
     assert untouched_stubs(files) == set(MODULES)
     files["masking.py"] += b"\n# a change\n"
     assert untouched_stubs(files) == {"scores", "softmax"}  # heads and training import masking
-    files["softmax.py"] = files["softmax.py"].replace(b"\n", b"\r\n")  # as a Windows checkout writes it
+    files["softmax.py"] = files["softmax.py"].replace(
+        b"\n", b"\r\n"
+    )  # as a Windows checkout writes it
     assert "softmax" in untouched_stubs(files)
 
 
-def test_untouched_stubs_start_no_worker_and_say_what_running_them_says(submission, tmp_path, monkeypatch):
+def test_untouched_stubs_start_no_worker_and_say_what_running_them_says(
+    submission, tmp_path, monkeypatch
+):
     def no_worker(self):
         raise AssertionError("a worker was started for untouched stubs")
 
     with monkeypatch.context() as patched:
         patched.setattr(StudentCode, "_start", no_worker)
         quick = run_checks(submission, ["scores", "softmax"])
-    for module in ("scores", "softmax"):  # a comment at the end: no longer the stub, so each check runs in the worker
+    for module in (
+        "scores",
+        "softmax",
+    ):  # a comment at the end: no longer the stub, so each check runs in the worker
         path = submission / f"{module}.py"
         path.write_text(path.read_text(encoding="utf-8") + "# started\n", encoding="utf-8")
     assert said(quick) == said(run_checks(submission, ["scores", "softmax"]))
@@ -58,9 +65,13 @@ def test_the_public_checks_of_stubs_end_as_recorded_without_pytest(submission):
         f"report = run_checks({str(submission)!r}, checks='public'); "
         "print(sorted({e.status for e in report.exercises}), [m for m in ('pytest', 'hypothesis') if m in sys.modules])"
     )
-    run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=120
+    )
     assert run.stdout.strip() == "['not_started'] []", run.stderr[-2000:]
-    assert said(run_checks(submission, checks="public")) == said(run_checks(submission, checks="public", record=False))
+    assert said(run_checks(submission, checks="public")) == said(
+        run_checks(submission, checks="public", record=False)
+    )
 
 
 def test_a_record_of_other_checks_is_not_used(submission, monkeypatch):
@@ -69,7 +80,10 @@ def test_a_record_of_other_checks_is_not_used(submission, monkeypatch):
     untouched._record.cache_clear()
     try:
         assert untouched.recorded("softmax") is None
-        assert run_checks(submission, ["softmax"], checks="public").exercises[0].status == "not_started"
+        assert (
+            run_checks(submission, ["softmax"], checks="public").exercises[0].status
+            == "not_started"
+        )
     finally:
         untouched._record.cache_clear()
 
@@ -79,4 +93,6 @@ def test_a_written_exercise_beside_recorded_stubs_is_run(submission):
     (submission / "scores.py").write_bytes((SOLUTIONS_DIR / "scores.py").read_bytes())
     report = run_checks(submission, ["scores", "softmax"], checks="public")
     assert [e.status for e in report.exercises] == ["passed", "not_started"]
-    assert said(report) == said(run_checks(submission, ["scores", "softmax"], checks="public", record=False))
+    assert said(report) == said(
+        run_checks(submission, ["scores", "softmax"], checks="public", record=False)
+    )

@@ -48,7 +48,13 @@ def no_training(*args, **kwargs):
 
 
 def test_gate_names_the_exercises_left_and_exits_1(monkeypatch, reference_copy):
-    statuses = {"scores": "passed", "masking": "passed", "softmax": "passed", "heads": "failed", "training": "not_started"}
+    statuses = {
+        "scores": "passed",
+        "masking": "passed",
+        "softmax": "passed",
+        "heads": "failed",
+        "training": "not_started",
+    }
     report = Report([ExerciseResult(n, s, 0.0, 10.0) for n, s in statuses.items()], seed=0)
     monkeypatch.setattr("grader.check.runner.run_checks", lambda folder: report)
     monkeypatch.setattr(comparison, "run_job", no_training)
@@ -70,13 +76,17 @@ def test_gate_uses_the_verdict_of_the_real_checks(monkeypatch, tmp_path, capsys)
 @pytest.mark.slow
 def test_a_verdict_file_edited_to_passed_unlocks_nothing(monkeypatch, tmp_path, capsys):
     folder = write_stubs(tmp_path / "exercises")
-    monkeypatch.chdir(tmp_path)  # the student's own exercises/: grader check keeps its verdict there
+    monkeypatch.chdir(
+        tmp_path
+    )  # the student's own exercises/: grader check keeps its verdict there
     monkeypatch.setattr(comparison, "run_job", no_training)
     assert CliRunner().invoke(main, ["check", "softmax"]).exit_code == 1
     saved = list((folder / ".grader").glob("*.json"))
     assert saved, "grader check kept no verdict beside the student's own exercises/"
     for path in saved:
-        path.write_text(path.read_text().replace('"not_started"', '"passed"').replace('"failed"', '"passed"'))
+        path.write_text(
+            path.read_text().replace('"not_started"', '"passed"').replace('"failed"', '"passed"')
+        )
     assert comparison.compare(submission=folder) == 1
     assert "softmax: not started" in capsys.readouterr().out
 
@@ -94,22 +104,32 @@ def test_missing_folder_is_a_usage_error(tmp_path):
     assert "does not exist" in result.output
 
 
-def test_plot_without_matplotlib_says_so_before_training_and_how_to_get_it(monkeypatch, tmp_path, capsys):
+def test_plot_without_matplotlib_says_so_before_training_and_how_to_get_it(
+    monkeypatch, tmp_path, capsys
+):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if it were not installed
     assert not plot.can_plot()
     picture = tmp_path / "f.png"
     assert comparison.compare(solutions=True, plot_file=picture, **QUICK) == 2
     said = capsys.readouterr()
     assert "Training the models" not in said.out + said.err and not picture.exists()
-    assert "No plot was drawn: --plot needs matplotlib" in said.err and "pip install -e '.[plot]'" in said.err
+    assert (
+        "No plot was drawn: --plot needs matplotlib" in said.err
+        and "pip install -e '.[plot]'" in said.err
+    )
     assert "Nothing was trained; leave out --plot" in said.err
 
 
 @pytest.mark.slow
 def test_the_plots_tick_labels_do_not_overlap(tmp_path):
     pyplot = pytest.importorskip("matplotlib.pyplot")
-    figures = {n: {"p_decision": p, "correct_replies": c, "sampled_replies": 100} for n, p, c in (("mlp", 0.5, 30), ("attention", 1.0, 95))}
-    fig, axes = pyplot.subplots(figsize=(16 * 2 / 9, 4.5))  # the bars' share of the figure draw() makes
+    figures = {
+        n: {"p_decision": p, "correct_replies": c, "sampled_replies": 100}
+        for n, p, c in (("mlp", 0.5, 30), ("attention", 1.0, 95))
+    }
+    fig, axes = pyplot.subplots(
+        figsize=(16 * 2 / 9, 4.5)
+    )  # the bars' share of the figure draw() makes
     plot.kit_and_lesson(axes, figures)
     fig.canvas.draw()
     boxes = [label.get_window_extent() for label in axes.get_xticklabels()]
@@ -133,7 +153,8 @@ def test_quick_run_writes_the_json_of_spec_and_is_deterministic(tmp_path, capsys
         assert 0 <= figures["correct_replies"] <= 5
     other = json.loads(again.read_text())
     assert other["models"] == data["models"] | {
-        n: {**f, "train_seconds": other["models"][n]["train_seconds"]} for n, f in data["models"].items()
+        n: {**f, "train_seconds": other["models"][n]["train_seconds"]}
+        for n, f in data["models"].items()
     }
     out = capsys.readouterr().out
     assert "8-character MLP" in out and "0.86" in out and "Adam" in out
@@ -144,13 +165,20 @@ def test_no_mask_trains_the_students_own_head_without_the_mask_too(tmp_path, cap
     path = tmp_path / "r.json"
     assert comparison.compare(solutions=True, no_mask=True, json_file=path, **QUICK) == 0
     data = json.loads(path.read_text())
-    assert set(data["models"]) == {"mlp", "attention", "attention_no_mask"} and data["mask"] is False
+    assert (
+        set(data["models"]) == {"mlp", "attention", "attention_no_mask"} and data["mask"] is False
+    )
     out = capsys.readouterr().out
-    assert "Without the causal mask (the reference head with its apply_causal_mask replaced by the identity)" in out
+    assert (
+        "Without the causal mask (the reference head with its apply_causal_mask replaced by the identity)"
+        in out
+    )
 
 
 @pytest.mark.slow
-def test_no_mask_says_so_when_the_head_masks_without_apply_causal_mask(ungated, reference_copy, tmp_path, capsys):
+def test_no_mask_says_so_when_the_head_masks_without_apply_causal_mask(
+    ungated, reference_copy, tmp_path, capsys
+):
     edit(
         reference_copy,
         "heads",
@@ -163,7 +191,11 @@ def test_no_mask_says_so_when_the_head_masks_without_apply_causal_mask(ungated, 
     assert set(json.loads(path.read_text())["models"]) == {"mlp", "attention"}
     out = capsys.readouterr().out
     assert "your attention_head masks without calling your apply_causal_mask" in out
-    assert "MLP + your head" in out and "Where your head looks" in out and "Training: your train and sgd_step" in out
+    assert (
+        "MLP + your head" in out
+        and "Where your head looks" in out
+        and "Training: your train and sgd_step" in out
+    )
     assert "reference" not in out
 
 
@@ -174,7 +206,10 @@ def test_the_reference_models_are_not_called_yours(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "MLP + reference head" in captured.out and "The reference head reads" in captured.out
     assert "Training: the reference train and sgd_step" in captured.out
-    assert not any(words in captured.out + captured.err for words in ("your head", "Your head", "your train", "your own"))
+    assert not any(
+        words in captured.out + captured.err
+        for words in ("your head", "Your head", "your train", "your own")
+    )
     assert json.loads(path.read_text())["functions"] == "reference"
 
 
@@ -201,18 +236,34 @@ ON_THE_PIPE = "    import gc, os, sys\n    channel = next(o for o in gc.get_obje
 ENCODE = "sys.modules['grader.sandbox.worker.codec'].encode"  # the job's own codec, loaded for its channel
 WRITTEN = {  # what the student's train writes on the job's own pipe, and what compare then says
     "two bytes": ("channel.write(b'ab')", "could not take what its job sent"),
-    "a frame of 1 TiB": ("os.write(channel.replies, (1 << 40).to_bytes(8, 'little'))", "a frame of 1099511627776 bytes"),
-    "a forged end": (f"channel.write({ENCODE}({{'event': 'done'}}))", "finished without its mlp figures"),
-    "a model event without figures": (f"channel.write({ENCODE}({{'event': 'model', 'model': 'mlp'}}))", "a model event without"),
+    "a frame of 1 TiB": (
+        "os.write(channel.replies, (1 << 40).to_bytes(8, 'little'))",
+        "a frame of 1099511627776 bytes",
+    ),
+    "a forged end": (
+        f"channel.write({ENCODE}({{'event': 'done'}}))",
+        "finished without its mlp figures",
+    ),
+    "a model event without figures": (
+        f"channel.write({ENCODE}({{'event': 'model', 'model': 'mlp'}}))",
+        "a model event without",
+    ),
 }
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", WRITTEN)
-def test_what_the_students_code_writes_on_the_jobs_pipe_is_its_failure_in_words(ungated, reference_copy, capsys, case):
+def test_what_the_students_code_writes_on_the_jobs_pipe_is_its_failure_in_words(
+    ungated, reference_copy, capsys, case
+):
     """The job's events cross on a pipe of their own, checked before any is used: no traceback, no forged figures."""
     written, said = WRITTEN[case]
-    edit(reference_copy, "training", "    losses = []\n", "    losses = []\n" + ON_THE_PIPE.replace("WRITE", written))
+    edit(
+        reference_copy,
+        "training",
+        "    losses = []\n",
+        "    losses = []\n" + ON_THE_PIPE.replace("WRITE", written),
+    )
     assert comparison.compare(submission=reference_copy, **QUICK) == 1
     captured = capsys.readouterr()
     assert said in captured.err and "wrote to a file descriptor it did not open" in captured.err
@@ -220,7 +271,9 @@ def test_what_the_students_code_writes_on_the_jobs_pipe_is_its_failure_in_words(
 
 
 def test_event_lines_the_students_code_prints_are_only_its_output(ungated, reference_copy, capsys):
-    printed = '    print(\'{"event": "done"}\')\n    print(\'{"event": "model", "model": "mlp"}\')\n'
+    printed = (
+        '    print(\'{"event": "done"}\')\n    print(\'{"event": "model", "model": "mlp"}\')\n'
+    )
     edit(reference_copy, "training", "    losses = []\n", "    losses = []\n" + printed)
     assert comparison.compare(submission=reference_copy, **QUICK) == 0
     out = capsys.readouterr().out
@@ -242,7 +295,10 @@ def test_a_nan_loss_says_the_training_diverged(ungated, reference_copy, capsys):
 
 def test_what_the_students_code_prints_is_shown_when_it_fails(ungated, reference_copy, capsys):
     edit(
-        reference_copy, "training", "    losses = []\n", "    losses = []\n    print('hello from train')\n    import os\n    os._exit(3)\n"
+        reference_copy,
+        "training",
+        "    losses = []\n",
+        "    losses = []\n    print('hello from train')\n    import os\n    os._exit(3)\n",
     )
     assert comparison.compare(submission=reference_copy, **QUICK) == 1
     err = capsys.readouterr().err
@@ -251,14 +307,27 @@ def test_what_the_students_code_prints_is_shown_when_it_fails(ungated, reference
 
 @pytest.mark.slow
 def test_what_the_students_code_prints_is_shown_after_a_run_too(ungated, reference_copy, capsys):
-    edit(reference_copy, "training", "    losses = []\n", "    losses = []\n    print('training for', steps, 'steps')\n")
+    edit(
+        reference_copy,
+        "training",
+        "    losses = []\n",
+        "    losses = []\n    print('training for', steps, 'steps')\n",
+    )
     assert comparison.compare(submission=reference_copy, **QUICK) == 0
     out = capsys.readouterr().out
-    assert "Your code printed (the end):\ntraining for 3 steps\ntraining for 2 steps" in out and "8-character MLP" in out
+    assert (
+        "Your code printed (the end):\ntraining for 3 steps\ntraining for 2 steps" in out
+        and "8-character MLP" in out
+    )
 
 
 def test_the_import_rule_holds_in_the_comparison_too(ungated, reference_copy, capsys):
-    edit(reference_copy, "training", "    losses = []\n", "    losses = []\n    import psutil  # installed, and still refused\n")
+    edit(
+        reference_copy,
+        "training",
+        "    losses = []\n",
+        "    losses = []\n    import psutil  # installed, and still refused\n",
+    )
     assert comparison.compare(submission=reference_copy, **QUICK) == 1
     assert "training.py imports psutil, which the grader does not allow" in capsys.readouterr().err
 
@@ -323,10 +392,13 @@ def test_the_training_job_starts_through_the_workers_one_boot(reference_copy):
     try:
         boot = next(arg for arg in job.launch.argv if arg.endswith(".py"))
         config = json.loads(job.launch.argv[job.launch.argv.index(boot) + 2])
-        assert boot.endswith("/grader/sandbox/worker/boot.py") and config["main"] == "grader.compare.job"
-        assert sorted(p.name for p in (job.launch.room.kit / "grader" / "compare").iterdir()) == sorted(
-            f"{name}.py" for name in comparison.JOB_MODULES
+        assert (
+            boot.endswith("/grader/sandbox/worker/boot.py")
+            and config["main"] == "grader.compare.job"
         )
+        assert sorted(
+            p.name for p in (job.launch.room.kit / "grader" / "compare").iterdir()
+        ) == sorted(f"{name}.py" for name in comparison.JOB_MODULES)
     finally:
         job.stop()
     assert not (Path(comparison.__file__).parent / "job_boot.py").exists()

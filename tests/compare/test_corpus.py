@@ -150,7 +150,10 @@ def test_every_other_choice_is_free_or_seen_in_eight_characters(train):
 
 @pytest.mark.slow
 def test_a_perfect_eight_character_model_writes_about_40_percent_correct(train):
-    model = {context: (list(nexts), list(accumulate(nexts.values()))) for context, nexts in ngram_counts(train).items()}
+    model = {
+        context: (list(nexts), list(accumulate(nexts.values())))
+        for context, nexts in ngram_counts(train).items()
+    }
     rng = random.Random(0)
     correct = 0
     for _ in range(2000):

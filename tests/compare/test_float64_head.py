@@ -29,7 +29,11 @@ def test_np_sqrt_makes_the_head_float64_and_compare_says_what_it_cost(reference_
     assert comparison.compare(submission=reference_copy, **QUICK) == 0
     out = capsys.readouterr().out
     assert f"Your attention_head and your attention_head_backward {NOTE}" in out, out
-    assert "s of CPU time of the" in out and "as long in float64 as in float32 here" in out and "math.sqrt(d)" in out
+    assert (
+        "s of CPU time of the" in out
+        and "as long in float64 as in float32 here" in out
+        and "math.sqrt(d)" in out
+    )
 
 
 @pytest.mark.slow
@@ -51,8 +55,14 @@ def test_a_timed_function_counts_its_time_and_keeps_the_first_widening_call():
         return (a @ w_q) / np.sqrt(w_q.shape[1]), None
 
     timed = job.Timed(head)
-    args = tuple(np.ones((1, 3, 4), np.float32) if n == 0 else np.ones((4, 4), np.float32) for n in range(4))
+    args = tuple(
+        np.ones((1, 3, 4), np.float32) if n == 0 else np.ones((4, 4), np.float32) for n in range(4)
+    )
     timed(*args)
-    assert all(kept is given for kept, given in zip(timed.widened, args)) and timed.seconds >= 0.0 and timed.__name__ == "head"
+    assert (
+        all(kept is given for kept, given in zip(timed.widened, args))
+        and timed.seconds >= 0.0
+        and timed.__name__ == "head"
+    )
     notice = job.widening_notice(timed, job.Timed(head), 1.0)
     assert notice is not None and notice.startswith(f"Your head {NOTE}")

@@ -11,7 +11,10 @@ from solutions.masking import apply_causal_mask
 from solutions.softmax import softmax
 from solutions.training import attention_head_backward
 
-REPLIES = ["hi anna, the box is past the 7-day window, so sadly we cannot take it back. take care.", "dear leo, ok."]
+REPLIES = [
+    "hi anna, the box is past the 7-day window, so sadly we cannot take it back. take care.",
+    "dear leo, ok.",
+]
 
 
 def float64(model):
@@ -25,12 +28,19 @@ def mlp():
 
 
 def masked():
-    return float64(models.AttentionMLP(np.random.default_rng(1), attention_head, attention_head_backward, softmax))
+    return float64(
+        models.AttentionMLP(
+            np.random.default_rng(1), attention_head, attention_head_backward, softmax
+        )
+    )
 
 
 def unmasked_pair():
     """The reference head and its backward pass with their apply_causal_mask replaced by the identity, as --no-mask does."""
-    return tuple(without_mask(f, apply_causal_mask, package="solutions") for f in (attention_head, attention_head_backward))
+    return tuple(
+        without_mask(f, apply_causal_mask, package="solutions")
+        for f in (attention_head, attention_head_backward)
+    )
 
 
 def unmasked():
@@ -77,7 +87,9 @@ def test_cross_entropy_ignores_padding_and_matches_by_hand():
     y = np.array([[1, 2, 3], [4, models.IGNORE, models.IGNORE]])
     loss, grad = models.cross_entropy(logits.copy(), y, softmax)
     p = softmax(logits)
-    by_hand = -np.mean([np.log(p[0, 0, 1]), np.log(p[0, 1, 2]), np.log(p[0, 2, 3]), np.log(p[1, 0, 4])])
+    by_hand = -np.mean(
+        [np.log(p[0, 0, 1]), np.log(p[0, 1, 2]), np.log(p[0, 2, 3]), np.log(p[1, 0, 4])]
+    )
     assert loss == pytest.approx(by_hand, rel=1e-12)
     assert (grad[1, 1:] == 0).all()
 
@@ -91,8 +103,12 @@ def test_gradients_match_finite_differences(make):
     for name, p in model.params.items():
         assert grads[name].shape == p.shape, name
         used = np.argwhere(grads[name] != 0)
-        picks = [tuple(i) for i in used[rng.choice(len(used), size=min(6, len(used)), replace=False)]]
-        picks.append(tuple(rng.integers(0, s) for s in p.shape))  # maybe an unused entry, gradient 0
+        picks = [
+            tuple(i) for i in used[rng.choice(len(used), size=min(6, len(used)), replace=False)]
+        ]
+        picks.append(
+            tuple(rng.integers(0, s) for s in p.shape)
+        )  # maybe an unused entry, gradient 0
         for index in picks:
             keep = p[index]
             p[index] = keep + 1e-6
@@ -100,7 +116,10 @@ def test_gradients_match_finite_differences(make):
             p[index] = keep - 1e-6
             down, _ = model.loss_and_grads(x, y)
             p[index] = keep
-            assert grads[name][index] == pytest.approx((up - down) / 2e-6, rel=1e-4, abs=1e-8), (name, index)
+            assert grads[name][index] == pytest.approx((up - down) / 2e-6, rel=1e-4, abs=1e-8), (
+                name,
+                index,
+            )
 
 
 def test_mask_makes_a_position_blind_to_later_characters():
@@ -116,7 +135,9 @@ def test_mask_makes_a_position_blind_to_later_characters():
 def test_model_reads_weights_from_params_on_every_call():
     model, (x, y) = mlp(), tiny_batch()
     loss, _ = model.loss_and_grads(x, y)
-    model.params["w2"] = model.params["w2"] * 0  # a replaced entry, as a dict-replacing sgd_step leaves it
+    model.params["w2"] = (
+        model.params["w2"] * 0
+    )  # a replaced entry, as a dict-replacing sgd_step leaves it
     other, _ = model.loss_and_grads(x, y)
     assert other == pytest.approx(np.log(models.VOCAB)) and other != pytest.approx(loss)
 
@@ -140,7 +161,9 @@ def test_sampling_is_deterministic_for_a_seed():
 
 def test_mlp_loss_counts_every_position_of_a_shared_context():
     model = float64(models.CharMLP(np.random.default_rng(5), softmax))
-    x, y = models.batch(["hi anna, hi anna, hi anna.", "hi anna, ok."])  # 8-character contexts repeat
+    x, y = models.batch(
+        ["hi anna, hi anna, hi anna.", "hi anna, ok."]
+    )  # 8-character contexts repeat
     loss, grads = model.loss_and_grads(x, y)
     logits, _ = model.forward(x)
     expected, d_logits = models.cross_entropy(logits, y, softmax)
@@ -154,7 +177,9 @@ def test_no_mask_takes_the_mask_out_of_the_students_own_head_and_puts_it_back():
 
     head, head_backward = unmasked_pair()
     assert still_masked(head, head_backward) is None
-    assert still_masked(attention_head, attention_head_backward) is not None  # masked: the probe says so
+    assert (
+        still_masked(attention_head, attention_head_backward) is not None
+    )  # masked: the probe says so
     assert solutions.heads.apply_causal_mask is apply_causal_mask  # put back after the calls
 
 

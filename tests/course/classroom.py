@@ -27,7 +27,22 @@ REFERENCE_COPIES = 3
 REFERENCE = "solutions/"  # the reference's id in the similarity report
 KINDS = {"right": 0.58, "mistake": 0.2, "unfinished": 0.12, "broken": 0.05, "stubs": 0.05}
 FUNCTIONS = {e.name: list(e.functions) for e in EXERCISES}
-OTHER_NAMES = ["tmp", "val", "res", "arr", "a1", "b1", "out2", "thing", "buf", "acc", "cur", "part", "piece", "item"]
+OTHER_NAMES = [
+    "tmp",
+    "val",
+    "res",
+    "arr",
+    "a1",
+    "b1",
+    "out2",
+    "thing",
+    "buf",
+    "acc",
+    "cur",
+    "part",
+    "piece",
+    "item",
+]
 
 
 @dataclass
@@ -41,7 +56,12 @@ class Class:
 
     def planted(self) -> set[frozenset]:
         """The planted pairs: two of a group, or a copy of the reference and the reference."""
-        pairs = {frozenset((a, b)) for group in self.groups for i, a in enumerate(group) for b in group[i + 1 :]}
+        pairs = {
+            frozenset((a, b))
+            for group in self.groups
+            for i, a in enumerate(group)
+            for b in group[i + 1 :]
+        }
         return pairs | {frozenset((copy, REFERENCE)) for copy in self.reference_copies}
 
 
@@ -52,11 +72,19 @@ def function_text(st: Style, name: str, params: str, doc: str, body: list[str], 
     if keep < 0.7:
         lines.append(doc)
     elif keep < 0.8:
-        lines.append(f'{unit}"""{st.rng.choice(["My", "The", "Compute the"])} {name.replace("_", " ")}."""')
+        lines.append(
+            f'{unit}"""{st.rng.choice(["My", "The", "Compute the"])} {name.replace("_", " ")}."""'
+        )
     for line in st.guard([p.strip() for p in params.split(",")]) + body:
         depth = (len(line) - len(line.lstrip(" "))) // 4
         if st.comments and st.rng.random() < st.comments / 3:
-            lines.append(unit * (depth + 1) + "# " + st.rng.choice(["step", "then", "now", "next", "here"]) + " " + name.split("_")[-1])
+            lines.append(
+                unit * (depth + 1)
+                + "# "
+                + st.rng.choice(["step", "then", "now", "next", "here"])
+                + " "
+                + name.split("_")[-1]
+            )
         lines.append(st.comment(unit * (depth + 1) + line.lstrip(" ")))
     return "\n".join(lines) + "\n"
 
@@ -77,13 +105,28 @@ def module_text(st: Style, module: str, done: set[str], mistakes: dict[str, str]
         if node.name not in done:
             parts.append(source)
             continue
-        doc = "\n".join(lines[node.body[0].lineno - 1 : node.body[0].end_lineno]).replace("    ", unit, 1)
+        doc = "\n".join(lines[node.body[0].lineno - 1 : node.body[0].end_lineno]).replace(
+            "    ", unit, 1
+        )
         params = ast.unparse(node.args)
-        parts.append(function_text(st, node.name, params, doc, WRITERS[node.name](st, mistakes.get(node.name, "")), unit))
+        parts.append(
+            function_text(
+                st,
+                node.name,
+                params,
+                doc,
+                WRITERS[node.name](st, mistakes.get(node.name, "")),
+                unit,
+            )
+        )
     if st.rng.random() < 0.15:
         st.rng.shuffle(parts)
     body = ("\n\n\n" if st.rng.random() < 0.8 else "\n\n").join(parts)
-    helpers = [("\n".join(helper) + "\n").replace("    ", unit) for use, helper in HELPERS.items() if use in body]
+    helpers = [
+        ("\n".join(helper) + "\n").replace("    ", unit)
+        for use, helper in HELPERS.items()
+        if use in body
+    ]
     if "math." in body + "".join(helpers) and "import math" not in header:
         header = header.replace("import numpy as np", "import math\n\nimport numpy as np")
     return header + "\n\n" + "\n\n".join([*helpers, body]).rstrip() + "\n"
@@ -150,13 +193,27 @@ def renamed(rng: random.Random, text: str) -> str:
         tree = ast.parse(text)
     except SyntaxError:
         return text
-    params = {a.arg for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) for a in node.args.args}
-    stored = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} - params
+    params = {
+        a.arg
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef)
+        for a in node.args.args
+    }
+    stored = {
+        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    } - params
     taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | params
     mapping = {}
     for name in sorted(stored):
         options = [f"{name}_", f"my_{name}", f"{name}2", name.upper(), rng.choice(OTHER_NAMES)]
-        new = next((o for o in rng.sample(options, len(options)) if o not in taken and not keyword.iskeyword(o)), f"{name}_x")
+        new = next(
+            (
+                o
+                for o in rng.sample(options, len(options))
+                if o not in taken and not keyword.iskeyword(o)
+            ),
+            f"{name}_x",
+        )
         mapping[name] = new
         taken.add(new)
     lines = text.splitlines(keepends=True)
@@ -194,7 +251,11 @@ def recommented(rng: random.Random, text: str) -> str:
     for line in text.splitlines():
         code, hash_, _ = line.partition("  # ")
         if hash_ and '"' not in code and "'" not in code:
-            line = code if rng.random() < 0.5 else f"{code}  # {rng.choice(['ok', 'done', 'see notes', 'shape check'])}"
+            line = (
+                code
+                if rng.random() < 0.5
+                else f"{code}  # {rng.choice(['ok', 'done', 'see notes', 'shape check'])}"
+            )
         elif line.lstrip().startswith("# "):
             continue
         out.append(line)
@@ -206,11 +267,22 @@ def respaced(rng: random.Random, text: str) -> str:
     text = text.replace("\n\n\n", "\n\n") if rng.random() < 0.5 else text.replace("\n\n", "\n\n\n")
     for old, new in ((" @ ", "@"), (" * ", "*"), (", ", ","), (" - ", "-")):
         if rng.random() < 0.5:
-            text = "\n".join(line if '"' in line or "'" in line else line.replace(old, new) for line in text.splitlines()) + "\n"
+            text = (
+                "\n".join(
+                    line if '"' in line or "'" in line else line.replace(old, new)
+                    for line in text.splitlines()
+                )
+                + "\n"
+            )
     return text
 
 
-EDITS = (("np.sqrt(", "np.sqrt(1.0 * "), ("keepdims=True", "keepdims=1"), ("-np.inf", "-float('inf')"), ("lr * ", "float(lr) * "))
+EDITS = (
+    ("np.sqrt(", "np.sqrt(1.0 * "),
+    ("keepdims=True", "keepdims=1"),
+    ("-np.inf", "-float('inf')"),
+    ("lr * ", "float(lr) * "),
+)
 
 
 def edited(rng: random.Random, text: str) -> str:
@@ -252,7 +324,9 @@ def make_class(root: Path, size: int, seed: int = 0) -> Class:
     reference_copies = sorted(planted[at:])
     reference = {m: (SOLUTIONS_DIR / f"{m}.py").read_bytes() for m in MODULES}
     for number, group in enumerate(groups):
-        original = student(rng, "right" if number < 3 else "mistake" if number == 3 else "unfinished", least=8)  # worth copying
+        original = student(
+            rng, "right" if number < 3 else "mistake" if number == 3 else "unfinished", least=8
+        )  # worth copying
         made[group[0]], kinds[group[0]] = original, "copied"
         for copier in group[1:]:
             made[copier], kinds[copier] = disguised(rng, original), "copy"

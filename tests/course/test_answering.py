@@ -25,16 +25,38 @@ def result_json(path: Path, copied: str = "", isolation: str = "namespaces") -> 
     exercises = []
     for name in NAMES:
         status = "failed" if name == "heads" else "passed"
-        check = CheckResult(f"{name}.rule", status, "rows do not sum to 1" if status == "failed" else "", public=True)
+        check = CheckResult(
+            f"{name}.rule",
+            status,
+            "rows do not sum to 1" if status == "failed" else "",
+            public=True,
+        )
         points = 12.0 if name == "heads" else BY_NAME[name].points
-        exercises.append(ExerciseResult(name, status, points, BY_NAME[name].points, [check], same_as_reference=name == copied))
-    path.write_text(json.dumps(Report(exercises, seed=1, isolation=isolation).to_json()), encoding="utf-8")
+        exercises.append(
+            ExerciseResult(
+                name,
+                status,
+                points,
+                BY_NAME[name].points,
+                [check],
+                same_as_reference=name == copied,
+            )
+        )
+    path.write_text(
+        json.dumps(Report(exercises, seed=1, isolation=isolation).to_json()), encoding="utf-8"
+    )
     return path
 
 
 def graded_row(upload: intake.Upload, isolation: str = "namespaces") -> dict:
     cells = dict(zip(NAMES, ("15.0", "15.0", "20.0", "12.0", "30.0")))
-    return {"student": upload.key, "status": "graded", "total": "92.0", "isolation": isolation, "reason": "heads failed"} | cells
+    return {
+        "student": upload.key,
+        "status": "graded",
+        "total": "92.0",
+        "isolation": isolation,
+        "reason": "heads failed",
+    } | cells
 
 
 def submitted(tmp_path: Path, student: str, when: str | None) -> intake.Upload:
@@ -54,16 +76,28 @@ def answering(tmp_path: Path, rows=(), **asked) -> Answering:
 
 
 def test_late_work_loses_its_share_and_the_student_reads_why_in_the_feedback(tmp_path):
-    care = answering(tmp_path, feedback=tmp_path / "feedback", late_policy="10%/day,max 3 days", due=DUE)
+    care = answering(
+        tmp_path, feedback=tmp_path / "feedback", late_policy="10%/day,max 3 days", due=DUE
+    )
     on_time = submitted(tmp_path, "ada", "2025-05-01 23:00:00.000000 UTC")
-    later = submitted(tmp_path, "bo", "2025-05-03 11:59:00.000000 UTC")  # 1 day 12 h late: two days begun
-    assert care.graded(on_time, graded_row(on_time), result_json(tmp_path / "a.json"))["total"] == "92.0"
+    later = submitted(
+        tmp_path, "bo", "2025-05-03 11:59:00.000000 UTC"
+    )  # 1 day 12 h late: two days begun
+    assert (
+        care.graded(on_time, graded_row(on_time), result_json(tmp_path / "a.json"))["total"]
+        == "92.0"
+    )
     row = care.graded(later, graded_row(later), result_json(tmp_path / "b.json"))
     assert row["total"] == "73.5" and row["reason"].startswith(
         "submitted 1 day 12 h late: 20% of the points taken off (10%/day,max 3 days)"
     )
     text = (tmp_path / "feedback" / "bo.txt").read_text(encoding="utf-8")
-    assert "heads" in text and "rows do not sum to 1" in text and "Points: 73.5 of 100." in text and "1 day 12 h late" in text
+    assert (
+        "heads" in text
+        and "rows do not sum to 1" in text
+        and "Points: 73.5 of 100." in text
+        and "1 day 12 h late" in text
+    )
     assert "--submission" not in text and "byte for byte" not in text
 
 
@@ -74,11 +108,19 @@ def test_no_time_no_penalty_and_the_instructor_is_told(tmp_path):
     assert care.progress.notes[NO_TIME] == ["cy"]
 
 
-def test_a_copy_of_the_reference_and_a_weak_confinement_are_gathered_for_the_instructor_only(tmp_path):
+def test_a_copy_of_the_reference_and_a_weak_confinement_are_gathered_for_the_instructor_only(
+    tmp_path,
+):
     care = answering(tmp_path, feedback=tmp_path / "feedback")
     upload = submitted(tmp_path, "dee", None)
-    care.graded(upload, graded_row(upload, isolation="none"), result_json(tmp_path / "d.json", copied="softmax", isolation="none"))
-    assert care.progress.notes[COPIED] == ["dee: softmax.py"] and care.progress.notes[WEAKER][0].startswith("dee: none")
+    care.graded(
+        upload,
+        graded_row(upload, isolation="none"),
+        result_json(tmp_path / "d.json", copied="softmax", isolation="none"),
+    )
+    assert care.progress.notes[COPIED] == ["dee: softmax.py"] and care.progress.notes[WEAKER][
+        0
+    ].startswith("dee: none")
     assert "byte for byte" not in (tmp_path / "feedback" / "dee.txt").read_text(encoding="utf-8")
 
 
@@ -88,12 +130,21 @@ def test_a_regrade_is_logged_and_an_override_survives_it(tmp_path):
     overrides.record(overrides.log_of(tmp_path / "grades.csv"), {"kind": "override", "student": "eve", "exercise": "heads"}
                      | {"points": "20.0", "before": "12.0", "why": "plot checked by hand", "who": "prof"})  # fmt: skip
     care = answering(tmp_path, rows=[old], feedback=tmp_path / "feedback")
-    row = care.graded(upload, graded_row(upload) | {"scores.py sha256": "new"}, result_json(tmp_path / "e.json"))
+    row = care.graded(
+        upload, graded_row(upload) | {"scores.py sha256": "new"}, result_json(tmp_path / "e.json")
+    )
     assert (row["heads"], row["total"]) == ("20.0", "100.0")
     entries = overrides.read(overrides.log_of(tmp_path / "grades.csv"))
-    assert entries[-1]["kind"] == "regrade" and entries[-1]["why"] == "the files changed since the last grading"
-    assert entries[-1]["before"] == "92.0" and entries[-1]["points"] == "100.0" and entries[-1]["who"]
-    assert "heads set to 20.0 by prof" in (tmp_path / "feedback" / "eve.txt").read_text(encoding="utf-8")
+    assert (
+        entries[-1]["kind"] == "regrade"
+        and entries[-1]["why"] == "the files changed since the last grading"
+    )
+    assert (
+        entries[-1]["before"] == "92.0" and entries[-1]["points"] == "100.0" and entries[-1]["who"]
+    )
+    assert "heads set to 20.0 by prof" in (tmp_path / "feedback" / "eve.txt").read_text(
+        encoding="utf-8"
+    )
 
 
 def test_an_upload_not_taken_gets_its_reason_as_feedback(tmp_path):
@@ -106,7 +157,11 @@ def test_an_upload_not_taken_gets_its_reason_as_feedback(tmp_path):
 
     row = care.graded(upload, rows.refused(intake.take(upload)), None)
     text = (tmp_path / "feedback" / "fay.txt").read_text(encoding="utf-8")
-    assert row["total"] == "0.0" and "not graded: No module of the exercise" in text and "Points: 0.0 of 100." in text
+    assert (
+        row["total"] == "0.0"
+        and "not graded: No module of the exercise" in text
+        and "Points: 0.0 of 100." in text
+    )
 
 
 @pytest.mark.parametrize(
@@ -122,9 +177,19 @@ def test_options_that_cannot_be_followed_say_what_to_write(asked, words):
     assert words in Asked(**asked).problem()
 
 
-@given(st.floats(1, 100), st.sampled_from(["day", "hour"]), st.integers(1, 10), st.floats(-1e6, 1e7), st.floats(0, 1e7))
-@example(1.0, "day", 1, 5e-324, 0.0)  # found by Hypothesis: a denormal second late once rounded to no day late
-def test_the_penalty_grows_with_lateness_from_nothing_to_everything(percent, unit, most, seconds, more):
+@given(
+    st.floats(1, 100),
+    st.sampled_from(["day", "hour"]),
+    st.integers(1, 10),
+    st.floats(-1e6, 1e7),
+    st.floats(0, 1e7),
+)
+@example(
+    1.0, "day", 1, 5e-324, 0.0
+)  # found by Hypothesis: a denormal second late once rounded to no day late
+def test_the_penalty_grows_with_lateness_from_nothing_to_everything(
+    percent, unit, most, seconds, more
+):
     policy = late.parse(f"{percent}%/{unit},max {most} {unit}s")
     taken, later = policy.fraction(seconds), policy.fraction(seconds + more)
     assert 0 <= taken <= later <= 1
@@ -132,12 +197,19 @@ def test_the_penalty_grows_with_lateness_from_nothing_to_everything(percent, uni
 
 
 def test_gradescope_s_metadata_gives_the_times_the_student_s_own_due_date_first(tmp_path):
-    metadata = {"created_at": "2018-07-01T14:22:32.365935-07:00", "assignment": {"due_date": "2018-06-30T23:00:00.000000-07:00"}}
-    (tmp_path / "submission_metadata.json").write_text(json.dumps(metadata | {"users": [{"id": 1, "name": "A"}]}))
+    metadata = {
+        "created_at": "2018-07-01T14:22:32.365935-07:00",
+        "assignment": {"due_date": "2018-06-30T23:00:00.000000-07:00"},
+    }
+    (tmp_path / "submission_metadata.json").write_text(
+        json.dumps(metadata | {"users": [{"id": 1, "name": "A"}]})
+    )
     submitted_at, due = late.gradescope_times(tmp_path)
     assert late.late_by(submitted_at, due) == pytest.approx(15 * 3600 + 22 * 60 + 32.365935)
     own = {"due_date": "2018-07-02T23:00:00-07:00"}
-    (tmp_path / "submission_metadata.json").write_text(json.dumps(metadata | {"users": [{"id": 1, "assignment": own}]}))
+    (tmp_path / "submission_metadata.json").write_text(
+        json.dumps(metadata | {"users": [{"id": 1, "assignment": own}]})
+    )
     assert late.late_by(*late.gradescope_times(tmp_path)) < 0
     assert late.gradescope_times(tmp_path / "nowhere") == (None, None)
 
@@ -147,14 +219,21 @@ NAMES_BYTES = st.binary(min_size=1, max_size=300).filter(lambda b: b not in (b".
 
 @given(st.lists(NAMES_BYTES, min_size=2, max_size=5, unique=True))
 def test_feedback_files_are_one_per_student_and_never_leave_their_folder(raw):
-    keys = [outlet.name(b"/".join(part for part in name.split(b"/") if part) or b"x") for name in raw]
+    keys = [
+        outlet.name(b"/".join(part for part in name.split(b"/") if part) or b"x") for name in raw
+    ]
     names = [file_name(key) for key in keys]
-    assert all(len(n.encode("utf-8")) <= 255 and "/" not in n and not n.startswith(".") and os.sep not in n for n in names)
+    assert all(
+        len(n.encode("utf-8")) <= 255 and "/" not in n and not n.startswith(".") and os.sep not in n
+        for n in names
+    )
     assert len(set(names)) == len(set(keys))
 
 
 def test_the_moment_reads_nbgrader_s_and_gradescope_s_times():
     utc = datetime.UTC
-    assert late.moment("2025-05-01 10:00:00.000000 UTC") == datetime.datetime(2025, 5, 1, 10, tzinfo=utc)
+    assert late.moment("2025-05-01 10:00:00.000000 UTC") == datetime.datetime(
+        2025, 5, 1, 10, tzinfo=utc
+    )
     assert late.moment("2025-05-01T12:00:00+02:00") == datetime.datetime(2025, 5, 1, 10, tzinfo=utc)
     assert late.moment("yesterday") is None

@@ -26,7 +26,9 @@ except ImportError:
     Gradebook = None
 
 pytestmark = [
-    pytest.mark.linux("grading with nbgrader is done on Linux, where RLIMIT_AS holds the reference helper"),
+    pytest.mark.linux(
+        "grading with nbgrader is done on Linux, where RLIMIT_AS holds the reference helper"
+    ),
     pytest.mark.nbgrader,
     pytest.mark.slow,
 ]
@@ -34,20 +36,33 @@ pytestmark = [
 ASSIGNMENT = "attention-by-hand"
 ATTACKS = Path(__file__).resolve().parents[1] / "attacks"
 CEILING = 512 << 20  # bytes autograde's whole process tree may hold while the attacker is graded
-COSTLY = {"heads": "costly_asks.py", "training": "costly_sgd_ask.py"}  # the attacker's modules; the other three are right
+COSTLY = {
+    "heads": "costly_asks.py",
+    "training": "costly_sgd_ask.py",
+}  # the attacker's modules; the other three are right
 
 
 def environment(home: Path) -> dict[str, str]:
     """nbgrader's environment: this venv's scripts first; home and Jupyter's folders inside the test's folder."""
-    env = dict(os.environ, PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""), HOME=str(home))
+    env = dict(
+        os.environ,
+        PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
+        HOME=str(home),
+    )
     env.pop("PYTHONPATH", None)
-    env.update(JUPYTER_CONFIG_DIR=str(home / ".jupyter"), JUPYTER_DATA_DIR=str(home / "data"), IPYTHONDIR=str(home / ".ipython"))
+    env.update(
+        JUPYTER_CONFIG_DIR=str(home / ".jupyter"),
+        JUPYTER_DATA_DIR=str(home / "data"),
+        IPYTHONDIR=str(home / ".ipython"),
+    )
     return env
 
 
 def run(cwd: Path, env: dict | None, *args: str) -> str:
     """Run a command of the course, failing the test if it fails; its output."""
-    done = subprocess.run([sys.executable, "-m", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-m", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900
+    )
     assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout + done.stderr
 
@@ -66,7 +81,9 @@ def gradebook_scores(course: Path, student: str) -> dict[str, float]:
         return {grade.name.removeprefix("test_"): grade.score for grade in notebook.grades}
 
 
-def test_autograde_stays_under_its_ceiling_while_an_attacker_asks_and_grades_the_honest_student_fully(tmp_path):
+def test_autograde_stays_under_its_ceiling_while_an_attacker_asks_and_grades_the_honest_student_fully(
+    tmp_path,
+):
     if Gradebook is None:
         pytest.fail("nbgrader is not installed: pip install -e '.[test,nbgrader]'")
     course, env = tmp_path / "course", environment(tmp_path / "instructor")
@@ -76,20 +93,34 @@ def test_autograde_stays_under_its_ceiling_while_an_attacker_asks_and_grades_the
         config.write("\nc.RunNotebook.timeout = 10\n")
     run(course, env, "nbgrader", "generate_assignment", ASSIGNMENT)
     run(course, env, "nbgrader", "release_assignment", ASSIGNMENT)
-    reference = {name: (SOLUTIONS_DIR / f"{name}.py").read_text(encoding="utf-8") for name in MODULES}
-    submit(course, "a_attacker", reference | {name: (ATTACKS / file).read_text(encoding="utf-8") for name, file in COSTLY.items()})
+    reference = {
+        name: (SOLUTIONS_DIR / f"{name}.py").read_text(encoding="utf-8") for name in MODULES
+    }
+    submit(
+        course,
+        "a_attacker",
+        reference
+        | {name: (ATTACKS / file).read_text(encoding="utf-8") for name, file in COSTLY.items()},
+    )
     submit(course, "b_honest", reference)
 
     peaks: list = []
     process = subprocess.Popen(
-        [sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT], cwd=course, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        [sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT],
+        cwd=course,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
     )
     watcher = threading.Thread(target=peak_tree, args=(process, peaks))
     watcher.start()
     log = process.communicate(timeout=900)[0].decode(errors="replace")
     watcher.join()
     assert process.returncode == 0, log[-3000:]
-    assert 64 << 20 < peaks[0] < CEILING, (peaks[0] >> 20, log[-3000:])  # nbgrader and the grader alone hold more than 64 MiB
+    assert 64 << 20 < peaks[0] < CEILING, (
+        peaks[0] >> 20,
+        log[-3000:],
+    )  # nbgrader and the grader alone hold more than 64 MiB
     assert "fault in the grader" not in log, log[-3000:]
 
     full = {name: BY_NAME[name].points for name in NAMES}

@@ -29,7 +29,9 @@ def folders_left(root: Path) -> list:
 
 
 @pytest.mark.slow
-def test_one_ctrl_c_ends_the_running_checks_keeps_the_finished_rows_and_the_rerun_grades_the_rest(tmp_path, pristine):
+def test_one_ctrl_c_ends_the_running_checks_keeps_the_finished_rows_and_the_rerun_grades_the_rest(
+    tmp_path, pristine
+):
     root = tmp_path / "submissions"
     names = ["a_stub", "b_hangs", "c_hangs", "d_hangs", "e_stub"]
     for name in names:
@@ -37,7 +39,17 @@ def test_one_ctrl_c_ends_the_running_checks_keeps_the_finished_rows_and_the_reru
         if "hangs" in name:
             shutil.copy(HANGS, root / name / "softmax.py")
     csv_file = tmp_path / "grades.csv"
-    argv = [sys.executable, "-m", "grader", "batch", *(str(root / n) for n in names), "--jobs", "2", "--csv", str(csv_file)]
+    argv = [
+        sys.executable,
+        "-m",
+        "grader",
+        "batch",
+        *(str(root / n) for n in names),
+        "--jobs",
+        "2",
+        "--csv",
+        str(csv_file),
+    ]
     terminal = Terminal(argv, cwd=KIT_ROOT)
     terminal.wait_for("1/5 graded", timeout=120)  # the bar, redrawn in place
     time.sleep(1.0)  # the two checks now running are well inside the hanging softmax
@@ -58,5 +70,7 @@ def test_one_ctrl_c_ends_the_running_checks_keeps_the_finished_rows_and_the_reru
     assert rerun.close(timeout=30) == 0 and "4 to grade, 1 already in" in said
     with csv_file.open(newline="") as f:
         rerows = {Path(r["folder"]).name: r for r in csv.DictReader(f)}
-    assert sorted(rerows) == names and rerows["a_stub"] == rows[0]  # the row finished before Ctrl-C, kept as it was
+    assert (
+        sorted(rerows) == names and rerows["a_stub"] == rows[0]
+    )  # the row finished before Ctrl-C, kept as it was
     assert [rerows[n]["status"] for n in names if "hangs" in n] == ["timeout"] * 3

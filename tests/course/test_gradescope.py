@@ -99,7 +99,9 @@ def autograde(root: Path, python: str = sys.executable) -> tuple[dict, str]:
     env.pop("PYTHONPATH", None)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # so the kit that ran leaves its bytecode behind
     command = [str(root / "source" / "run_autograder")]
-    done = subprocess.run(command, check=False, cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        command, check=False, cwd=root, env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return results(root), done.stdout
 
@@ -114,12 +116,16 @@ def results(root: Path) -> dict:
 def assert_graded(data: dict, hidden: str = "after_published") -> None:
     """One visible test per exercise, in lesson order, with its points, then the hidden checks' as the course chose; the score is their total."""
     exercises, last = data["tests"][:-1], data["tests"][-1]
-    assert [t["name"] for t in exercises] == [f"{n}. {e.name}: {e.title}" for n, e in enumerate(EXERCISES, 1)]
+    assert [t["name"] for t in exercises] == [
+        f"{n}. {e.name}: {e.title}" for n, e in enumerate(EXERCISES, 1)
+    ]
     assert [t["max_score"] for t in exercises] == [e.points for e in EXERCISES]
     assert all(t["visibility"] == "visible" for t in exercises)
     assert (last["name"], last["max_score"], last["visibility"]) == (gs.HIDDEN_TEST, 0.0, hidden)
     hidden_ids = re.findall(r"^(\w+\.\w+)(?:, \w+\.\w+)*: ", last["output"], flags=re.M)
-    assert not [i for i in hidden_ids for t in exercises if i in t["output"]]  # no visible test names a hidden check
+    assert not [
+        i for i in hidden_ids for t in exercises if i in t["output"]
+    ]  # no visible test names a hidden check
     assert data["score"] == sum(t["score"] for t in data["tests"])
 
 
@@ -134,13 +140,32 @@ def test_the_zip_holds_the_two_scripts_and_the_kit_only(kit_zip, tmp_path):
         "grader/check/checks/public/test_softmax.py",
         "grader/course/gradescope_results.schema.json",
     ]
-    assert set(expected + ["exercises/softmax.py", "solutions/softmax.py", "data/train.txt"]) <= names
-    top = {"setup.sh", "run_autograder", gradescope.SETTINGS, "pyproject.toml", "README.md", "grader", "exercises", "solutions", "data"}
+    assert (
+        set(expected + ["exercises/softmax.py", "solutions/softmax.py", "data/train.txt"]) <= names
+    )
+    top = {
+        "setup.sh",
+        "run_autograder",
+        gradescope.SETTINGS,
+        "pyproject.toml",
+        "README.md",
+        "grader",
+        "exercises",
+        "solutions",
+        "data",
+    }
     assert {name.split("/")[0] for name in names} == top
-    assert not [n for n in names if {"__pycache__", ".grader", ".git", "tests", ".venv"} & set(n.split("/")) or n.endswith(".pyc")]
+    assert not [
+        n
+        for n in names
+        if {"__pycache__", ".grader", ".git", "tests", ".venv"} & set(n.split("/"))
+        or n.endswith(".pyc")
+    ]
     for name, info in infos.items():
         mode = info.external_attr >> 16
-        assert stat.S_ISREG(mode) and stat.S_IMODE(mode) == (0o755 if name in scripts else 0o644), name
+        assert stat.S_ISREG(mode) and stat.S_IMODE(mode) == (0o755 if name in scripts else 0o644), (
+            name
+        )
     assert scripts["setup.sh"] == (KIT_ROOT / "grader/course/gradescope_setup.sh").read_bytes()
     for script in scripts.values():
         subprocess.run(["bash", "-n"], input=script, check=True)
@@ -152,7 +177,9 @@ def test_the_command_refuses_to_replace_a_zip_without_force(tmp_path):
     out = tmp_path / "autograder.zip"
     out.write_text("an older zip")
     refused = CliRunner().invoke(main, ["gradescope", str(out)])
-    assert refused.exit_code == 1 and "--force" in refused.output and out.read_text() == "an older zip"
+    assert (
+        refused.exit_code == 1 and "--force" in refused.output and out.read_text() == "an older zip"
+    )
     forced = CliRunner().invoke(main, ["gradescope", str(out), "--force"])
     assert forced.exit_code == 0 and zipfile.is_zipfile(out)
     nowhere = CliRunner().invoke(main, ["gradescope", str(tmp_path / "nowhere" / "a.zip")])
@@ -164,13 +191,17 @@ def test_a_correct_submission_gets_every_point(root):
     submit(root)
     data, instructors_only = autograde(root)
     assert_graded(data)
-    seen = [data["output"]] + [t["output"] for t in data["tests"]]  # what the student sees (extra_data is not shown)
+    seen = [data["output"]] + [
+        t["output"] for t in data["tests"]
+    ]  # what the student sees (extra_data is not shown)
     assert not [text for text in seen if "byte for byte" in text or "instructor:" in text.lower()]
     assert "byte for byte the kit's reference solution" in instructors_only
     assert data["score"] == 100.0 and all(t["output"].startswith("All ") for t in data["tests"])
     assert data["extra_data"]["graded_folder"] == "the top of your submission"
     assert sorted(data["extra_data"]["submitted_sha256"]) == sorted(MODULES)
-    assert (root / "source" / "grader" / "course" / "__pycache__").is_dir()  # the zip's kit did the grading
+    assert (
+        root / "source" / "grader" / "course" / "__pycache__"
+    ).is_dir()  # the zip's kit did the grading
 
 
 @pytest.mark.slow
@@ -181,7 +212,10 @@ def test_a_wrong_softmax_costs_softmax_points_only(root):
     by_name = {t["name"].split(":")[0]: t for t in data["tests"]}
     softmax, hidden = by_name["3. softmax"], data["tests"][-1]
     assert softmax["score"] < 20.0 and "softmax.matches_reference" not in softmax["output"]
-    assert "hidden checks do not pass" in softmax["output"] and "softmax.matches_reference: failed" in hidden["output"]
+    assert (
+        "hidden checks do not pass" in softmax["output"]
+        and "softmax.matches_reference: failed" in hidden["output"]
+    )
     assert "expected:" in hidden["output"] and "got:" in hidden["output"]
     assert all(t["score"] == t["max_score"] for name, t in by_name.items() if name != "3. softmax")
     assert data["score"] == 80.0 + softmax["score"] and "exercises/" in data["output"]
@@ -193,7 +227,9 @@ def test_the_stubs_get_nothing_and_are_not_started(root, pristine):
     data = run_autograder(root)
     assert_graded(data)
     assert data["score"] == 0.0
-    assert all("not started" in t["output"] and "NotImplementedError" in t["output"] for t in data["tests"])
+    assert all(
+        "not started" in t["output"] and "NotImplementedError" in t["output"] for t in data["tests"]
+    )
 
 
 @pytest.mark.slow
@@ -215,7 +251,10 @@ def test_a_missing_module_is_named_with_the_files_found(root, capsys):
     assert gradescope.autograde(root) == 0
     data = results(root)
     assert data["score"] == 0.0 and all(t["score"] == 0.0 for t in data["tests"])
-    assert "In exercises/: heads.py, masking.py, scores.py, softmax.py; missing training.py." in data["output"]
+    assert (
+        "In exercises/: heads.py, masking.py, scores.py, softmax.py; missing training.py."
+        in data["output"]
+    )
     assert "Upload your five files" in data["output"]
 
 
@@ -225,12 +264,18 @@ def test_two_copies_or_none_are_refused_with_what_to_upload(root):
     gradescope.autograde(root)
     data = results(root)
     assert data["score"] == 0.0
-    assert "in 2 places: the top of your submission; exercises/" in data["output"] and "Upload your five files" in data["output"]
+    assert (
+        "in 2 places: the top of your submission; exercises/" in data["output"]
+        and "Upload your five files" in data["output"]
+    )
     shutil.rmtree(root / "submission")
     (root / "submission").mkdir()
     (root / "submission" / "attention.ipynb").write_text("{}")
     gradescope.autograde(root)
-    assert "No module of the exercise is in your submission. It holds: attention.ipynb." in results(root)["output"]
+    assert (
+        "No module of the exercise is in your submission. It holds: attention.ipynb."
+        in results(root)["output"]
+    )
 
 
 def test_a_module_linked_to_the_reference_is_refused(root, pristine):
@@ -251,7 +296,9 @@ def test_a_softmax_that_forges_the_results_gets_the_honest_score(root, pristine)
     data = results(root)
     assert_graded(data)
     assert data["score"] == 0.0 and data["output"] != "forged"
-    if data["extra_data"]["isolation"] == "none":  # unconfined, the forgery runs, and only the kill sweep stops it
+    if (
+        data["extra_data"]["isolation"] == "none"
+    ):  # unconfined, the forgery runs, and only the kill sweep stops it
         pids = [int(pid) for pid in (root / "pids").read_text().split()]
         assert len(pids) >= 2 and not [pid for pid in pids if alive(pid)]
     else:  # confined, it cannot even write its witness outside its own sandbox
@@ -281,10 +328,18 @@ def alive(pid: int) -> bool:
 
 def test_a_grader_that_stops_without_a_result_is_the_autograders_fault(root, monkeypatch):
     submit(root)
-    monkeypatch.setattr(gradescope, "run_check", lambda folder, result, timeout: (1, "Traceback ...\nKeyError: 'x'\n", False))
+    monkeypatch.setattr(
+        gradescope,
+        "run_check",
+        lambda folder, result, timeout: (1, "Traceback ...\nKeyError: 'x'\n", False),
+    )
     gradescope.autograde(root)
     data = results(root)
-    assert data["score"] == 0.0 and "exit status 1" in data["output"] and "fault of the autograder" in data["output"]
+    assert (
+        data["score"] == 0.0
+        and "exit status 1" in data["output"]
+        and "fault of the autograder" in data["output"]
+    )
     monkeypatch.setattr(gradescope, "run_check", lambda folder, result, timeout: (-9, "", True))
     gradescope.autograde(root, timeout=5)
     assert "took longer than 5 s" in results(root)["output"]
@@ -308,11 +363,19 @@ def test_what_the_check_json_says_about_the_run_goes_to_extra_data():
         }
         for e in EXERCISES
     ]
-    check = {"total": {"points": 100.0, "max_points": 100.0}, "exercises": exercises, "checks": "all", "isolation": "namespaces"}
+    check = {
+        "total": {"points": 100.0, "max_points": 100.0},
+        "exercises": exercises,
+        "checks": "all",
+        "isolation": "namespaces",
+    }
     data = gradescope.gs.graded(check, "exercises/", {"graded_folder": "exercises/"}, seconds=2.4)
     jsonschema.validate(data, SCHEMA, cls=jsonschema.Draft202012Validator)
     assert data["extra_data"]["isolation"] == "namespaces" and data["extra_data"]["checks"] == "all"
-    assert data["extra_data"]["sha256"]["softmax"] == {"softmax.py": "ab" * 32} and data["execution_time"] == 2
+    assert (
+        data["extra_data"]["sha256"]["softmax"] == {"softmax.py": "ab" * 32}
+        and data["execution_time"] == 2
+    )
 
 
 @pytest.mark.parametrize(
@@ -344,13 +407,21 @@ def test_the_zip_sets_when_students_see_the_hidden_checks(root, tmp_path, hidden
 
 
 def test_an_unknown_visibility_is_refused(tmp_path):
-    refused = CliRunner().invoke(main, ["gradescope", str(tmp_path / "a.zip"), "--hidden", "sometimes"])
-    assert refused.exit_code == 2 and "after_published" in refused.output and not (tmp_path / "a.zip").exists()
+    refused = CliRunner().invoke(
+        main, ["gradescope", str(tmp_path / "a.zip"), "--hidden", "sometimes"]
+    )
+    assert (
+        refused.exit_code == 2
+        and "after_published" in refused.output
+        and not (tmp_path / "a.zip").exists()
+    )
 
 
 @pytest.mark.slow
 def test_all_or_nothing_from_the_zip_is_honoured(root):
-    (root / "source" / gradescope.SETTINGS).write_text(json.dumps({"all_or_nothing": True, "hidden": "after_published"}))
+    (root / "source" / gradescope.SETTINGS).write_text(
+        json.dumps({"all_or_nothing": True, "hidden": "after_published"})
+    )
     submit(root, "exercises", softmax=WRONG_SOFTMAX)
     data = run_autograder(root)
     assert_graded(data)
@@ -360,17 +431,29 @@ def test_all_or_nothing_from_the_zip_is_honoured(root):
 
 @pytest.mark.slow
 def test_a_late_policy_from_the_zip_takes_its_share_by_gradescope_s_times(root):
-    (root / "source" / gradescope.SETTINGS).write_text(json.dumps({"late_policy": "10%/day,max 3 days"}))
-    metadata = {"created_at": "2025-05-03T11:59:00+00:00", "assignment": {"due_date": "2025-05-01T23:59:00+00:00"}, "users": []}
+    (root / "source" / gradescope.SETTINGS).write_text(
+        json.dumps({"late_policy": "10%/day,max 3 days"})
+    )
+    metadata = {
+        "created_at": "2025-05-03T11:59:00+00:00",
+        "assignment": {"due_date": "2025-05-01T23:59:00+00:00"},
+        "users": [],
+    }
     (root / "submission_metadata.json").write_text(json.dumps(metadata))
     submit(root)
     data = run_autograder(root)
-    assert data["score"] == 80.0 and sum(t["score"] for t in data["tests"]) == 100.0  # the exercises' points, then the penalty
-    assert data["output"].startswith("Submitted 1 day 12 h late: 20% of the points taken off (10%/day,max 3 days).\n")
+    assert (
+        data["score"] == 80.0 and sum(t["score"] for t in data["tests"]) == 100.0
+    )  # the exercises' points, then the penalty
+    assert data["output"].startswith(
+        "Submitted 1 day 12 h late: 20% of the points taken off (10%/day,max 3 days).\n"
+    )
 
 
 def test_a_late_policy_gradescope_cannot_time_is_said_and_takes_nothing(tmp_path):
     results = gs.not_graded("x", {}, 1.0) | {"score": 50.0}
     said = gradescope.late_results(results, tmp_path, "10%/day")
-    assert said["score"] == 50.0 and said["output"].startswith("Gradescope gave no submission time or due date")
+    assert said["score"] == 50.0 and said["output"].startswith(
+        "Gradescope gave no submission time or due date"
+    )
     assert gradescope.late_results(results, tmp_path, "") == results

@@ -20,7 +20,11 @@ def rows(draw) -> list[dict]:
     students = draw(st.lists(CELL.filter(bool), unique=True, max_size=20))
     return [
         dict.fromkeys(COLUMNS, "20.0")
-        | {"student": student, "reason": draw(CELL), "total": draw(st.sampled_from(["0.0", "42.5", "100.0"]))}
+        | {
+            "student": student,
+            "reason": draw(CELL),
+            "total": draw(st.sampled_from(["0.0", "42.5", "100.0"])),
+        }
         | {column: draw(st.sampled_from(["", "a" * 64, "b" * 64])) for column in MODULE_SHA}
         for student in students
     ]
@@ -31,11 +35,14 @@ def merged(tmp_path, *csv_files, out="merged.csv"):
 
 
 @given(rows(), st.data())
-def test_any_split_of_a_class_into_shards_merges_to_the_unsharded_csv(tmp_path_factory, class_rows, data):
+def test_any_split_of_a_class_into_shards_merges_to_the_unsharded_csv(
+    tmp_path_factory, class_rows, data
+):
     tmp_path = tmp_path_factory.mktemp("merge")
     count = data.draw(st.integers(1, 4))
     homes = [
-        data.draw(st.lists(st.integers(0, count - 1), min_size=1, max_size=2, unique=True)) for _ in class_rows
+        data.draw(st.lists(st.integers(0, count - 1), min_size=1, max_size=2, unique=True))
+        for _ in class_rows
     ]  # a student twice: same files
     write_csv(tmp_path / "whole.csv", class_rows)
     shards = [tmp_path / f"shard-{n}.csv" for n in range(count)]
@@ -47,7 +54,13 @@ def test_any_split_of_a_class_into_shards_merges_to_the_unsharded_csv(tmp_path_f
 
 
 def row(student: str, total: str = "100.0", sha: str = "a" * 64, status: str = "passed") -> dict:
-    return {"student": student, "status": status, "total": total, **{name: "20.0" for name in NAMES}, **dict.fromkeys(MODULE_SHA, sha)}
+    return {
+        "student": student,
+        "status": status,
+        "total": total,
+        **{name: "20.0" for name in NAMES},
+        **dict.fromkeys(MODULE_SHA, sha),
+    }
 
 
 def test_a_student_graded_twice_with_different_files_is_refused_and_nothing_written(tmp_path):
@@ -57,18 +70,29 @@ def test_a_student_graded_twice_with_different_files_is_refused_and_nothing_writ
     result = merged(tmp_path, tmp_path / "one.csv", tmp_path / "two.csv")
     assert result.exit_code == 2 and not (tmp_path / "merged.csv").exists()
     assert "1 students were graded with different files" in result.output
-    assert f"ada: softmax.py differ between {tmp_path / 'one.csv'} and {tmp_path / 'two.csv'}" in result.output
+    assert (
+        f"ada: softmax.py differ between {tmp_path / 'one.csv'} and {tmp_path / 'two.csv'}"
+        in result.output
+    )
     assert "--regrade FOLDER" in result.output and "Traceback" not in result.output
 
 
-def test_the_same_files_graded_twice_is_one_row_the_first_kept_and_a_different_result_said(tmp_path):
+def test_the_same_files_graded_twice_is_one_row_the_first_kept_and_a_different_result_said(
+    tmp_path,
+):
     write_csv(tmp_path / "one.csv", [row("ada", total="90.0", status="graded")])
     write_csv(tmp_path / "two.csv", [row("ada"), row("bo")])
     result = merged(tmp_path, tmp_path / "one.csv", tmp_path / "two.csv")
     assert result.exit_code == 0, result.output
-    assert "ada was graded twice with the same files, graded 90.0" in result.output and "kept the first" in result.output
+    assert (
+        "ada was graded twice with the same files, graded 90.0" in result.output
+        and "kept the first" in result.output
+    )
     with (tmp_path / "merged.csv").open(newline="") as f:
-        assert [(r["student"], r["total"]) for r in csv.DictReader(f)] == [("ada", "90.0"), ("bo", "100.0")]
+        assert [(r["student"], r["total"]) for r in csv.DictReader(f)] == [
+            ("ada", "90.0"),
+            ("bo", "100.0"),
+        ]
 
 
 def test_an_input_that_is_not_a_batch_csv_is_named_and_nothing_written(tmp_path):
@@ -76,12 +100,23 @@ def test_an_input_that_is_not_a_batch_csv_is_named_and_nothing_written(tmp_path)
     write_csv(tmp_path / "one.csv", [row("ada")])
     for path, said in [
         (tmp_path / "missing.csv", "missing.csv does not exist"),
-        (tmp_path / "other.csv", "is not a CSV of grader batch: it has no student, scores.py sha256"),
+        (
+            tmp_path / "other.csv",
+            "is not a CSV of grader batch: it has no student, scores.py sha256",
+        ),
     ]:
         result = merged(tmp_path, tmp_path / "one.csv", path)
-        assert result.exit_code == 2 and said in result.output and not (tmp_path / "merged.csv").exists(), result.output
+        assert (
+            result.exit_code == 2
+            and said in result.output
+            and not (tmp_path / "merged.csv").exists()
+        ), result.output
     write_csv(tmp_path / "twice.csv", [row("ada"), row("bo")])
-    (tmp_path / "twice.csv").write_text((tmp_path / "twice.csv").read_text() + (tmp_path / "twice.csv").read_text().splitlines()[1] + "\n")
+    (tmp_path / "twice.csv").write_text(
+        (tmp_path / "twice.csv").read_text()
+        + (tmp_path / "twice.csv").read_text().splitlines()[1]
+        + "\n"
+    )
     result = merged(tmp_path, tmp_path / "twice.csv")
     assert result.exit_code == 2 and "has two rows for ada" in result.output
     result = merged(tmp_path, tmp_path / "one.csv", out="nowhere/merged.csv")

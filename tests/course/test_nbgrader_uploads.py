@@ -37,9 +37,15 @@ pytestmark = [
 
 ASSIGNMENT = "attention-by-hand"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
-LMS_PATTERN = r".*?/[^/]+_(?P<student_id>\w+)_assignsubmission_file_/(?P<file_id>.+)"  # the README's
+LMS_PATTERN = (
+    r".*?/[^/]+_(?P<student_id>\w+)_assignsubmission_file_/(?P<file_id>.+)"  # the README's
+)
 SHAPES = ("folder", "flat", "nonotebook")  # the three upload shapes of the issue
-ATTACKS = ("aaron", "bomb", "linker")  # files a classmate's softmax (sorting before it); unpacks past the bounds; only a link
+ATTACKS = (
+    "aaron",
+    "bomb",
+    "linker",
+)  # files a classmate's softmax (sorting before it); unpacks past the bounds; only a link
 STUDENTS = (*SHAPES, "essay", "broken", "reflagged", "scripter", *ATTACKS)
 
 NAIVE_SOFTMAX = '''
@@ -66,22 +72,35 @@ MARKDOWN = (
 
 def environment(home: Path) -> dict[str, str]:
     """nbgrader's environment: this venv's scripts first; home and Jupyter's folders inside the test's folder."""
-    env = dict(os.environ, PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""), HOME=str(home))
+    env = dict(
+        os.environ,
+        PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
+        HOME=str(home),
+    )
     env.pop("PYTHONPATH", None)
-    env.update(JUPYTER_CONFIG_DIR=str(home / ".jupyter"), JUPYTER_DATA_DIR=str(home / "data"), IPYTHONDIR=str(home / ".ipython"))
+    env.update(
+        JUPYTER_CONFIG_DIR=str(home / ".jupyter"),
+        JUPYTER_DATA_DIR=str(home / "data"),
+        IPYTHONDIR=str(home / ".ipython"),
+    )
     return env
 
 
 def run(cwd: Path, env: dict | None, *args: str) -> str:
     """Run a command of the course (nbgrader or grader), failing the test if it fails; its output."""
-    done = subprocess.run([sys.executable, "-m", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-m", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900
+    )
     assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout + done.stderr
 
 
 def modules() -> dict[str, str]:
     """What each student wrote: the first two exercises right, a softmax that overflows, the rest stubs."""
-    return {name: (SOLUTIONS_DIR / f"{name}.py").read_text(encoding="utf-8") for name in ("scores", "masking")} | {"softmax": NAIVE_SOFTMAX}
+    return {
+        name: (SOLUTIONS_DIR / f"{name}.py").read_text(encoding="utf-8")
+        for name in ("scores", "masking")
+    } | {"softmax": NAIVE_SOFTMAX}
 
 
 def student_folder(release: Path, folder: Path, student: str) -> None:
@@ -94,7 +113,9 @@ def student_folder(release: Path, folder: Path, student: str) -> None:
     path = folder / NOTEBOOK
     nb = json.loads(path.read_text(encoding="utf-8"))
     if student == "broken":
-        path.write_text(path.read_text(encoding="utf-8")[:-200], encoding="utf-8")  # cut short: not JSON
+        path.write_text(
+            path.read_text(encoding="utf-8")[:-200], encoding="utf-8"
+        )  # cut short: not JSON
         return
     if student == "reflagged":
         for cell in nb["cells"]:
@@ -102,9 +123,19 @@ def student_folder(release: Path, folder: Path, student: str) -> None:
                 cell["metadata"]["nbgrader"]["grade"] = False
                 cell["metadata"]["nbgrader"]["grade_id"] += "_mine"
     if student == "scripter":
-        nb["cells"].insert(0, {"cell_type": "markdown", "id": "notes", "metadata": {}, "source": MARKDOWN})
         nb["cells"].insert(
-            1, {"cell_type": "code", "id": "show", "execution_count": None, "metadata": {}, "outputs": [], "source": HTML_CELL}
+            0, {"cell_type": "markdown", "id": "notes", "metadata": {}, "source": MARKDOWN}
+        )
+        nb["cells"].insert(
+            1,
+            {
+                "cell_type": "code",
+                "id": "show",
+                "execution_count": None,
+                "metadata": {},
+                "outputs": [],
+                "source": HTML_CELL,
+            },
         )
     path.write_text(json.dumps(nb), encoding="utf-8")
 
@@ -113,8 +144,13 @@ def attack(download: zipfile.ZipFile, prefix: str, student: str) -> None:
     """An attacker's upload: a classmate's folder inside a zip, a zip of zips past the bounds, or only a link."""
     inner = io.BytesIO()
     with zipfile.ZipFile(inner, "w", zipfile.ZIP_DEFLATED) as archive:
-        if student == "aaron":  # named like flat's folder in the LMS download, a softmax that is wrong
-            archive.writestr("Student flat_flat_assignsubmission_file_/exercises/softmax.py", "def softmax(x):\n    return x\n")
+        if (
+            student == "aaron"
+        ):  # named like flat's folder in the LMS download, a softmax that is wrong
+            archive.writestr(
+                "Student flat_flat_assignsubmission_file_/exercises/softmax.py",
+                "def softmax(x):\n    return x\n",
+            )
         else:  # 40 MiB of zeros, 40 KiB packed, in a zip inside the upload's zip
             deep = io.BytesIO()
             with zipfile.ZipFile(deep, "w", zipfile.ZIP_DEFLATED) as bomb:
@@ -139,7 +175,10 @@ def upload(download: zipfile.ZipFile, staging: Path, student: str, folder: Path)
             for file in sorted(folder.rglob("*")):
                 archive.write(file, file.relative_to(folder.parent))
         download.write(inner, prefix + inner.name)
-    elif student in ("flat", "nonotebook"):  # the five modules as loose files (and the notebook, for flat)
+    elif student in (
+        "flat",
+        "nonotebook",
+    ):  # the five modules as loose files (and the notebook, for flat)
         for name in MODULES:
             download.write(folder / "exercises" / f"{name}.py", prefix + f"{name}.py")
         if student == "flat":
@@ -173,12 +212,27 @@ def course(tmp_path_factory):
             folders[student] = root / "students" / student / ASSIGNMENT
             student_folder(course / "release" / ASSIGNMENT, folders[student], student)
             upload(download, root / "students" / student, student, folders[student])
-    collected = run(course, env, "nbgrader", "zip_collect", ASSIGNMENT, f"--FileNameCollectorPlugin.named_regexp={LMS_PATTERN}")
+    collected = run(
+        course,
+        env,
+        "nbgrader",
+        "zip_collect",
+        ASSIGNMENT,
+        f"--FileNameCollectorPlugin.named_regexp={LMS_PATTERN}",
+    )
     log = run(course, env, "nbgrader", "autograde", ASSIGNMENT)
     run(course, env, "nbgrader", "generate_feedback", ASSIGNMENT)
     run(course, env, "nbgrader", "export")
     batch_csv = root / "batch.csv"
-    run(root, None, "grader", "batch", *(str(folders[s] / "exercises") for s in SHAPES), "--csv", str(batch_csv))
+    run(
+        root,
+        None,
+        "grader",
+        "batch",
+        *(str(folders[s] / "exercises") for s in SHAPES),
+        "--csv",
+        str(batch_csv),
+    )
     with batch_csv.open(encoding="utf-8") as f:
         batch = {Path(r["folder"]).parent.parent.name: r for r in csv.DictReader(f)}
     with (course / "grades.csv").open(encoding="utf-8") as f:
@@ -195,12 +249,16 @@ def gradebook_scores(course, student: str) -> dict[str, float]:
 
 def autograded_text(course, student: str) -> str:
     """The student's autograded notebook, as text."""
-    return (course["root"] / "autograded" / student / ASSIGNMENT / NOTEBOOK).read_text(encoding="utf-8")
+    return (course["root"] / "autograded" / student / ASSIGNMENT / NOTEBOOK).read_text(
+        encoding="utf-8"
+    )
 
 
 def feedback(course, student: str) -> str:
     """The student's feedback page."""
-    return (course["root"] / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text(encoding="utf-8")
+    return (course["root"] / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text(
+        encoding="utf-8"
+    )
 
 
 @pytest.mark.parametrize("student", SHAPES)
@@ -214,7 +272,11 @@ def test_each_upload_shape_gets_the_score_grader_batch_gives(course, student):
 def test_a_student_whose_upload_cannot_be_graded_gets_a_row_saying_why(course):
     assert "essay" in course["export"] and float(course["export"]["essay"]["score"]) == 0.0
     said = feedback(course, "essay")
-    assert "Your upload had no notebook" in said and "essay.docx" in said and "none of the five modules" in said
+    assert (
+        "Your upload had no notebook" in said
+        and "essay.docx" in said
+        and "none of the five modules" in said
+    )
 
 
 def test_an_upload_without_the_notebook_is_told_so(course):
@@ -222,9 +284,14 @@ def test_an_upload_without_the_notebook_is_told_so(course):
     assert "Your upload had no notebook" in said and "scores.py" in said
 
 
-@pytest.mark.parametrize("student, why", [("broken", "could not be read as a notebook"), ("reflagged", "test_scores_mine")])
+@pytest.mark.parametrize(
+    "student, why",
+    [("broken", "could not be read as a notebook"), ("reflagged", "test_scores_mine")],
+)
 def test_a_notebook_nbgrader_cannot_grade_is_replaced_and_the_modules_graded(course, student, why):
-    expected = {name: float(course["batch"]["flat"][name]) for name in NAMES}  # the same modules as flat's
+    expected = {
+        name: float(course["batch"]["flat"][name]) for name in NAMES
+    }  # the same modules as flat's
     assert gradebook_scores(course, student) == expected
     said = feedback(course, student)
     assert "was not graded as submitted" in said and why in said
@@ -235,27 +302,60 @@ def formgrader_view(course, student: str) -> str:
     from nbconvert.exporters import HTMLExporter
     from nbgrader.server_extensions.formgrader import handlers
 
-    exporter = HTMLExporter(template_name="formgrade", extra_template_basedirs=[handlers.template_path])
-    resources = {"assignment_id": ASSIGNMENT, "notebook_id": ASSIGNMENT, "submission_id": "x", "index": 0, "total": 1}
-    resources |= {"base_url": "/", "student": student, "last_name": "", "first_name": "", "notebook_path": "x"}
-    html, _ = exporter.from_filename(str(course["root"] / "autograded" / student / ASSIGNMENT / NOTEBOOK), resources=resources)
+    exporter = HTMLExporter(
+        template_name="formgrade", extra_template_basedirs=[handlers.template_path]
+    )
+    resources = {
+        "assignment_id": ASSIGNMENT,
+        "notebook_id": ASSIGNMENT,
+        "submission_id": "x",
+        "index": 0,
+        "total": 1,
+    }
+    resources |= {
+        "base_url": "/",
+        "student": student,
+        "last_name": "",
+        "first_name": "",
+        "notebook_path": "x",
+    }
+    html, _ = exporter.from_filename(
+        str(course["root"] / "autograded" / student / ASSIGNMENT / NOTEBOOK), resources=resources
+    )
     return html
 
 
-def test_the_students_html_and_javascript_are_not_live_in_the_autograded_notebook_the_feedback_or_the_formgrader(course):
+def test_the_students_html_and_javascript_are_not_live_in_the_autograded_notebook_the_feedback_or_the_formgrader(
+    course,
+):
     cells = json.loads(autograded_text(course, "scripter"))["cells"]
     notes = "".join(next(cell for cell in cells if cell.get("id") == "notes")["source"])
-    assert "<script" not in notes and "<img" not in notes and "My notes" in notes and "a list" in notes  # the student's words kept
-    shown = [output.get("data", {}) for cell in cells if cell["cell_type"] == "code" for output in cell["outputs"]]
-    assert {"text/html", "text/plain"} in [set(data) for data in shown]  # the HTML output kept, cleaned
+    assert (
+        "<script" not in notes and "<img" not in notes and "My notes" in notes and "a list" in notes
+    )  # the student's words kept
+    shown = [
+        output.get("data", {})
+        for cell in cells
+        if cell["cell_type"] == "code"
+        for output in cell["outputs"]
+    ]
+    assert {"text/html", "text/plain"} in [
+        set(data) for data in shown
+    ]  # the HTML output kept, cleaned
     assert not [data for data in shown if "application/javascript" in data]
     html = "".join("".join(data.get("text/html", "")) for data in shown)
     assert "<b>bold</b>" in html and "<script" not in html and "onclick" not in html
     for page in (feedback(course, "scripter"), formgrader_view(course, "scripter")):
         live = Live()
-        live.feed(page[page.index('id="notebook-container"') :])  # the cells: the formgrader's own buttons have handlers
-        assert live.found == [] and "My notes" in page and "a list" in page  # the student's text is on the page only as text
-    assert gradebook_scores(course, "scripter") == {name: float(course["batch"]["flat"][name]) for name in NAMES}
+        live.feed(
+            page[page.index('id="notebook-container"') :]
+        )  # the cells: the formgrader's own buttons have handlers
+        assert (
+            live.found == [] and "My notes" in page and "a list" in page
+        )  # the student's text is on the page only as text
+    assert gradebook_scores(course, "scripter") == {
+        name: float(course["batch"]["flat"][name]) for name in NAMES
+    }
 
 
 class Live(HTMLParser):
@@ -267,8 +367,16 @@ class Live(HTMLParser):
         self.found, self.in_script = [], False
 
     def handle_starttag(self, tag, attrs):
-        self.found += [f"<{tag} {name}>" for name, value in attrs if name.startswith("on") or "javascript:" in (value or "")]
-        self.found += [f"<{tag} src={value}>" for name, value in attrs if name == "src" and "elsewhere.example" in (value or "")]
+        self.found += [
+            f"<{tag} {name}>"
+            for name, value in attrs
+            if name.startswith("on") or "javascript:" in (value or "")
+        ]
+        self.found += [
+            f"<{tag} src={value}>"
+            for name, value in attrs
+            if name == "src" and "elsewhere.example" in (value or "")
+        ]
         self.in_script = tag == "script"
 
     def handle_endtag(self, tag):
@@ -280,37 +388,63 @@ class Live(HTMLParser):
 
 
 def test_a_module_that_is_the_reference_is_said_to_the_instructor_only(course):
-    assert "For the instructor" not in feedback(course, "flat") and "byte for byte" not in feedback(course, "flat")
+    assert "For the instructor" not in feedback(course, "flat") and "byte for byte" not in feedback(
+        course, "flat"
+    )
     cells = json.loads(autograded_text(course, "flat"))["cells"]
     said = {
-        c["metadata"]["nbgrader"]["grade_id"]: c["metadata"]["attention_by_hand"] for c in cells if "attention_by_hand" in c["metadata"]
+        c["metadata"]["nbgrader"]["grade_id"]: c["metadata"]["attention_by_hand"]
+        for c in cells
+        if "attention_by_hand" in c["metadata"]
     }
-    assert said["test_scores"] == {"same_as_reference": True} and said["test_softmax"] == {"same_as_reference": False}
-    assert "For the instructor: flat's masking.py, scores.py are byte for byte the kit's reference solution" in course["log"]
+    assert said["test_scores"] == {"same_as_reference": True} and said["test_softmax"] == {
+        "same_as_reference": False
+    }
+    assert (
+        "For the instructor: flat's masking.py, scores.py are byte for byte the kit's reference solution"
+        in course["log"]
+    )
 
 
 def test_a_zip_holding_a_folder_named_like_a_classmates_files_nothing_as_the_classmate(course):
-    assert gradebook_scores(course, "flat")["softmax"] == float(course["batch"]["flat"]["softmax"]) > 0
+    assert (
+        gradebook_scores(course, "flat")["softmax"] == float(course["batch"]["flat"]["softmax"]) > 0
+    )
     assert float(course["export"]["aaron"]["score"]) == 0.0
 
 
 @pytest.mark.parametrize("student, why", [("bomb", "more than 32 MiB"), ("linker", "a link")])
-def test_an_upload_past_the_bounds_or_of_a_link_alone_gets_a_row_saying_why_and_nothing_else(course, student, why):
+def test_an_upload_past_the_bounds_or_of_a_link_alone_gets_a_row_saying_why_and_nothing_else(
+    course, student, why
+):
     assert float(course["export"][student]["score"]) == 0.0
     said = feedback(course, student)
     assert "Your upload was not unpacked" in said and why in said
     extracted = course["root"] / "downloaded" / ASSIGNMENT / "extracted"
-    assert sum(path.stat().st_size for path in extracted.rglob("*") if path.is_file() and not path.is_symlink()) < 4 << 20
+    assert (
+        sum(
+            path.stat().st_size
+            for path in extracted.rglob("*")
+            if path.is_file() and not path.is_symlink()
+        )
+        < 4 << 20
+    )
     assert not [path for path in extracted.rglob("*") if path.is_symlink()]
 
 
-def test_grader_export_gives_every_uploader_one_row_with_the_id_and_name_moodle_gave(course, tmp_path):
+def test_grader_export_gives_every_uploader_one_row_with_the_id_and_name_moodle_gave(
+    course, tmp_path
+):
     out = tmp_path / "moodle.csv"
     run(course["root"], None, "grader", "export", "gradebook.db", "--to", "csv", "--out", str(out))
     with out.open(encoding="utf-8") as f:
         rows = {r["student id"]: r for r in csv.DictReader(f)}
     assert set(rows) == set(course["export"])  # every student nbgrader exports, one row each
-    assert all(rows[s]["student name"] == f"Student {s}" for s in rows)  # from Moodle's folder names, at zip_collect
-    assert rows["essay"]["total"] == "0.0" and rows["essay"]["reason"]  # an upload that gave nothing: 0, and why
+    assert all(
+        rows[s]["student name"] == f"Student {s}" for s in rows
+    )  # from Moodle's folder names, at zip_collect
+    assert (
+        rows["essay"]["total"] == "0.0" and rows["essay"]["reason"]
+    )  # an upload that gave nothing: 0, and why
     for student in SHAPES:
         assert float(rows[student]["total"]) == float(course["batch"][student]["total"])

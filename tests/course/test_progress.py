@@ -32,7 +32,10 @@ def test_the_time_left_is_the_mean_pace_so_far_times_those_left():
 @given(st.integers(1, 500), st.integers(1, 500), st.floats(0.01, 1e5))
 def test_at_a_steady_pace_the_time_left_is_what_the_rest_takes(done, left, seconds_each):
     total = done + left
-    assert abs(time_left(done, total, done * seconds_each) - left * seconds_each) <= 1e-6 * total * seconds_each
+    assert (
+        abs(time_left(done, total, done * seconds_each) - left * seconds_each)
+        <= 1e-6 * total * seconds_each
+    )
 
 
 def test_on_a_terminal_one_line_is_redrawn_with_a_bar_and_the_time_left():
@@ -42,7 +45,9 @@ def test_on_a_terminal_one_line_is_redrawn_with_a_bar_and_the_time_left():
         progress.step(last="ada: passed, 100.0 points")
     shown = stream.getvalue()
     assert "\n" not in shown and shown.count("\r") == 2 and "\x1b[K" in shown
-    assert shown.rsplit("\r", 1)[1].startswith("[" + "#" * 12 + "." * 12 + "] 2/4 graded (50%), 1:00 so far, about 1:00 left")
+    assert shown.rsplit("\r", 1)[1].startswith(
+        "[" + "#" * 12 + "." * 12 + "] 2/4 graded (50%), 1:00 so far, about 1:00 left"
+    )
     progress.finish()
     assert stream.getvalue().endswith("\n")  # the next line starts on a line of its own
 
@@ -53,11 +58,18 @@ def test_in_a_log_a_line_a_minute_and_one_at_the_end():
         clock.now += 1.0  # one a second: a line every EVERY seconds
         progress.step()
     lines = stream.getvalue().splitlines()
-    assert len(lines) == 299 // EVERY and "\r" not in stream.getvalue() and "\x1b" not in stream.getvalue()
+    assert (
+        len(lines) == 299 // EVERY
+        and "\r" not in stream.getvalue()
+        and "\x1b" not in stream.getvalue()
+    )
     assert lines[0] == "60/300 graded (20%), 1:00 so far, about 4:00 left"
     clock.now += 1.0
     progress.step(last="zed: graded, 40.0 points")
-    assert stream.getvalue().splitlines()[-1] == "300/300 graded (100%), 5:00 so far; last: zed: graded, 40.0 points"
+    assert (
+        stream.getvalue().splitlines()[-1]
+        == "300/300 graded (100%), 5:00 so far; last: zed: graded, 40.0 points"
+    )
 
 
 def test_what_needs_the_instructor_is_said_once_at_the_end_escaped_and_counted():
@@ -67,7 +79,9 @@ def test_what_needs_the_instructor_is_said_once_at_the_end_escaped_and_counted()
     assert stream.getvalue() == ""
     progress.finish()
     said = stream.getvalue()
-    assert said.startswith("For you to look at:\nbyte for byte the kit's reference solution (25):\n  s0\\x1b[2J: scores.py")
+    assert said.startswith(
+        "For you to look at:\nbyte for byte the kit's reference solution (25):\n  s0\\x1b[2J: scores.py"
+    )
     assert "\x1b" not in said and said.rstrip().endswith("and 5 more")
 
 

@@ -36,7 +36,12 @@ def test_the_split_is_the_same_in_every_process_whatever_its_hash_seed():
     here = [share(key, 7) for key in keys]
     program = f"from grader.course.shards import share; print([share(k, 7) for k in {keys!r}])"
     for seed in ("1", "2"):
-        there = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": seed})
+        there = subprocess.run(
+            [sys.executable, "-c", program],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        )
         assert there.stdout.strip() == str(here), there.stderr
     assert len(set(here)) > 1  # the keys spread over the shares
 
@@ -61,20 +66,30 @@ def test_a_class_splits_into_shares_of_about_its_size_over_n():
 def test_a_bad_shard_says_what_to_write(text, said):
     with pytest.raises(ShardError, match=said):
         parse(text)
-    result = CliRunner().invoke(main, ["batch", "somewhere", "--csv", "grades.csv", "--shard", text])
+    result = CliRunner().invoke(
+        main, ["batch", "somewhere", "--csv", "grades.csv", "--shard", text]
+    )
     assert result.exit_code == 2 and said in result.output and "Traceback" not in result.output
 
 
 def test_a_shard_is_read_as_written():
-    assert parse("2/3") == Shard(2, 3) and parse(" 1 / 1 ") == Shard(1, 1) and str(parse("2/3")) == "2/3"
+    assert (
+        parse("2/3") == Shard(2, 3)
+        and parse(" 1 / 1 ") == Shard(1, 1)
+        and str(parse("2/3")) == "2/3"
+    )
 
 
 def test_jobs_default_to_the_cpus_this_process_may_use(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(batches, "usable_cpus", lambda: 3)
-    monkeypatch.setattr(batches, "isolation_problem", lambda allowed: "")  # nothing is graded: no isolation needed
+    monkeypatch.setattr(
+        batches, "isolation_problem", lambda allowed: ""
+    )  # nothing is graded: no isolation needed
     assert batches.batch([], csv_file=tmp_path / "grades.csv") == 0
     assert "0 to grade, 0 already in" in (said := capsys.readouterr().out) and "3 at a time" in said
-    assert "default: the CPUs this process may use" in " ".join(CliRunner().invoke(main, ["batch", "--help"]).output.split())
+    assert "default: the CPUs this process may use" in " ".join(
+        CliRunner().invoke(main, ["batch", "--help"]).output.split()
+    )
 
 
 def rows_of(csv_file) -> list[dict]:
@@ -91,27 +106,52 @@ def guide_commands() -> list[list[str]]:
 
 
 @pytest.mark.slow
-def test_the_guides_shards_then_merged_are_the_class_graded_at_once(tmp_path, pristine, monkeypatch):
+def test_the_guides_shards_then_merged_are_the_class_graded_at_once(
+    tmp_path, pristine, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     names = ["ada", "bo", "cy", "dee", "eli", "fay"]
-    ones, twos = [n for n in names if share(n, 2) == 1][:2], [n for n in names if share(n, 2) == 2][:1]
+    ones, twos = (
+        [n for n in names if share(n, 2) == 1][:2],
+        [n for n in names if share(n, 2) == 2][:1],
+    )
     for name in ones + twos:
-        shutil.copytree(SOLUTIONS_DIR if name == ones[0] else pristine, tmp_path / "submissions" / name)
-    folders = sorted(str(path) for path in (tmp_path / "submissions").iterdir())  # what the shell makes of submissions/*
+        shutil.copytree(
+            SOLUTIONS_DIR if name == ones[0] else pristine, tmp_path / "submissions" / name
+        )
+    folders = sorted(
+        str(path) for path in (tmp_path / "submissions").iterdir()
+    )  # what the shell makes of submissions/*
     commands = guide_commands()
-    assert [words[:2] for words in commands] == [["grader", "batch"], ["grader", "batch"], ["grader", "merge"]]
+    assert [words[:2] for words in commands] == [
+        ["grader", "batch"],
+        ["grader", "batch"],
+        ["grader", "merge"],
+    ]
     run = CliRunner()
     for words in commands:
-        argv = [part for word in words[1:] for part in (folders if word == "submissions/*" else [word])]
+        argv = [
+            part for word in words[1:] for part in (folders if word == "submissions/*" else [word])
+        ]
         result = run.invoke(main, argv)
         assert result.exit_code == 0, result.output
         if "--shard" in words:
             number = int(words[words.index("--shard") + 1][0])
-            assert f"Shard {number}/2: {len(ones if number == 1 else twos)} of the 3 uploads" in result.output, result.output
+            assert (
+                f"Shard {number}/2: {len(ones if number == 1 else twos)} of the 3 uploads"
+                in result.output
+            ), result.output
     again = run.invoke(main, ["batch", *folders, "--csv", "shard-1.csv", "--shard", "1/2"])
     assert "0 to grade, 2 already in" in again.output, again.output  # a rerun of a shard resumes
     whole = run.invoke(main, ["batch", *folders, "--jobs", "2", "--csv", "whole.csv"])
     assert whole.exit_code == 0, whole.output
-    timeless = [[{**r, "seconds": ""} for r in rows_of(tmp_path / name)] for name in ("grades.csv", "whole.csv")]
-    assert timeless[0] == timeless[1] and [r["total"] for r in timeless[0]] == ["100.0", "0.0", "0.0"]
+    timeless = [
+        [{**r, "seconds": ""} for r in rows_of(tmp_path / name)]
+        for name in ("grades.csv", "whole.csv")
+    ]
+    assert timeless[0] == timeless[1] and [r["total"] for r in timeless[0]] == [
+        "100.0",
+        "0.0",
+        "0.0",
+    ]
     assert [r["student"] for r in timeless[0]] == sorted([*ones, *twos])

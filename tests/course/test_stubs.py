@@ -35,11 +35,19 @@ def test_the_tests_here_see_this_copy_and_its_work():
 def committed(module: str) -> str:
     """exercises/MODULE.py as git has it, or a skip saying why there is nothing to compare with."""
     try:
-        run = subprocess.run(["git", "show", f":./exercises/{module}.py"], cwd=KIT_ROOT, capture_output=True, text=True, timeout=60)
+        run = subprocess.run(
+            ["git", "show", f":./exercises/{module}.py"],
+            cwd=KIT_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     except FileNotFoundError:
         pytest.skip("git is not installed: no committed exercises/ to compare the stubs with")
     if run.returncode != 0:
-        pytest.skip(f"the kit is not a git checkout: no committed exercises/ to compare the stubs with ({run.stderr.strip()[:120]})")
+        pytest.skip(
+            f"the kit is not a git checkout: no committed exercises/ to compare the stubs with ({run.stderr.strip()[:120]})"
+        )
     return run.stdout
 
 
@@ -49,7 +57,11 @@ def only_stubs(text: str) -> bool:
         tree = ast.parse(text)
     except SyntaxError:
         return False
-    return all(len(node.body) == 2 and isinstance(node.body[1], ast.Raise) for node in tree.body if isinstance(node, ast.FunctionDef))
+    return all(
+        len(node.body) == 2 and isinstance(node.body[1], ast.Raise)
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+    )
 
 
 @pytest.mark.parametrize("module", ("__init__", *MODULES))
@@ -57,7 +69,9 @@ def test_the_stubs_are_exercises_as_committed(module):
     """The stubs made from solutions/ are exercises/ as committed, byte for byte, so the two cannot drift apart."""
     text = committed(module)
     if not only_stubs(text):
-        pytest.skip(f"exercises/{module}.py as committed holds work, not a stub: nothing to compare")
+        pytest.skip(
+            f"exercises/{module}.py as committed holds work, not a stub: nothing to compare"
+        )
     assert stub_source(module) == text
 
 
@@ -66,16 +80,26 @@ def test_the_kits_tests_pass_whatever_exercises_holds(tmp_path):
     """In a copy of the kit whose exercises/ holds the reference (and an __init__.py that does not parse), the stub tests pass."""
     kit = tmp_path / "kit"
     for name in ("grader", "solutions", "tests"):
-        shutil.copytree(KIT_ROOT / name, kit / name, ignore=shutil.ignore_patterns("__pycache__", ".grader", ".hypothesis"))
+        shutil.copytree(
+            KIT_ROOT / name,
+            kit / name,
+            ignore=shutil.ignore_patterns("__pycache__", ".grader", ".hypothesis"),
+        )
     shutil.copy(KIT_ROOT / "pyproject.toml", kit)
     shutil.copytree(SOLUTIONS_DIR, kit / "exercises", ignore=shutil.ignore_patterns("__pycache__"))
     (kit / "exercises" / "__init__.py").write_text("def half_written(:\n", encoding="utf-8")
     (kit / "tests" / "test_work_is_here.py").write_text(WORK_IS_HERE, encoding="utf-8")
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *STUB_TESTS], cwd=kit, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *STUB_TESTS],
+        cwd=kit,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
-    header = next(line for line in run.stdout.splitlines() if "kit's own tests" in line)  # before pytest's rootdir: line
+    header = next(
+        line for line in run.stdout.splitlines() if "kit's own tests" in line
+    )  # before pytest's rootdir: line
     assert "`grader check`" in header and run.stdout.index(header) < run.stdout.index("rootdir:")
 
 
@@ -105,4 +129,6 @@ def test_the_stubs_digests_are_the_stubs():
 
 def test_the_record_of_the_stubs_verdicts_is_a_run_of_the_public_checks():
     """grader/check/not_started.json, which a stub's public checks end as, is what running them gives (python -m grader.course.stubs)."""
-    assert json.loads(RECORD.read_text(encoding="utf-8")) == not_started(), "run `python -m grader.course.stubs` to write it again"
+    assert json.loads(RECORD.read_text(encoding="utf-8")) == not_started(), (
+        "run `python -m grader.course.stubs` to write it again"
+    )

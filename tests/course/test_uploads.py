@@ -45,7 +45,10 @@ def test_a_notebook_that_is_not_json_is_replaced_by_the_kits_with_a_note():
     text = notebook.dumps("week-4")[:-300]
     nb = exported(text)
     assert "could not be read as a notebook" in "".join(nb["cells"][0]["source"])
-    assert nbformat.validate(nbformat.from_dict(nb)) is None and changed_graded_cells(nbformat.from_dict(nb)) == ""
+    assert (
+        nbformat.validate(nbformat.from_dict(nb)) is None
+        and changed_graded_cells(nbformat.from_dict(nb)) == ""
+    )
 
 
 @pytest.mark.parametrize(
@@ -66,21 +69,30 @@ def test_a_notebook_whose_graded_cells_were_reflagged_is_replaced_with_a_note(ch
 
 def test_an_intact_notebook_is_kept_as_submitted():
     nb = notebook.build("week-4")
-    nb["cells"].insert(0, {"cell_type": "markdown", "id": "mine", "metadata": {}, "source": "my own notes"})
+    nb["cells"].insert(
+        0, {"cell_type": "markdown", "id": "mine", "metadata": {}, "source": "my own notes"}
+    )
     assert "".join(exported(json.dumps(nb))["cells"][0]["source"]) == "my own notes"
 
 
 def test_the_autograde_settings_sanitize_the_students_html():
     from grader.course.nbgrader.assignment import AUTOGRADE
 
-    assert "grader.course.nbgrader.autograde.SanitizeStudentHTML" in AUTOGRADE and "KitNotebookExporter" in AUTOGRADE
+    assert (
+        "grader.course.nbgrader.autograde.SanitizeStudentHTML" in AUTOGRADE
+        and "KitNotebookExporter" in AUTOGRADE
+    )
 
 
 def test_every_row_is_written_safe(tmp_path):
     folder = tmp_path / b"=Jos\xe9".decode("utf-8", "surrogateescape")
     (upload,) = intake.uploads([folder])
     cells = row(upload, 2, tmp_path / "none.json", "-cmd output\n", False, 300, 1.0)
-    assert cells["student"] == "'=Jos\\xe9" and cells["reason"] == "'-cmd output" and set(cells) <= set(COLUMNS)
+    assert (
+        cells["student"] == "'=Jos\\xe9"
+        and cells["reason"] == "'-cmd output"
+        and set(cells) <= set(COLUMNS)
+    )
     ",".join(cells.values()).encode("utf-8")  # writable as UTF-8
 
 
@@ -97,28 +109,59 @@ def test_the_students_html_and_scripts_are_cleaned_once_and_stored_as_they_show(
         ),
         nbformat.v4.new_code_cell("display(...)"),
     ]
-    shown_html = nbformat.v4.new_output("display_data", {"text/html": "<script>alert(2)</script><i>i</i>", "text/plain": "x"})
-    script = nbformat.v4.new_output("display_data", {"application/javascript": "alert(3)", "text/plain": "<js>"})
-    link = nbformat.v4.new_output("display_data", {"text/markdown": "[l](javascript:x())", "text/plain": "md"})
-    far = nbformat.v4.new_output("display_data", {"image/png": "iVBOR"}, metadata={"image/png": {"width": "1 onerror=alert(4)"}})
+    shown_html = nbformat.v4.new_output(
+        "display_data", {"text/html": "<script>alert(2)</script><i>i</i>", "text/plain": "x"}
+    )
+    script = nbformat.v4.new_output(
+        "display_data", {"application/javascript": "alert(3)", "text/plain": "<js>"}
+    )
+    link = nbformat.v4.new_output(
+        "display_data", {"text/markdown": "[l](javascript:x())", "text/plain": "md"}
+    )
+    far = nbformat.v4.new_output(
+        "display_data",
+        {"image/png": "iVBOR"},
+        metadata={"image/png": {"width": "1 onerror=alert(4)"}},
+    )
     nb.cells[1].outputs = [shown_html, script, link, far]
     nb, _ = SanitizeStudentHTML().preprocess(nb, {})
     notes = nb.cells[0].source
-    assert "\n" not in notes and markdown2html_mistune(notes).strip() == notes  # as the feedback page renders it: as it is
+    assert (
+        "\n" not in notes and markdown2html_mistune(notes).strip() == notes
+    )  # as the feedback page renders it: as it is
     assert "<h2>Notes" in notes and "<b>b</b>" in notes and ">l</a>" in notes and "a list" in notes
-    assert not [bad for bad in ("<script", "alert(1)", "onclick", 'href="javascript', "<img", "elsewhere.example") if bad in notes]
+    assert not [
+        bad
+        for bad in (
+            "<script",
+            "alert(1)",
+            "onclick",
+            'href="javascript',
+            "<img",
+            "elsewhere.example",
+        )
+        if bad in notes
+    ]
     assert nb.cells[1].outputs[0].data == {"text/html": "<i>i</i>", "text/plain": "x"}
     assert nb.cells[1].outputs[1].data == {"text/plain": "<js>"}
-    assert set(nb.cells[1].outputs[2].data) == {"text/html", "text/plain"} and "javascript" not in nb.cells[1].outputs[2].data["text/html"]
-    assert nb.cells[1].outputs[3].metadata == {}  # the page writes an image's width into its tag, unquoted
+    assert (
+        set(nb.cells[1].outputs[2].data) == {"text/html", "text/plain"}
+        and "javascript" not in nb.cells[1].outputs[2].data["text/html"]
+    )
+    assert (
+        nb.cells[1].outputs[3].metadata == {}
+    )  # the page writes an image's width into its tag, unquoted
 
 
-@pytest.mark.parametrize("cells, said", [(984, "it has 1,001 cells, more than the 1,000"), (20, "it is larger than 8 MiB")])
+@pytest.mark.parametrize(
+    "cells, said",
+    [(984, "it has 1,001 cells, more than the 1,000"), (20, "it is larger than 8 MiB")],
+)
 def test_a_notebook_past_its_bounds_is_replaced_before_it_is_read(cells, said):
     """The attack: a 16 MiB notebook of 200,000 markdown cells held autograde for minutes, 1.3 GiB."""
     nb = notebook.build("week-4")
-    nb["cells"] = [{"cell_type": "markdown", "metadata": {}, "source": "x" * (1 << 20 if cells == 20 else 1)}] * cells + nb[
-        "cells"
-    ]  # and its 17
+    nb["cells"] = [
+        {"cell_type": "markdown", "metadata": {}, "source": "x" * (1 << 20 if cells == 20 else 1)}
+    ] * cells + nb["cells"]  # and its 17
     replaced = exported(json.dumps(nb))
     assert said in "".join(replaced["cells"][0]["source"]) and len(replaced["cells"]) < 30

@@ -25,16 +25,25 @@ def test_the_checksum_warnings_of_the_kits_graded_cells_are_left_out_and_counted
     watch = Watch(log, 2, stream=stream)
     log.warning(CHECKSUM, "checksum", "test_softmax", "abc", "def")
     log.warning(CHECKSUM, "checksum", "a_cell_of_their_own", "abc", "def")
-    log.warning(CHECKSUM, "points", "test_softmax", 20, 100)  # a changed point value is not expected
+    log.warning(
+        CHECKSUM, "points", "test_softmax", 20, 100
+    )  # a changed point value is not expected
     log.warning("For the instructor: ada's scores.py is byte for byte the kit's reference solution")
     lines = stream.getvalue().splitlines()
-    assert len(lines) == 3 and "a_cell_of_their_own" in lines[0] and "'points'" in lines[1] and "byte for byte" in lines[2]
+    assert (
+        len(lines) == 3
+        and "a_cell_of_their_own" in lines[0]
+        and "'points'" in lines[1]
+        and "byte for byte" in lines[2]
+    )
     watch.graded("ada")
     watch.graded("ada")  # a second notebook of the same student
     watch.graded("bo")
     watch.finish()
     said = stream.getvalue()
-    assert "1/2 graded" not in said and "2/2 graded (100%)" in said  # not a terminal: the last line only, within the minute
+    assert (
+        "1/2 graded" not in said and "2/2 graded (100%)" in said
+    )  # not a terminal: the last line only, within the minute
     assert "Left out of the log: 1 warnings that a graded cell's checksum changed" in said
 
 
@@ -46,4 +55,9 @@ def test_on_a_terminal_the_logs_lines_go_above_the_bar():
     log.info("Autograding bo")
     shown = stream.getvalue()
     erased, _, after = shown.partition("\r\x1b[K")
-    assert "1/3 graded" in erased and after.startswith("Autograding bo\n") and "\r[" in after and "1/3 graded" in after
+    assert (
+        "1/3 graded" in erased
+        and after.startswith("Autograding bo\n")
+        and "\r[" in after
+        and "1/3 graded" in after
+    )

@@ -69,7 +69,9 @@ EQUIVALENT = {
 
 def load(folder: Path, package: str) -> dict:
     """The five modules of folder imported as a package of this name: module name -> module."""
-    spec = importlib.util.spec_from_file_location(package, folder / "__init__.py", submodule_search_locations=[str(folder)])
+    spec = importlib.util.spec_from_file_location(
+        package, folder / "__init__.py", submodule_search_locations=[str(folder)]
+    )
     sys.modules[package] = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(sys.modules[package])
     return {name: importlib.import_module(f"{package}.{name}") for name in BY_NAME}
@@ -85,18 +87,38 @@ def differs(a, b, rule: Equivalence, path: str = "") -> str | None:
         if rule.rtol and a.dtype.kind == "f":
             finite = np.isfinite(a)
             scale = float(np.max(np.abs(a[finite]), initial=0.0))
-            same = np.array_equal(np.isfinite(b), finite) and np.array_equal(a[~finite], b[~finite], equal_nan=True)
+            same = np.array_equal(np.isfinite(b), finite) and np.array_equal(
+                a[~finite], b[~finite], equal_nan=True
+            )
             close = bool(np.all(np.abs(a[finite] - b[finite]) <= rule.rtol * scale))
-            return None if same and close else f"{path}: values differ beyond {rule.rtol:g} of the largest"
-        return None if np.array_equal(a, b, equal_nan=a.dtype.kind in "fc") else f"{path}: values differ"
+            return (
+                None
+                if same and close
+                else f"{path}: values differ beyond {rule.rtol:g} of the largest"
+            )
+        return (
+            None
+            if np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+            else f"{path}: values differ"
+        )
     if isinstance(a, (list, tuple)):
         if len(a) != len(b):
             return f"{path}: {len(a)} entries vs {len(b)}"
-        return next((found for i, (x, y) in enumerate(zip(a, b)) if (found := differs(x, y, rule, f"{path}[{i}]"))), None)
+        return next(
+            (
+                found
+                for i, (x, y) in enumerate(zip(a, b))
+                if (found := differs(x, y, rule, f"{path}[{i}]"))
+            ),
+            None,
+        )
     if isinstance(a, dict):
         if (sorted(a) if rule.by_name else list(a)) != (sorted(b) if rule.by_name else list(b)):
             return f"{path}: keys {list(a)} vs {list(b)}"
-        return next((found for key in a if (found := differs(a[key], b[key], rule, f"{path}[{key!r}]"))), None)
+        return next(
+            (found for key in a if (found := differs(a[key], b[key], rule, f"{path}[{key!r}]"))),
+            None,
+        )
     if hasattr(a, "__dict__"):
         return differs(vars(a), vars(b), rule, path)
     return None if a == b or (a != a and b != b) else f"{path}: {a!r} vs {b!r}"
@@ -117,14 +139,23 @@ def run(mutant: Mutant) -> list[str]:
     rule = EQUIVALENT[mutant.id]
     with tempfile.TemporaryDirectory(prefix="equivalent-") as scratch:
         reference = load(SOLUTIONS_DIR, "reference_run")[mutant.module]
-        changed = load(write(mutant, Path(scratch) / "mutant"), f"mutant_{mutant.sha}")[mutant.module]
+        changed = load(write(mutant, Path(scratch) / "mutant"), f"mutant_{mutant.sha}")[
+            mutant.module
+        ]
         found = []
         for function in BY_NAME[mutant.module].functions:
             cases = inputs.BY_FUNCTION[function]()
-            for round_ in (1, 2):  # the same inputs again, after all of them: nothing kept from one call to the next
+            for round_ in (
+                1,
+                2,
+            ):  # the same inputs again, after all of them: nothing kept from one call to the next
                 for n, args in enumerate(cases):
                     if (
-                        where := differs(outcome(getattr(reference, function), args), outcome(getattr(changed, function), args), rule)
+                        where := differs(
+                            outcome(getattr(reference, function), args),
+                            outcome(getattr(changed, function), args),
+                            rule,
+                        )
                     ) is not None:
                         found.append(f"{function}, input {n}, round {round_}: {where}")
         for name in [name for name in sys.modules if name.startswith(f"mutant_{mutant.sha}")]:

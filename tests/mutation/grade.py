@@ -30,7 +30,9 @@ MUTATION_CACHE_VAR = "ATTENTION_BY_HAND_MUTATION_CACHE"  # kept across test runs
 
 def register_profile() -> None:
     """The student's profile without shrinking: the verdict is the same, found sooner."""
-    settings.register_profile(PROFILE, parent=settings.get_profile("default"), phases=(Phase.explicit, Phase.generate))
+    settings.register_profile(
+        PROFILE, parent=settings.get_profile("default"), phases=(Phase.explicit, Phase.generate)
+    )
 
 
 def checks_hash() -> str:
@@ -47,7 +49,11 @@ def cache_folder() -> Path | None:
     chosen = os.environ.get(MUTATION_CACHE_VAR, "")
     if chosen:
         return None if chosen == "off" else Path(chosen)
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "attention-by-hand" / "mutation"
+    return (
+        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        / "attention-by-hand"
+        / "mutation"
+    )
 
 
 def key(mutant: Mutant, checks: str) -> str:
@@ -80,7 +86,9 @@ def grade_one(mutant: Mutant) -> dict:
     register_profile()
     with tempfile.TemporaryDirectory(prefix="mutant-") as scratch:
         started = time.perf_counter()
-        result = run_checks(write(mutant, Path(scratch) / "submission"), [mutant.module], profile=PROFILE).exercises[0]
+        result = run_checks(
+            write(mutant, Path(scratch) / "submission"), [mutant.module], profile=PROFILE
+        ).exercises[0]
         seconds = time.perf_counter() - started
     failed = [c for c in result.checks if c.status != "passed"]
     return {

@@ -9,7 +9,13 @@ import numpy as np
 
 from grader.sandbox.worker.toymodel import BatchFeed, LinearModel
 
-SIZES = [((), 1, 1, 1, 1), ((), 3, 2, 2, 2), ((2,), 4, 3, 2, 3), ((2, 3), 5, 3, 4, 2), ((1,), 12, 32, 32, 128)]  # batch, T, C, d, d_v
+SIZES = [
+    ((), 1, 1, 1, 1),
+    ((), 3, 2, 2, 2),
+    ((2,), 4, 3, 2, 3),
+    ((2, 3), 5, 3, 4, 2),
+    ((1,), 12, 32, 32, 128),
+]  # batch, T, C, d, d_v
 SCALES = [1.0, 1e-150, 1e150, 3e9]
 
 
@@ -34,7 +40,10 @@ def attention_scores() -> list[tuple]:
     for n, (batch, t, _, d, _) in enumerate(SIZES):
         for m, scale in enumerate(SCALES):
             rng = _rng(1, n, m)
-            q, k = rng.normal(size=batch + (t, d)) * scale, rng.normal(size=batch + (t + 1, d)) * scale
+            q, k = (
+                rng.normal(size=batch + (t, d)) * scale,
+                rng.normal(size=batch + (t + 1, d)) * scale,
+            )
             found += [(a, b) for a, b in zip(_kinds(q), _kinds(k))]
     return found + [(np.zeros((2, 3)), np.zeros((4, 3)))]
 
@@ -91,7 +100,10 @@ def multi_head_attention() -> list[tuple]:
     found = []
     for n, (x, w_q, w_k, w_v) in enumerate(head_inputs()):
         rng = _rng(5, n)
-        heads = [(w_q, w_k, w_v), tuple(rng.normal(size=w.shape).astype(w.dtype) for w in (w_q, w_k, w_v))]
+        heads = [
+            (w_q, w_k, w_v),
+            tuple(rng.normal(size=w.shape).astype(w.dtype) for w in (w_q, w_k, w_v)),
+        ]
         w_o = rng.normal(size=(2 * w_v.shape[-1], 3)).astype(x.dtype)
         found += [(x, heads, w_o), (x, heads[:1], w_o[: w_v.shape[-1]]), (x, tuple(heads), w_o)]
     return found
@@ -120,9 +132,23 @@ def attention_head_backward() -> list[tuple]:
 
 
 def _comparison_like(rng: np.random.Generator, dtype) -> tuple[dict, dict]:
-    shapes = {"emb": (40, 16), "w1": (128, 128), "b1": (128,), "w2": (128, 40), "b2": (40,), "w_q": (32, 32)}
+    shapes = {
+        "emb": (40, 16),
+        "w1": (128, 128),
+        "b1": (128,),
+        "w2": (128, 40),
+        "b2": (40,),
+        "w_q": (32, 32),
+    }
     params = {name: rng.normal(size=shape).astype(dtype) for name, shape in shapes.items()}
-    order = ["w2", "b2", "w1", "b1", "emb", "w_q"]  # the layers' backward order, as the comparison's models give gradients
+    order = [
+        "w2",
+        "b2",
+        "w1",
+        "b1",
+        "emb",
+        "w_q",
+    ]  # the layers' backward order, as the comparison's models give gradients
     return params, {name: rng.normal(size=shapes[name]).astype(dtype) for name in order}
 
 
@@ -131,7 +157,13 @@ def sgd_step() -> list[tuple]:
     for n, dtype in enumerate((np.float64, np.float32)):
         params, grads = _comparison_like(_rng(8, n), dtype)
         found += [(params, grads, lr) for lr in (0.02, 0.5)]
-    found.append(({"w": np.ones((2, 3)), "b": np.zeros(3)}, {"b": np.ones(3), "w": np.full((2, 3), 1e300)}, 0.1))
+    found.append(
+        (
+            {"w": np.ones((2, 3)), "b": np.zeros(3)},
+            {"b": np.ones(3), "w": np.full((2, 3), 1e300)},
+            0.1,
+        )
+    )
     return found
 
 

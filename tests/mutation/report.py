@@ -23,7 +23,10 @@ import mutants
 HERE = Path(__file__).resolve().parent
 JSON = HERE / "report.json"
 MARKDOWN = HERE / "REPORT.md"
-MADE_FROM = [HERE / "operators.py", HERE / "mutants.py"]  # with solutions/*.py and Cosmic Ray's version: the mutant set
+MADE_FROM = [
+    HERE / "operators.py",
+    HERE / "mutants.py",
+]  # with solutions/*.py and Cosmic Ray's version: the mutant set
 
 
 def mutant_set_hash() -> str:
@@ -46,7 +49,11 @@ def entry(mutant: mutants.Mutant, verdict: dict, differences: list[str] | None) 
         "diff": mutant.diff(),
     }
     if verdict["status"] != "passed":
-        return found | {"verdict": "killed", "failed": verdict["failed"], "public": verdict["public"]}
+        return found | {
+            "verdict": "killed",
+            "failed": verdict["failed"],
+            "public": verdict["public"],
+        }
     if mutant.id in equivalent.EQUIVALENT and differences == []:
         return found | {"verdict": "equivalent", "reason": equivalent.EQUIVALENT[mutant.id].reason}
     said = "not in equivalent.EQUIVALENT" if differences is None else "; ".join(differences[:3])
@@ -57,7 +64,11 @@ def build(progress=None) -> dict:
     """The report: every mutant's verdict, the equivalents' runs, and the time grading took."""
     every = mutants.every_mutant()
     verdicts, graded_now, seconds = grade.grade(every, progress)
-    differences = {m.id: equivalent.run(m) for m in every if verdicts[m.id]["status"] == "passed" and m.id in equivalent.EQUIVALENT}
+    differences = {
+        m.id: equivalent.run(m)
+        for m in every
+        if verdicts[m.id]["status"] == "passed" and m.id in equivalent.EQUIVALENT
+    }
     lines = [entry(m, verdicts[m.id], differences.get(m.id)) for m in every]
     each = [verdicts[m.id]["seconds"] for m in every]
     return {
@@ -98,14 +109,27 @@ def markdown(report: dict) -> str:
         mine = [line for line in lines if line["module"] == module]
         count = Counter(line["verdict"] for line in mine)
         public = sum(1 for line in mine if line.get("public"))
-        out.append(f"| {module} | {len(mine)} | {count['killed']} | {public} | {count['equivalent']} | {count['survived']} |")
-    out += ["", "## By operator", "", "| operator | mutants | killed | equivalent | survived |", "| --- | --- | --- | --- | --- |"]
+        out.append(
+            f"| {module} | {len(mine)} | {count['killed']} | {public} | {count['equivalent']} | {count['survived']} |"
+        )
+    out += [
+        "",
+        "## By operator",
+        "",
+        "| operator | mutants | killed | equivalent | survived |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for operator, n in sorted(Counter(line["operator"] for line in lines).items()):
         count = Counter(line["verdict"] for line in lines if line["operator"] == operator)
-        out.append(f"| {operator} | {n} | {count['killed']} | {count['equivalent']} | {count['survived']} |")
+        out.append(
+            f"| {operator} | {n} | {count['killed']} | {count['equivalent']} | {count['survived']} |"
+        )
     out += ["", "## Survivors", ""]
     survivors = [line for line in lines if line["verdict"] == "survived"]
-    out += [f"- `{line['id']}` ({line['function']}, line {line['line']}): {line['why']}" for line in survivors] or ["None."]
+    out += [
+        f"- `{line['id']}` ({line['function']}, line {line['line']}): {line['why']}"
+        for line in survivors
+    ] or ["None."]
     out += [
         "",
         "## Equivalent mutants",
@@ -127,8 +151,16 @@ def markdown(report: dict) -> str:
             "",
         ]
     hidden = [line for line in lines if line["verdict"] == "killed" and not line["public"]]
-    out += ["## Killed by hidden checks only", "", "The student's kit, which has the public checks only, passes these.", ""]
-    out += [f"- `{line['id']}` ({line['function']}, line {line['line']}): {', '.join(line['failed'])}" for line in hidden] or ["None."]
+    out += [
+        "## Killed by hidden checks only",
+        "",
+        "The student's kit, which has the public checks only, passes these.",
+        "",
+    ]
+    out += [
+        f"- `{line['id']}` ({line['function']}, line {line['line']}): {', '.join(line['failed'])}"
+        for line in hidden
+    ] or ["None."]
     full = report["full_run"]
     out += [
         "",
@@ -150,17 +182,31 @@ def main(argv: list[str]) -> int:
         return 0
     load = os.getloadavg()[1]
     report = build(lambda m, v: print(f"{m.id}: {v['status']} ({v['seconds']} s)", flush=True))
-    grading = report.pop("grading")  # kept only as a full run's time: a run from kept verdicts changes nothing
-    if grading["graded_now"] >= 0.9 * len(report["mutants"]):  # (nearly) nothing was kept: this run's time is a full run's
+    grading = report.pop(
+        "grading"
+    )  # kept only as a full run's time: a run from kept verdicts changes nothing
+    if grading["graded_now"] >= 0.9 * len(
+        report["mutants"]
+    ):  # (nearly) nothing was kept: this run's time is a full run's
         load = round((load + os.getloadavg()[1]) / 2, 1)
         day = time.strftime("%Y-%m-%d")
-        report["full_run"] = {"graded": grading["graded_now"], "seconds": grading["seconds"], "processes": grading["processes"]}
+        report["full_run"] = {
+            "graded": grading["graded_now"],
+            "seconds": grading["seconds"],
+            "processes": grading["processes"],
+        }
         report["full_run"] |= {"cores": os.cpu_count(), "load": load, "date": day}
     else:
         report["full_run"] = old.get("full_run", {})
     if "--check" in argv:
-        same = [(m["id"], m["verdict"]) for m in old.get("mutants", [])] == [(m["id"], m["verdict"]) for m in report["mutants"]]
-        print("the report is up to date" if same else "the report would change: run python tests/mutation/report.py")
+        same = [(m["id"], m["verdict"]) for m in old.get("mutants", [])] == [
+            (m["id"], m["verdict"]) for m in report["mutants"]
+        ]
+        print(
+            "the report is up to date"
+            if same
+            else "the report would change: run python tests/mutation/report.py"
+        )
         return 0 if same and not report["counts"].get("survived") else 1
     JSON.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     MARKDOWN.write_text(markdown(report), encoding="utf-8")

@@ -15,6 +15,8 @@ from mutants import every_mutant
 def test_try_reaches_the_checks_verdict_on_every_mutant(tmp_path):
     found = {}
     for mutant in every_mutant():
-        apart = disagreements(verdicts(submission(tmp_path / mutant.sha, mutant.module, mutant.source), mutant.module))
+        apart = disagreements(
+            verdicts(submission(tmp_path / mutant.sha, mutant.module, mutant.source), mutant.module)
+        )
         found |= {f"{mutant.id} {function}": said[-600:] for function, said in apart.items()}
     assert found == {}

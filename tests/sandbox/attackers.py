@@ -16,7 +16,12 @@ from grader.sandbox import isolation
 
 ATTACKS = Path(__file__).resolve().parents[1] / "attacks"
 SECRET = "abh-instructor-token-7f3e9c"
-PLANTED = ("extra_modules", "planted_pyc_unchecked", "planted_pyc_timestamp", "package_beside_module")
+PLANTED = (
+    "extra_modules",
+    "planted_pyc_unchecked",
+    "planted_pyc_timestamp",
+    "package_beside_module",
+)
 REFUSED = ("symlink_to_reference_file", "symlink_to_reference_folder")
 
 
@@ -38,7 +43,9 @@ def attack(root: Path, path: Path, port: int) -> Path:
     """The stubs with one module replaced by the attack file."""
     module = path.read_text(encoding="utf-8").splitlines()[0].removeprefix("# module: ").strip()
     folder = stubs(root / path.stem)
-    (folder / f"{module}.py").write_text(path.read_text(encoding="utf-8").replace("PORT = 0", f"PORT = {port}"), encoding="utf-8")
+    (folder / f"{module}.py").write_text(
+        path.read_text(encoding="utf-8").replace("PORT = 0", f"PORT = {port}"), encoding="utf-8"
+    )
     return folder
 
 
@@ -57,7 +64,9 @@ def planted(root: Path) -> list[Path]:
     (extra / "sitecustomize.py").write_text("import builtins\nbuiltins.__import__ = None\n")
     cache = Path(importlib.util.cache_from_source(str(unchecked / "softmax.py")))
     cache.parent.mkdir()
-    cache.write_bytes(pyc(reference, importlib.util.MAGIC_NUMBER + (1).to_bytes(4, "little") + b"\0" * 8))
+    cache.write_bytes(
+        pyc(reference, importlib.util.MAGIC_NUMBER + (1).to_bytes(4, "little") + b"\0" * 8)
+    )
     stat = (timestamp / "softmax.py").stat()
     cache = Path(importlib.util.cache_from_source(str(timestamp / "softmax.py")))
     cache.parent.mkdir()
@@ -105,10 +114,18 @@ def digest(paths) -> dict[str, str]:
 
 def kit_and_site() -> dict[str, str]:
     """The kit's own files and the names of every .pth file in site-packages."""
-    kit = digest([KIT_ROOT / name for name in ("grader", "solutions", "exercises", "data", "pyproject.toml")])
+    kit = digest(
+        [KIT_ROOT / name for name in ("grader", "solutions", "exercises", "data", "pyproject.toml")]
+    )
     for folder in isolation.site_dirs():
         kit.update({str(p): "pth" for p in Path(folder).glob("*.pth")})
-    kit.update({str(p): "pyc" for p in (KIT_ROOT / "grader").rglob("*.pyc") if "abh" in p.read_bytes().decode("latin1")})
+    kit.update(
+        {
+            str(p): "pyc"
+            for p in (KIT_ROOT / "grader").rglob("*.pyc")
+            if "abh" in p.read_bytes().decode("latin1")
+        }
+    )
     return kit
 
 

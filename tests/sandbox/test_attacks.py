@@ -18,14 +18,31 @@ from pathlib import Path
 
 import psutil
 import pytest
-from attackers import ATTACKS, REFUSED, SECRET, Listener, attack, digest, honest, kit_and_site, planted, refused, require_isolation
+from attackers import (
+    ATTACKS,
+    REFUSED,
+    SECRET,
+    Listener,
+    attack,
+    digest,
+    honest,
+    kit_and_site,
+    planted,
+    refused,
+    require_isolation,
+)
 from busy import allowed
 from pod import pod
 from survivors import Adopted
 
 from grader.check.checks import replay
 
-pytestmark = [pytest.mark.linux("the attacks use /proc, fork and POSIX signals, and only Linux confines them"), pytest.mark.slow]
+pytestmark = [
+    pytest.mark.linux(
+        "the attacks use /proc, fork and POSIX signals, and only Linux confines them"
+    ),
+    pytest.mark.slow,
+]
 
 
 @pytest.mark.parametrize("where", ["here", "pod"])
@@ -41,10 +58,22 @@ def test_no_attack_gains_a_point_or_touches_anything_else(tmp_path, where):
     records = kept_examples(tmp_path)
     honest_files, before = digest([good, partial]), kit_and_site()
     csv_file = tmp_path / "grades.csv"
-    command = [sys.executable, "-m", "grader", "batch", *map(str, folders), "--jobs", "2", "--csv", str(csv_file)]
+    command = [
+        sys.executable,
+        "-m",
+        "grader",
+        "batch",
+        *map(str, folders),
+        "--jobs",
+        "2",
+        "--csv",
+        str(csv_file),
+    ]
     command = pod(command) if where == "pod" else command
     env = {**os.environ, "INSTRUCTOR_TOKEN": SECRET, "NO_COLOR": "1"}
-    with Adopted(command, tmp_path, timeout=900, cwd=tmp_path, env=env) as run:  # whatever it leaves stays below it
+    with Adopted(
+        command, tmp_path, timeout=900, cwd=tmp_path, env=env
+    ) as run:  # whatever it leaves stays below it
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
         time.sleep(1.0)  # a daemon that escaped would rewrite the CSV within 0.1 s
         assert run.survivors() == []
@@ -55,23 +84,39 @@ def test_no_attack_gains_a_point_or_touches_anything_else(tmp_path, where):
         name = folder.name
         got = rows[name]
         if name in REFUSED:
-            assert got["status"] == "unreadable" and ("link" in got["reason"] or "reference folder" in got["reason"]), (name, got)
+            assert got["status"] == "unreadable" and (
+                "link" in got["reason"] or "reference folder" in got["reason"]
+            ), (name, got)
         else:
-            assert (got["status"], got["total"], got["isolation"]) == ("graded", "0.0", tier), (name, got["reason"][:300])
+            assert (got["status"], got["total"], got["isolation"]) == ("graded", "0.0", tier), (
+                name,
+                got["reason"][:300],
+            )
     assert rows["honest_good"]["status"] == "passed" and rows["honest_good"]["total"] == "100.0"
     assert rows["honest_partial"]["total"] == alone(partial, tmp_path)
     assert digest([good, partial]) == honest_files
     assert kit_and_site() == before
-    assert digest([replay.folder()]) == records  # the grader's records of Hypothesis' examples, as it wrote them
+    assert (
+        digest([replay.folder()]) == records
+    )  # the grader's records of Hypothesis' examples, as it wrote them
     assert listener.received == []
-    assert not list(Path("/tmp").glob("abh-attack*")) and not list(Path("/var/tmp").glob("abh-attack*"))
+    assert not list(Path("/tmp").glob("abh-attack*")) and not list(
+        Path("/var/tmp").glob("abh-attack*")
+    )
 
 
 def kept_examples(tmp_path: Path) -> dict[str, str]:
     """The digests of the grader's records of Hypothesis' examples, every check's written first (the attacks target them)."""
-    subprocess.run([sys.executable, "-m", "grader", "check", "--solutions"], capture_output=True, timeout=300, cwd=tmp_path)
+    subprocess.run(
+        [sys.executable, "-m", "grader", "check", "--solutions"],
+        capture_output=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     records = digest([replay.folder()])
-    assert len(records) >= 20 and all(path.endswith(".examples") for path in records), sorted(records)[:5]
+    assert len(records) >= 20 and all(path.endswith(".examples") for path in records), sorted(
+        records
+    )[:5]
     return records
 
 
@@ -93,7 +138,17 @@ def test_terminal_escapes_from_student_code_reach_no_terminal_and_no_csv(tmp_pat
     folder = attack(tmp_path, ATTACKS / "forges_the_terminal.py", 0)
     out, csv_file = tmp_path / "result.json", tmp_path / "grades.csv"
     run = subprocess.run(
-        [sys.executable, "-m", "grader", "check", "softmax", "--submission", str(folder), "--json", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "check",
+            "softmax",
+            "--submission",
+            str(folder),
+            "--json",
+            str(out),
+        ],
         capture_output=True,
         text=True,
         timeout=300,
@@ -108,8 +163,12 @@ def test_terminal_escapes_from_student_code_reach_no_terminal_and_no_csv(tmp_pat
         cwd=tmp_path,
         env={**os.environ, "NO_COLOR": "1"},
     )
-    shown = run.stdout + run.stderr + batch.stdout + batch.stderr + csv_file.read_text(encoding="utf-8")
-    assert not [c for c in shown if unicodedata.category(c) == "Cc" and c not in "\n\r\t"], shown[:2000]
+    shown = (
+        run.stdout + run.stderr + batch.stdout + batch.stderr + csv_file.read_text(encoding="utf-8")
+    )
+    assert not [c for c in shown if unicodedata.category(c) == "Cc" and c not in "\n\r\t"], shown[
+        :2000
+    ]
     assert "\\x1b[2J" in run.stdout and "raised ValueError" in run.stdout  # escaped, there to read
     assert run.returncode == 1 and json.loads(out.read_text())["total"]["points"] == 0.0
 
@@ -120,7 +179,17 @@ def test_a_huge_reply_is_refused_without_the_grader_growing(tmp_path):
     out = tmp_path / "result.json"
     start, peak = time.monotonic(), 0
     grader = subprocess.Popen(
-        [sys.executable, "-m", "grader", "check", "softmax", "--submission", str(folder), "--json", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "check",
+            "softmax",
+            "--submission",
+            str(folder),
+            "--json",
+            str(out),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         cwd=tmp_path,
@@ -132,7 +201,10 @@ def test_a_huge_reply_is_refused_without_the_grader_growing(tmp_path):
         except psutil.Error:
             pass
         time.sleep(0.02)
-    assert time.monotonic() - start < allowed(60) and peak < 400 << 20, (time.monotonic() - start, peak >> 20)
+    assert time.monotonic() - start < allowed(60) and peak < 400 << 20, (
+        time.monotonic() - start,
+        peak >> 20,
+    )
     messages = [c["message"] for c in json.loads(out.read_text())["exercises"][0]["checks"]]
     assert any("far more than this call should return" in m for m in messages), messages[:1]
 
@@ -143,7 +215,16 @@ def test_the_json_of_a_check_is_the_graders_and_carries_no_secret(tmp_path):
     for name in ("environment_leak", "daemon_rewrites_results", "writes_results"):
         folder = attack(tmp_path, ATTACKS / f"{name}.py", 0)
         run = subprocess.run(
-            [sys.executable, "-m", "grader", "check", "--submission", str(folder), "--json", str(out)],
+            [
+                sys.executable,
+                "-m",
+                "grader",
+                "check",
+                "--submission",
+                str(folder),
+                "--json",
+                str(out),
+            ],
             capture_output=True,
             text=True,
             timeout=300,
@@ -153,4 +234,6 @@ def test_the_json_of_a_check_is_the_graders_and_carries_no_secret(tmp_path):
         time.sleep(1.0)  # a daemon that escaped rewrites the JSON within 0.1 s
         text = out.read_text(encoding="utf-8")
         assert run.returncode == 1 and SECRET not in text + run.stdout, name
-        assert json.loads(text)["total"]["points"] == 0.0 and not (tmp_path / "results.json").exists(), name
+        assert (
+            json.loads(text)["total"]["points"] == 0.0 and not (tmp_path / "results.json").exists()
+        ), name

@@ -53,10 +53,14 @@ def test_a_two_byte_frame_is_the_students_bad_output_and_the_next_call_is_in_ste
             return np.concatenate(outs, axis=-1) @ w_o, []
         """.replace("WRITE", write),
     )
-    with StudentCode(folder, reference=reference_for(reference_functions("heads")), timeout=10) as student:
+    with StudentCode(
+        folder, reference=reference_for(reference_functions("heads")), timeout=10
+    ) as student:
         with pytest.raises(StudentError) as raised:
             student.call("heads", "attention_head", X, *HEADS[0])
-        assert raised.value.kind == "bad_output" and "fault in the grader" not in raised.value.message
+        assert (
+            raised.value.kind == "bad_output" and "fault in the grader" not in raised.value.message
+        )
         got = student.call("heads", "multi_head_attention", X, HEADS, W_O).value[0]
     assert np.allclose(got, multi_head_attention(X, HEADS, W_O)[0])
 
@@ -85,30 +89,50 @@ def multi_head_attention(x, heads, w_o):
 """
 
 
-def test_an_ask_for_an_array_of_shape_0_by_10_to_the_20_is_the_students_and_the_helper_lives(tmp_path):
+def test_an_ask_for_an_array_of_shape_0_by_10_to_the_20_is_the_students_and_the_helper_lives(
+    tmp_path,
+):
     """The ask the helper once died on: the grader refuses it as the call's bad output, before the helper sees it."""
     from solutions.softmax import softmax
 
     HELPER.start_soon()
     helper = HELPER.process
-    with StudentCode(submission(tmp_path, heads=HUGE_ASK), reference=reference_for(reference_functions("heads"))) as student:
+    with StudentCode(
+        submission(tmp_path, heads=HUGE_ASK), reference=reference_for(reference_functions("heads"))
+    ) as student:
         with pytest.raises(StudentError) as raised:
             student.call("heads", "attention_head", X, *HEADS[0])
-        assert raised.value.kind == "bad_output" and "fault in the grader" not in raised.value.message
+        assert (
+            raised.value.kind == "bad_output" and "fault in the grader" not in raised.value.message
+        )
         assert "could not be read back" in raised.value.message
     assert HELPER.process is helper and helper.poll() is None
     npy = _npy_header("<f8", (0, 10**20))
-    head = json.dumps({"tree": ["d", [["ask", "softmax.softmax"], ["args", ["t", [["a", 0]]]]]], "sizes": [len(npy)]}).encode()
-    answer = decode(HELPER.answer(softmax, struct.pack("<I", len(head)) + head + npy))  # past the grader's refusal, straight to the helper
+    head = json.dumps(
+        {
+            "tree": ["d", [["ask", "softmax.softmax"], ["args", ["t", [["a", 0]]]]]],
+            "sizes": [len(npy)],
+        }
+    ).encode()
+    answer = decode(
+        HELPER.answer(softmax, struct.pack("<I", len(head)) + head + npy)
+    )  # past the grader's refusal, straight to the helper
     assert answer["error"] == "ValueError" and HELPER.process is helper and helper.poll() is None
 
 
 def test_an_lr_past_any_float_is_refused_as_the_students_and_the_worker_stays_in_step(tmp_path):
     """sgd_step asked with lr = 10**400: refused by its contract (no OverflowError in the grader), and the next call is answered in step."""
     folder = submission(tmp_path)
-    edit = (folder / "training.py").read_text().replace("sgd_step(model.params, grads, lr)", "sgd_step(model.params, grads, 10**400)")
+    edit = (
+        (folder / "training.py")
+        .read_text()
+        .replace("sgd_step(model.params, grads, lr)", "sgd_step(model.params, grads, 10**400)")
+    )
     (folder / "training.py").write_text(edit)
-    params, pairs = {"w": np.zeros((3, 1)), "b": np.zeros(1)}, [(np.ones((2, 3)), np.ones((2, 1)))] * 3
+    params, pairs = (
+        {"w": np.zeros((3, 1)), "b": np.zeros(1)},
+        [(np.ones((2, 3)), np.ones((2, 1)))] * 3,
+    )
     shares, d_shares = np.array([[0.2, 0.8]]), np.array([[1.0, -1.0]])
     with StudentCode(folder, reference=reference_for(frozenset({"training.sgd_step"}))) as student:
         with pytest.raises(StudentError) as raised:
@@ -149,14 +173,21 @@ def test_a_module_too_deep_for_the_parser_gets_its_own_verdict_and_the_others_ar
 
 @pytest.mark.slow
 def test_a_lone_surrogate_in_a_message_is_shown_escaped_in_every_result_file(tmp_path):
-    folder = submission(tmp_path, softmax='def softmax(x):\n    raise ValueError("bad \\ud800 row")\n')
+    folder = submission(
+        tmp_path, softmax='def softmax(x):\n    raise ValueError("bad \\ud800 row")\n'
+    )
     result, junit = tmp_path / "result.json", tmp_path / "result.xml"
     command = [sys.executable, "-m", "grader", "check", "softmax", "--submission", str(folder)]
-    run = subprocess.run([*command, "--json", str(result), "--junit", str(junit)], capture_output=True, timeout=300, cwd=tmp_path)
+    run = subprocess.run(
+        [*command, "--json", str(result), "--junit", str(junit)],
+        capture_output=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert run.returncode == 1, run.stderr.decode(errors="replace")[-2000:]
     message = json.loads(result.read_text(encoding="utf-8"))["exercises"][0]["checks"][0]["message"]
     assert "\\ud800" in message and "fault in the grader" not in message
-    assert "\\ud800" in ET.parse(junit).getroot().find(".//failure").get("message", "") + ET.tostring(
-        ET.parse(junit).getroot(), encoding="unicode"
-    )
+    assert "\\ud800" in ET.parse(junit).getroot().find(".//failure").get(
+        "message", ""
+    ) + ET.tostring(ET.parse(junit).getroot(), encoding="unicode")
     assert "\\ud800" in run.stdout.decode("utf-8")

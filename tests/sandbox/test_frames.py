@@ -21,7 +21,13 @@ from grader.sandbox.pipes import Deadline, FramedPipe, PipeFailed
 from grader.sandbox.worker.codec import NPY_MAGIC, ArrayHead, decode, encode
 from grader.sandbox.worker.frames import HEAD
 
-QUICK = settings(max_examples=60, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
+QUICK = settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 HUGE = [0, 1, 2, 3, 10**20, 2**31, 2**62, 2**63, 2**64]
 DESCRS = [
     "<f8",
@@ -63,7 +69,10 @@ def message(tree, blobs: list[bytes]) -> bytes:
 @st.composite
 def arrays(draw) -> bytes:
     """The .npy bytes of an array a worker might send: any dtype, any shape (huge axes among them), its data or other bytes."""
-    descr, shape = draw(st.sampled_from(DESCRS)), tuple(draw(st.lists(st.sampled_from(HUGE), max_size=36)))
+    descr, shape = (
+        draw(st.sampled_from(DESCRS)),
+        tuple(draw(st.lists(st.sampled_from(HUGE), max_size=36))),
+    )
     try:
         size = np.dtype(descr.strip()).itemsize * int(np.prod([n for n in shape], dtype=object))
     except TypeError:
@@ -80,8 +89,14 @@ def frames(draw) -> bytes:
         return draw(st.binary(max_size=200))
     if kind == "array":
         blob = draw(arrays())
-        return message(["d", [["ask", draw(st.sampled_from(NAMES))], ["args", ["t", [["a", 0]]]]]], [blob])
-    return encode({"ask": draw(st.sampled_from(NAMES)), "args": draw(values())} if kind == "ask" else draw(values()))
+        return message(
+            ["d", [["ask", draw(st.sampled_from(NAMES))], ["args", ["t", [["a", 0]]]]]], [blob]
+        )
+    return encode(
+        {"ask": draw(st.sampled_from(NAMES)), "args": draw(values())}
+        if kind == "ask"
+        else draw(values())
+    )
 
 
 def values():
@@ -96,7 +111,19 @@ def values():
     )
     small = st.builds(
         lambda dtype, shape: np.zeros(shape, dtype=dtype),
-        st.sampled_from(["float64", "float32", "float16", "longdouble", "int64", "bool", "complex128", "U2", "S2"]),
+        st.sampled_from(
+            [
+                "float64",
+                "float32",
+                "float16",
+                "longdouble",
+                "int64",
+                "bool",
+                "complex128",
+                "U2",
+                "S2",
+            ]
+        ),
         st.lists(st.integers(0, 3), max_size=4).map(tuple),
     )
     leaves = st.one_of(scalars, small)
@@ -121,7 +148,9 @@ def decoded(frame: bytes, outline: bool):
 
 @QUICK
 @given(frames())
-def test_every_frame_is_read_or_refused_with_valueerror_and_the_outline_refuses_what_the_full_read_refuses(frame):
+def test_every_frame_is_read_or_refused_with_valueerror_and_the_outline_refuses_what_the_full_read_refuses(
+    frame,
+):
     (full, value), (outlined, outline) = decoded(frame, outline=False), decoded(frame, outline=True)
     assert full == outlined
     if full == "ok":
@@ -218,7 +247,14 @@ def parsed(data: bytes, cap: int) -> tuple[list[bytes], str]:
 @st.composite
 def streams(draw) -> bytes:
     """What a child may write on its frame pipe: frames, lengths of any size, and cut ends."""
-    pieces = draw(st.lists(st.one_of(st.binary(max_size=40).map(lambda b: HEAD.pack(len(b)) + b), st.binary(max_size=20)), max_size=6))
+    pieces = draw(
+        st.lists(
+            st.one_of(
+                st.binary(max_size=40).map(lambda b: HEAD.pack(len(b)) + b), st.binary(max_size=20)
+            ),
+            max_size=6,
+        )
+    )
     return b"".join(pieces)
 
 

@@ -24,7 +24,12 @@ HOSTILE = Path(__file__).resolve().parents[1] / "hostile"
 X = np.array([[1.0, 2.0, 3.0], [0.5, 0.0, -np.inf]])
 RIGHT = np.array([[0.09003057, 0.24472847, 0.66524096], [0.62245933, 0.37754067, 0.0]])
 LIMIT = 2.0  # seconds per call in these tests
-OTHERS = ("scores", "masking", "heads", "training")  # heads and training use softmax, graded with the reference
+OTHERS = (
+    "scores",
+    "masking",
+    "heads",
+    "training",
+)  # heads and training use softmax, graded with the reference
 
 
 def submission(tmp_path, case) -> Path:
@@ -53,7 +58,10 @@ def tier(request, monkeypatch):
 
 
 # where the worker is the grader's own user, starting a process or reading /proc is refused: the call raises
-IN_LANDLOCK = {"child_holds_pipes": ("raised", "PermissionError"), "forges_reply": ("raised", "PermissionError")}
+IN_LANDLOCK = {
+    "child_holds_pipes": ("raised", "PermissionError"),
+    "forges_reply": ("raised", "PermissionError"),
+}
 
 
 def assert_nothing_survives(folder, started):
@@ -76,24 +84,42 @@ def foreign(type_name):
 # case: (the StudentError kind and a phrase of its message, or a test of the returned value; seconds allowed)
 VERDICTS = {
     "infinite_loop": (("timeout", "softmax did not return within 2 s"), 10),
-    "swallows_everything": (("timeout", "on the clock, the wall-clock limit"), 10),  # it sleeps: the wall-clock limit
+    "swallows_everything": (
+        ("timeout", "on the clock, the wall-clock limit"),
+        10,
+    ),  # it sleeps: the wall-clock limit
     "hang_at_import": (("import", "importing your softmax.py did not finish within 2 s"), 10),
     "slow_but_correct": (is_right, 10),
     "exit_at_import": (("import", "your softmax.py called sys.exit while being imported"), 8),
-    "os_exit_at_import": (("import", "your softmax.py ended the Python process while being imported (exit status 0"), 8),
+    "os_exit_at_import": (
+        ("import", "your softmax.py ended the Python process while being imported (exit status 0"),
+        8,
+    ),
     "os_exit_in_call": (("crashed", "softmax ended the Python process (exit status 0"), 8),
     "keyboard_interrupt": (("raised", "softmax raised KeyboardInterrupt (softmax.py, line 5"), 8),
     "segfault": (("crashed", "softmax crashed the Python process (segmentation fault)"), 8),
     "infinite_recursion": (("raised", "softmax recursed without end (RecursionError)"), 8),
     "huge_allocation": (("raised", "softmax ran out of memory (softmax.py, line 7"), 8),
-    "memory_growth": (("raised|memory", "memory"), 8),  # MemoryError under RLIMIT_AS; stopped by the memory watch where there is none
-    "syntax_error": (("import", "your softmax.py cannot be imported: expected ':' (softmax.py, line 4)"), 8),
-    "pytest_skip": (("refused", "softmax.py imports pytest, which the grader does not allow"), 8),  # tests/test_imports.py
+    "memory_growth": (
+        ("raised|memory", "memory"),
+        8,
+    ),  # MemoryError under RLIMIT_AS; stopped by the memory watch where there is none
+    "syntax_error": (
+        ("import", "your softmax.py cannot be imported: expected ':' (softmax.py, line 4)"),
+        8,
+    ),
+    "pytest_skip": (
+        ("refused", "softmax.py imports pytest, which the grader does not allow"),
+        8,
+    ),  # tests/test_imports.py
     "pytest_xfail": (("refused", "softmax.py imports pytest, which the grader does not allow"), 8),
     "imports_solutions": (("refused", "softmax.py imports the reference solutions (line 3)"), 8),
     "imports_solutions_hidden": (("refused", "softmax imports the reference solutions"), 8),
     "patches_allclose": (zeros, 8),
-    "patches_pytest": (("refused", "softmax.py imports _pytest, which the grader does not allow"), 8),
+    "patches_pytest": (
+        ("refused", "softmax.py imports _pytest, which the grader does not allow"),
+        8,
+    ),
     "patches_builtins": (zeros, 8),
     "lying_conftest": (zeros, 8),
     "numpy_shadow": (zeros, 8),
@@ -104,7 +130,14 @@ VERDICTS = {
     "object_dtype": (foreign("numpy.ndarray with dtype object"), 8),
     "recursive_value": (foreign("list"), 8),
     "nan_output": (lambda value: type(value) is np.ndarray and np.isnan(value).all(), 8),
-    "unseeded_noise": (lambda value: type(value) is np.ndarray and not is_right(value) and np.allclose(value, RIGHT, atol=0.1), 8),
+    "unseeded_noise": (
+        lambda value: (
+            type(value) is np.ndarray
+            and not is_right(value)
+            and np.allclose(value, RIGHT, atol=0.1)
+        ),
+        8,
+    ),
     "mutates_input": (is_right, 8),
     "child_holds_pipes": (is_right, 8),
     "prints_64mb": (is_right, 15),
@@ -115,20 +148,34 @@ VERDICTS = {
 
 
 # Cases that take more than a second or two (they wait out a time limit, restart a crashed worker, or run slowly): slow
-SLOW_CALLS = {"infinite_loop", "swallows_everything", "hang_at_import", "os_exit_in_call", "segfault", "slow_but_correct"}
+SLOW_CALLS = {
+    "infinite_loop",
+    "swallows_everything",
+    "hang_at_import",
+    "os_exit_in_call",
+    "segfault",
+    "slow_but_correct",
+}
 SLOW_CHECKED = {"slow_but_correct", "unseeded_noise", "nan_output", "os_exit_in_call"}
 
 
 def cases(names, slow: set) -> list:
     """The cases in order, those in slow marked so."""
-    return [pytest.param(name, marks=pytest.mark.slow) if name in slow else name for name in sorted(names)]
+    return [
+        pytest.param(name, marks=pytest.mark.slow) if name in slow else name
+        for name in sorted(names)
+    ]
 
 
 def test_every_hostile_case_has_a_verdict():
-    assert sorted([*VERDICTS, "kills_grader"]) == sorted(path.name for path in HOSTILE.iterdir() if path.is_dir())
+    assert sorted([*VERDICTS, "kills_grader"]) == sorted(
+        path.name for path in HOSTILE.iterdir() if path.is_dir()
+    )
 
 
-@pytest.mark.linux("the hostile cases use /proc, fork and POSIX signals, and survivors are found by PID namespace")
+@pytest.mark.linux(
+    "the hostile cases use /proc, fork and POSIX signals, and survivors are found by PID namespace"
+)
 @pytest.mark.parametrize("case", cases(VERDICTS, SLOW_CALLS))
 def test_hostile_call_gets_its_verdict(case, tmp_path, workers, tier):
     expected, bound = VERDICTS[case]
@@ -141,7 +188,10 @@ def test_hostile_call_gets_its_verdict(case, tmp_path, workers, tier):
         except StudentError as error:
             assert not callable(expected), f"{case} raised {error.kind}: {error.message}"
             kind, phrase = expected
-            assert error.kind in kind.split("|") and phrase in error.message, (error.kind, error.message)
+            assert error.kind in kind.split("|") and phrase in error.message, (
+                error.kind,
+                error.message,
+            )
         else:
             assert callable(expected), f"{case} returned {outcome.value!r}"
             assert expected(outcome.value), outcome.value
@@ -153,7 +203,10 @@ def test_hostile_call_gets_its_verdict(case, tmp_path, workers, tier):
             assert callable(expected) and (expected(again) or case == "unseeded_noise")
         except StudentError as error:
             assert not callable(expected) and error.kind in expected[0].split("|")
-        assert student.call("scores", "attention_scores", X, X).value.shape == (2, 2) or case == "forges_reply"
+        assert (
+            student.call("scores", "attention_scores", X, X).value.shape == (2, 2)
+            or case == "forges_reply"
+        )
     assert time.monotonic() - start < allowed(bound)
     assert_nothing_survives(folder, workers)
     if case == "child_holds_pipes":
@@ -164,7 +217,10 @@ def test_hostile_call_gets_its_verdict(case, tmp_path, workers, tier):
 
 
 def test_patches_stay_in_the_worker(tmp_path):
-    for case in ("patches_allclose", "patches_builtins"):  # patches_pytest cannot import pytest (tests/test_imports.py)
+    for case in (
+        "patches_allclose",
+        "patches_builtins",
+    ):  # patches_pytest cannot import pytest (tests/test_imports.py)
         with StudentCode(submission(tmp_path, case)) as student:
             student.call("softmax", "softmax", X.copy())
     assert not np.allclose(0.0, 1.0) and isinstance(1, int) and not isinstance(1, str)
@@ -215,7 +271,9 @@ CHECKED = {
 }
 
 
-@pytest.mark.linux("the hostile cases use /proc, fork and POSIX signals, and survivors are found by PID namespace")
+@pytest.mark.linux(
+    "the hostile cases use /proc, fork and POSIX signals, and survivors are found by PID namespace"
+)
 @pytest.mark.parametrize("case", cases(CHECKED, SLOW_CHECKED))
 def test_hidden_checks_give_the_verdict(case, tmp_path, workers, tier):
     folder = submission(tmp_path, case)
@@ -229,7 +287,9 @@ def test_hidden_checks_give_the_verdict(case, tmp_path, workers, tier):
 
 
 @pytest.mark.slow
-@pytest.mark.linux("the hostile cases use /proc, fork and POSIX signals, and survivors are found by PID namespace")
+@pytest.mark.linux(
+    "the hostile cases use /proc, fork and POSIX signals, and survivors are found by PID namespace"
+)
 def test_the_other_exercises_keep_their_true_verdict(tmp_path, workers):
     folder = submission(tmp_path, "patches_allclose")
     report = run_checks(folder, profile="quick", timeout=LIMIT)
@@ -242,7 +302,9 @@ def test_the_other_exercises_keep_their_true_verdict(tmp_path, workers):
 def test_a_conftest_in_the_folder_is_never_loaded_by_the_checks(tmp_path):
     folder = submission(tmp_path, "lying_conftest")
     script = f"from grader.check.runner import run_checks; print(run_checks({str(folder)!r}, ['softmax']).exercises[0].status)"
-    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    run = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=60
+    )
     assert run.stdout.split() == ["failed"], run.stderr
 
 
@@ -251,7 +313,17 @@ def test_the_command_line_grades_a_folder_with_a_conftest_ignoring_it(tmp_path):
     folder = submission(tmp_path, "lying_conftest")
     result = tmp_path / "result.json"
     run = subprocess.run(
-        [sys.executable, "-m", "grader", "check", "softmax", "--submission", str(folder), "--json", str(result)],
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "check",
+            "softmax",
+            "--submission",
+            str(folder),
+            "--json",
+            str(result),
+        ],
         capture_output=True,
         text=True,
         cwd=tmp_path,
@@ -267,7 +339,17 @@ def test_the_command_line_writes_the_graders_json_and_exit_status(tmp_path):
     result_file = tmp_path / "result.json"
     start = time.monotonic()
     run = subprocess.run(
-        [sys.executable, "-m", "grader", "check", "softmax", "--submission", str(folder), "--json", str(result_file)],
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "check",
+            "softmax",
+            "--submission",
+            str(folder),
+            "--json",
+            str(result_file),
+        ],
         capture_output=True,
         text=True,
         cwd=KIT_ROOT,

@@ -50,18 +50,37 @@ def in_a_call(statement: str) -> str:
 
 def test_the_rule_is_numpy_the_standard_library_and_the_siblings():
     assert {"numpy", "math", "functools", "itertools", "os", PACKAGE} <= ALLOWED
-    assert not {"scipy", "torch", "jax", "sklearn", "hypothesis", "psutil", "pytest", "grader", "solutions", "exercises"} & ALLOWED
+    assert (
+        not {
+            "scipy",
+            "torch",
+            "jax",
+            "sklearn",
+            "hypothesis",
+            "psutil",
+            "pytest",
+            "grader",
+            "solutions",
+            "exercises",
+        }
+        & ALLOWED
+    )
 
 
 @pytest.mark.parametrize("statement", REFUSED)
 @pytest.mark.parametrize("place, line", [(module_level, 2), (in_a_call, 5)])
-def test_a_library_is_refused_at_import_and_in_a_call_installed_or_not(tmp_path, statement, place, line):
+def test_a_library_is_refused_at_import_and_in_a_call_installed_or_not(
+    tmp_path, statement, place, line
+):
     folder = submission(tmp_path, softmax=place(statement))
     with StudentCode(folder) as student:
         for _ in range(2):  # the same verdict again, from the same worker or a fresh one
             with pytest.raises(StudentError) as caught:
                 student.call("softmax", "softmax", X)
-            assert (caught.value.kind, caught.value.message) == ("refused", refusal(REFUSED[statement], line, statement))
+            assert (caught.value.kind, caught.value.message) == (
+                "refused",
+                refusal(REFUSED[statement], line, statement),
+            )
         assert student.call("scores", "attention_scores", X, X).value.shape == (2, 2)
 
 
@@ -69,7 +88,10 @@ def test_a_module_that_imports_a_refused_sibling_is_told_which_file(tmp_path):
     folder = submission(tmp_path, softmax=module_level("import scipy.special"))
     with StudentCode(folder) as student, pytest.raises(StudentError) as caught:
         student.call("heads", "attention_head", *[np.ones((2, 2))] * 4)
-    assert (caught.value.kind, caught.value.message) == ("refused", refusal("scipy", 2, "import scipy.special"))
+    assert (caught.value.kind, caught.value.message) == (
+        "refused",
+        refusal("scipy", 2, "import scipy.special"),
+    )
 
 
 def test_siblings_the_standard_library_and_numpy_lazy_submodules_are_allowed(tmp_path):
@@ -95,7 +117,12 @@ def test_siblings_the_standard_library_and_numpy_lazy_submodules_are_allowed(tmp
     )
     with StudentCode(folder) as student:
         lazy, norm, drawn, dot, pi, shape, mask, count = student.call("softmax", "softmax", X).value
-    assert lazy and norm == 5.0 and np.array_equal(drawn, np.random.default_rng(0).normal(size=3)) and dot == 5.25
+    assert (
+        lazy
+        and norm == 5.0
+        and np.array_equal(drawn, np.random.default_rng(0).normal(size=3))
+        and dot == 5.25
+    )
     assert pi == np.pi and shape == (2, 2) and mask == [[True, False], [True, True]] and count == 3
 
 
@@ -118,15 +145,26 @@ def test_a_refused_library_looks_absent_to_code_that_falls_back(tmp_path):
 
 @pytest.mark.slow
 def test_through_the_checks_the_exercise_is_an_error_and_the_others_keep_their_verdict(tmp_path):
-    folder = submission(tmp_path, softmax=in_a_call('scipy = importlib.import_module("scipy.special")'))
+    folder = submission(
+        tmp_path, softmax=in_a_call('scipy = importlib.import_module("scipy.special")')
+    )
     # training is left out: after any module-wide error of softmax.py (a syntax error too) its checks that use
     # the reference softmax halt as well, since the harness looks up broken modules before it serves the reference
-    report = run_checks(folder, ["scores", "masking", "softmax", "heads"], profile="quick", timeout=5.0)
+    report = run_checks(
+        folder, ["scores", "masking", "softmax", "heads"], profile="quick", timeout=5.0
+    )
     status = {result.name: result.status for result in report.exercises}
-    assert status == {"scores": "passed", "masking": "passed", "softmax": "error", "heads": "passed"}
+    assert status == {
+        "scores": "passed",
+        "masking": "passed",
+        "softmax": "error",
+        "heads": "passed",
+    }
     (softmax,) = [result for result in report.exercises if result.name == "softmax"]
     wanted = refusal("scipy", 5, 'scipy = importlib.import_module("scipy.special")')
-    assert softmax.checks and all(check.message.startswith(wanted) for check in softmax.checks if check.status != "passed")
+    assert softmax.checks and all(
+        check.message.startswith(wanted) for check in softmax.checks if check.status != "passed"
+    )
     assert softmax.points == 0
 
 
@@ -141,7 +179,9 @@ def grader_try(folder, cwd):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("statement", ["import torch", "import hypothesis", 'importlib.import_module("scipy")'])
+@pytest.mark.parametrize(
+    "statement", ["import torch", "import hypothesis", 'importlib.import_module("scipy")']
+)
 @pytest.mark.parametrize("place, line", [(module_level, 2), (in_a_call, 5)])
 def test_grader_try_refuses_the_same_imports_with_the_same_words(tmp_path, statement, place, line):
     run = grader_try(submission(tmp_path, softmax=place(statement)), tmp_path)
@@ -169,15 +209,29 @@ def test_grader_try_allows_numpy_and_the_standard_library(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.linux("the point is to take Linux's mechanisms away on Linux; elsewhere the normal run is the portable one")
+@pytest.mark.linux(
+    "the point is to take Linux's mechanisms away on Linux; elsewhere the normal run is the portable one"
+)
 @pytest.mark.skipif(simulating_other_os(), reason="this is already the simulated run")
 def test_the_portable_path_gives_the_same_verdicts():
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k", "not portable and not grader_try"],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            __file__,
+            "-k",
+            "not portable and not grader_try",
+        ],
         cwd=KIT_ROOT,
         env={**os.environ, SIMULATE_VAR: "1"},
         capture_output=True,
         text=True,
         timeout=600,
     )
-    assert run.returncode == 0 and " passed" in run.stdout and "failed" not in run.stdout, run.stdout[-6000:] + run.stderr[-2000:]
+    assert run.returncode == 0 and " passed" in run.stdout and "failed" not in run.stdout, (
+        run.stdout[-6000:] + run.stderr[-2000:]
+    )

@@ -89,20 +89,33 @@ pytestmark = pytest.mark.linux("Landlock and seccomp are Linux's")
 @pytest.mark.parametrize("tier", CONFINING)
 def test_a_worker_in_every_confining_tier_opens_no_tcp_connection(tmp_path, monkeypatch, tier):
     found, listener = probed(tmp_path, monkeypatch, tier)
-    assert found["tcp"] == "PermissionError" and listener.received == []  # the filter's refusal, not a closed port
+    assert (
+        found["tcp"] == "PermissionError" and listener.received == []
+    )  # the filter's refusal, not a closed port
     assert found["thread"] == "done"
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("abi", [None, 3], ids=["kernel", "abi3"])
-def test_the_landlock_worker_reaches_nothing_of_the_graders_whatever_its_abi(tmp_path, monkeypatch, abi):
+def test_the_landlock_worker_reaches_nothing_of_the_graders_whatever_its_abi(
+    tmp_path, monkeypatch, abi
+):
     """Below ABI 6 (no scoping) and 4 (no TCP rule) the filter refuses the signals and sockets that Landlock cannot."""
     if abi is not None:
         monkeypatch.setattr(isolation, "landlock_abi", lambda: abi)
         monkeypatch.setattr(isolation, "_probed", {})
     found, listener = probed(tmp_path, monkeypatch, "landlock")
     refused = {
-        name: "PermissionError" for name in ("tcp", "signal parent", "read reference", "read neighbour", "write neighbour", "fork", "chmod")
+        name: "PermissionError"
+        for name in (
+            "tcp",
+            "signal parent",
+            "read reference",
+            "read neighbour",
+            "write neighbour",
+            "fork",
+            "chmod",
+        )
     }
     assert {name: found[name] for name in refused} == refused, found
     assert (found["write home"], found["own group"], found["thread"]) == ("done", "done", "done")
@@ -120,7 +133,8 @@ def test_the_filter_of_the_graders_own_user_refuses_more_and_more_below_abi_6():
     if why := seccomp.missing():
         pytest.skip(why)
     base, shared, unscoped = (
-        len(seccomp.program(**variant)) for variant in ({}, {"shared_user": True}, {"shared_user": True, "scoped": False})
+        len(seccomp.program(**variant))
+        for variant in ({}, {"shared_user": True}, {"shared_user": True, "scoped": False})
     )
     assert 0 < base < shared < unscoped and base % 8 == 0
 
@@ -129,8 +143,17 @@ def test_the_filter_of_the_graders_own_user_refuses_more_and_more_below_abi_6():
 def trees(draw):
     """A few folders and files below a root, and some folders among them to hide."""
     names = st.sampled_from(["a", "b", "c", "site", "grader"])
-    paths = draw(st.lists(st.lists(names, min_size=1, max_size=4).map(lambda parts: "/".join(parts)), min_size=1, max_size=12))
-    folders = sorted({str(Path(p).parent) for p in paths if str(Path(p).parent) != "."} | {p + "_dir" for p in paths[:3]})
+    paths = draw(
+        st.lists(
+            st.lists(names, min_size=1, max_size=4).map(lambda parts: "/".join(parts)),
+            min_size=1,
+            max_size=12,
+        )
+    )
+    folders = sorted(
+        {str(Path(p).parent) for p in paths if str(Path(p).parent) != "."}
+        | {p + "_dir" for p in paths[:3]}
+    )
     hidden = draw(st.lists(st.sampled_from(folders), max_size=3)) if folders else []
     return [f"{p}.py" for p in paths], folders, hidden
 
@@ -149,34 +172,68 @@ def test_what_landlock_may_read_covers_every_file_but_the_hidden_folders(tree):
         read, listed = linux.less(root, [(root / h).resolve() for h in hidden])
         for path in [root, *root.rglob("*")]:
             covered = any(path == Path(top) or Path(top) in path.parents for top in read)
-            inside_hidden = any((root / h) in [path, *path.parents] for h in hidden if root / h != root)
+            inside_hidden = any(
+                (root / h) in [path, *path.parents] for h in hidden if root / h != root
+            )
             holds_hidden = not inside_hidden and any(path in (root / h).parents for h in hidden)
             assert covered == (not inside_hidden and not holds_hidden), (path, read, hidden)
             assert (str(path) in listed) == holds_hidden, (path, listed, hidden)
 
 
 @pytest.mark.slow
-def test_in_an_emulated_pod_grader_batch_grades_in_the_landlock_tier_and_the_attack_gets_nothing(tmp_path):
+def test_in_an_emulated_pod_grader_batch_grades_in_the_landlock_tier_and_the_attack_gets_nothing(
+    tmp_path,
+):
     """The grader as nobody with user namespaces refused: honest 100, the attack none of what it tried, `landlock` recorded."""
     root, listener = tmp_path / "class", Listener()
     root.mkdir()
     good, _ = honest(root)
     attacker = write_stubs(root / "attacker")
-    text = ATTACK.format(neighbour=str(good / "softmax.py"), reference=str(SOLUTIONS_DIR / "softmax.py"), port=listener.port)
+    text = ATTACK.format(
+        neighbour=str(good / "softmax.py"),
+        reference=str(SOLUTIONS_DIR / "softmax.py"),
+        port=listener.port,
+    )
     (attacker / "softmax.py").write_text(text.split("\n", 1)[1])
     before, csv_file = digest([good, SOLUTIONS_DIR]), tmp_path / "grades.csv"
-    command = pod([sys.executable, "-m", "grader", "batch", str(good), str(attacker), "--jobs", "2", "--csv", str(csv_file)])
-    env = {name: value for name, value in os.environ.items() if name != isolation.TIER_VAR} | {"NO_COLOR": "1"}
+    command = pod(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "batch",
+            str(good),
+            str(attacker),
+            "--jobs",
+            "2",
+            "--csv",
+            str(csv_file),
+        ]
+    )
+    env = {name: value for name, value in os.environ.items() if name != isolation.TIER_VAR} | {
+        "NO_COLOR": "1"
+    }
     with Adopted(command, tmp_path, timeout=900, cwd=tmp_path, env=env) as run:
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
         assert run.survivors() == []
-    rows = {row["student"]: row for row in csv.DictReader(csv_file.read_text(encoding="utf-8").splitlines())}
+    rows = {
+        row["student"]: row
+        for row in csv.DictReader(csv_file.read_text(encoding="utf-8").splitlines())
+    }
     assert (rows["honest_good"]["total"], rows["honest_good"]["isolation"]) == ("100.0", "landlock")
     attack = rows["attacker"]
     assert (attack["total"], attack["isolation"]) == ("0.0", "landlock"), attack
-    assert all(re.search(rf"\b{name}:(EACCES|EPERM)\b", attack["reason"]) for name in REFUSED), attack["reason"]
-    assert attack["status"] == "graded" and "sa:" in attack["reason"]  # its grader outlived its kill(-1), as the batch did
-    assert digest([good, SOLUTIONS_DIR]) == before and listener.received == [] and not Path("/tmp/abh-attack-pod").exists()
+    assert all(re.search(rf"\b{name}:(EACCES|EPERM)\b", attack["reason"]) for name in REFUSED), (
+        attack["reason"]
+    )
+    assert (
+        attack["status"] == "graded" and "sa:" in attack["reason"]
+    )  # its grader outlived its kill(-1), as the batch did
+    assert (
+        digest([good, SOLUTIONS_DIR]) == before
+        and listener.received == []
+        and not Path("/tmp/abh-attack-pod").exists()
+    )
 
 
 @pytest.mark.slow
@@ -184,11 +241,22 @@ def test_in_a_pod_without_landlock_batch_says_what_to_do_in_the_instructors_word
     from grader.course import batch
     from grader.sandbox.process import GRADER_FAULT
 
-    reasons = {"namespaces": "bwrap: Creating new namespace failed", "user": "it needs the grader to run as root"}
+    reasons = {
+        "namespaces": "bwrap: Creating new namespace failed",
+        "user": "it needs the grader to run as root",
+    }
     monkeypatch.setattr(
-        isolation, "_probe", lambda tier: reasons.get(tier) or ("Landlock is not available here" if tier == "landlock" else "")
+        isolation,
+        "_probe",
+        lambda tier: (
+            reasons.get(tier) or ("Landlock is not available here" if tier == "landlock" else "")
+        ),
     )
     monkeypatch.delenv(isolation.TIER_VAR, raising=False)
     said = batch.isolation_problem(False)
-    assert "landlock: Landlock is not available here" in said and "Kubernetes" in said and "--allow-unisolated" in said
+    assert (
+        "landlock: Landlock is not available here" in said
+        and "Kubernetes" in said
+        and "--allow-unisolated" in said
+    )
     assert GRADER_FAULT not in said and "your code" not in said

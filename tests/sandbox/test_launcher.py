@@ -22,7 +22,11 @@ def test_a_child_past_its_deadline_is_ended_with_what_it_started(tmp_path):
     started = time.monotonic()
     status, output = launcher.run(launcher.python("-c", grandchild), 3)
     assert status is None and "started" in output and time.monotonic() - started < allowed(15)
-    left = [p for p in psutil.process_iter(["cmdline"]) if "time.sleep(300)" in " ".join(p.info["cmdline"] or ())]
+    left = [
+        p
+        for p in psutil.process_iter(["cmdline"])
+        if "time.sleep(300)" in " ".join(p.info["cmdline"] or ())
+    ]
     assert left == []
 
 
@@ -32,7 +36,12 @@ def test_the_output_kept_is_its_tail_and_says_how_much_was_cut():
         assert child.wait(30)
         tail = child.output(100)
     assert status == 0 and output.strip().endswith("END")
-    assert tail.startswith("... (") and "bytes of output not shown" in tail and tail.strip().endswith("END") and len(tail) < 200
+    assert (
+        tail.startswith("... (")
+        and "bytes of output not shown" in tail
+        and tail.strip().endswith("END")
+        and len(tail) < 200
+    )
 
 
 def test_the_probe_starts_a_worker_with_no_files_and_stops_it(monkeypatch, tmp_path):
@@ -45,7 +54,9 @@ def test_the_probe_starts_a_worker_with_no_files_and_stops_it(monkeypatch, tmp_p
         return worker
 
     monkeypatch.setattr(isolation, "WorkerProcess", remember)
-    monkeypatch.setattr("grader.paths.EXERCISES_DIR", tmp_path / "missing")  # the kit's exercises/ gone: no matter
+    monkeypatch.setattr(
+        "grader.paths.EXERCISES_DIR", tmp_path / "missing"
+    )  # the kit's exercises/ gone: no matter
     assert isolation.probe(isolation.Portable()) == ""
     (worker,) = started
     assert worker.process.poll() is not None and not worker.launch.room.root.exists()

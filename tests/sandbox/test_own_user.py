@@ -39,7 +39,10 @@ CASES = (
 )
 SYSTEM_PYTHON = Path("/usr/bin/python3")
 
-pytestmark = [pytest.mark.linux("a user of the worker's own, with Landlock, is Linux's"), pytest.mark.slow]
+pytestmark = [
+    pytest.mark.linux("a user of the worker's own, with Landlock, is Linux's"),
+    pytest.mark.slow,
+]
 
 
 @pytest.fixture(scope="module")
@@ -48,11 +51,15 @@ def grader_env():
     if os.geteuid() != 0:
         pytest.skip("the user isolation is for a grader running as root; this test run is not root")
     if not SYSTEM_PYTHON.exists():
-        pytest.skip(f"no {SYSTEM_PYTHON} that every user may run, to build the grader's environment from")
+        pytest.skip(
+            f"no {SYSTEM_PYTHON} that every user may run, to build the grader's environment from"
+        )
     base = Path(tempfile.mkdtemp(prefix="abh-own-user-"))
     try:
         os.chmod(base, 0o755)
-        subprocess.run([str(SYSTEM_PYTHON), "-m", "venv", str(base / "venv")], check=True, timeout=120)
+        subprocess.run(
+            [str(SYSTEM_PYTHON), "-m", "venv", str(base / "venv")], check=True, timeout=120
+        )
         python = base / "venv" / "bin" / "python"
         subprocess.run(
             [
@@ -61,7 +68,9 @@ def grader_env():
                 "pip",
                 "install",
                 "-q",
-                *tomllib.loads((KIT_ROOT / "pyproject.toml").read_text())["project"]["dependencies"],
+                *tomllib.loads((KIT_ROOT / "pyproject.toml").read_text())["project"][
+                    "dependencies"
+                ],
             ],
             check=True,
             timeout=600,
@@ -70,7 +79,9 @@ def grader_env():
         kit = base / "kit"
         kit.mkdir(mode=0o700)
         for name in ("grader", "solutions", "exercises", "data"):
-            shutil.copytree(KIT_ROOT / name, kit / name, ignore=shutil.ignore_patterns("__pycache__", ".grader"))
+            shutil.copytree(
+                KIT_ROOT / name, kit / name, ignore=shutil.ignore_patterns("__pycache__", ".grader")
+            )
         yield python, kit
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -86,20 +97,47 @@ def test_attacks_as_a_user_of_their_own_get_nothing(grader_env, tmp_path):
     good, _ = honest(root)
     folders, before = [good, *cases], digest([good, kit])
     csv_file = tmp_path / "grades.csv"
-    env = {**os.environ, "ATTENTION_BY_HAND_ISOLATION": "user", "PYTHONPATH": str(kit), "INSTRUCTOR_TOKEN": SECRET, "NO_COLOR": "1"}
-    command = [str(python), "-m", "grader", "batch", *map(str, folders), "--jobs", "2", "--csv", str(csv_file)]
-    with Adopted(command, tmp_path, timeout=900, cwd=tmp_path, env=env) as run:  # whatever it leaves stays below it
+    env = {
+        **os.environ,
+        "ATTENTION_BY_HAND_ISOLATION": "user",
+        "PYTHONPATH": str(kit),
+        "INSTRUCTOR_TOKEN": SECRET,
+        "NO_COLOR": "1",
+    }
+    command = [
+        str(python),
+        "-m",
+        "grader",
+        "batch",
+        *map(str, folders),
+        "--jobs",
+        "2",
+        "--csv",
+        str(csv_file),
+    ]
+    with Adopted(
+        command, tmp_path, timeout=900, cwd=tmp_path, env=env
+    ) as run:  # whatever it leaves stays below it
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
         time.sleep(1.0)
         assert run.survivors() == []
     text = csv_file.read_text(encoding="utf-8")
     rows = {r["student"]: r for r in csv.DictReader(text.splitlines())}
     assert SECRET not in text and "forged" not in text and len(rows) == len(folders)
-    tier = "user+landlock" if landlock_abi() else "user"  # Landlock narrows the user's view where the kernel has it
+    tier = (
+        "user+landlock" if landlock_abi() else "user"
+    )  # Landlock narrows the user's view where the kernel has it
     for name in CASES:
-        assert (rows[name]["total"], rows[name]["isolation"]) == ("0.0", tier), (name, rows[name]["reason"][:300])
+        assert (rows[name]["total"], rows[name]["isolation"]) == ("0.0", tier), (
+            name,
+            rows[name]["reason"][:300],
+        )
     assert rows["honest_good"]["total"] == "100.0"
     assert digest([good, kit]) == before
-    assert listener.received == []  # no TCP connection: the seccomp filter, and Landlock's network rule from ABI 4
-    assert not list(Path("/tmp").glob("abh-attack*")) and not list(Path("/var/tmp").glob("abh-attack*"))
+    assert (
+        listener.received == []
+    )  # no TCP connection: the seccomp filter, and Landlock's network rule from ABI 4
+    assert not list(Path("/tmp").glob("abh-attack*")) and not list(
+        Path("/var/tmp").glob("abh-attack*")
+    )
     assert sys.executable != str(python)  # the grader ran in its own environment, not this test's

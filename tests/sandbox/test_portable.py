@@ -19,10 +19,16 @@ from grader.sandbox.portable import SIMULATE_VAR, simulating_other_os
 
 pytestmark = pytest.mark.slow  # the hostile, mutant and sandbox suites run again
 
-SUITES = ["tests/sandbox/test_hostile.py", "tests/check/test_checks.py", "tests/sandbox/test_sandbox.py"]
+SUITES = [
+    "tests/sandbox/test_hostile.py",
+    "tests/check/test_checks.py",
+    "tests/sandbox/test_sandbox.py",
+]
 
 
-@pytest.mark.linux("the point is to take Linux's mechanisms away on Linux; elsewhere the normal run is the portable one")
+@pytest.mark.linux(
+    "the point is to take Linux's mechanisms away on Linux; elsewhere the normal run is the portable one"
+)
 @pytest.mark.skipif(simulating_other_os(), reason="this is already the simulated run")
 def test_the_hostile_and_mistaken_submissions_get_the_same_verdicts_without_linux():
     start = time.monotonic()

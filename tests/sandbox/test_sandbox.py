@@ -12,7 +12,15 @@ from grader.sandbox.errors import StudentError
 from grader.sandbox.guard import refusals
 from grader.sandbox.handle import StudentCode, _as_sent, _checked
 from grader.sandbox.submission import SubmissionError, find_submission
-from grader.sandbox.worker.codec import MAX_WARNINGS, WARNING_CHARS, Batches, Foreign, ToyModel, decode, encode
+from grader.sandbox.worker.codec import (
+    MAX_WARNINGS,
+    WARNING_CHARS,
+    Batches,
+    Foreign,
+    ToyModel,
+    decode,
+    encode,
+)
 from grader.sandbox.worker.toymodel import BatchFeed, LinearModel
 from solutions.heads import attention_head
 from solutions.softmax import softmax
@@ -21,7 +29,12 @@ from solutions.training import train
 
 def head_inputs(seed=0):
     rng = np.random.default_rng(seed)
-    return rng.normal(size=(2, 4, 3)), rng.normal(size=(3, 2)), rng.normal(size=(3, 2)), rng.normal(size=(3, 5))
+    return (
+        rng.normal(size=(2, 4, 3)),
+        rng.normal(size=(3, 2)),
+        rng.normal(size=(3, 2)),
+        rng.normal(size=(3, 5)),
+    )
 
 
 @pytest.mark.parametrize(
@@ -81,7 +94,9 @@ def test_decode_refuses_pickled_arrays():
 
 def test_live_decode_gives_working_toy_model_and_feed():
     pairs = [(np.ones((2, 3)), np.zeros((2, 1)))] * 2
-    model, feed = decode(encode((ToyModel({"w": np.zeros((3, 1)), "b": np.zeros(1)}), Batches(pairs))), live=True)
+    model, feed = decode(
+        encode((ToyModel({"w": np.zeros((3, 1)), "b": np.zeros(1)}), Batches(pairs))), live=True
+    )
     assert type(model) is LinearModel and type(feed) is BatchFeed
     loss, grads = model.loss_and_grads(*next(feed))
     assert loss == 0.0 and grads["w"].shape == (3, 1) and feed.taken == 1
@@ -145,7 +160,10 @@ def test_every_call_sends_back_its_warnings_even_if_a_module_silenced_them_at_im
         student.call("scores", "attention_scores", np.ones((2, 4)), np.ones((3, 4)))
         outcomes = [student.call("softmax", "softmax", x) for _ in range(2)]
         quiet = student.call("softmax", "softmax", np.zeros(2))
-    expected = ("RuntimeWarning: overflow encountered in exp", "RuntimeWarning: invalid value encountered in divide")
+    expected = (
+        "RuntimeWarning: overflow encountered in exp",
+        "RuntimeWarning: invalid value encountered in divide",
+    )
     assert [o.warnings for o in outcomes] == [expected, expected]  # every time, not only the first
     assert quiet.warnings == () and all(o.output == "" for o in outcomes)
 
@@ -162,7 +180,10 @@ def test_a_call_may_silence_its_own_warnings_and_the_reference_gives_none(tmp_pa
     )
     x = np.array([[1e4, -1e4, -np.inf], [-1e4, -np.inf, -1e4 + 1]])
     with StudentCode(folder) as student:
-        assert student.call("scores", "attention_scores", np.ones((2, 4)), np.ones((3, 4))).warnings == ()
+        assert (
+            student.call("scores", "attention_scores", np.ones((2, 4)), np.ones((3, 4))).warnings
+            == ()
+        )
         assert student.call("softmax", "softmax", x).warnings == ()
 
 
@@ -180,7 +201,9 @@ def test_warnings_are_capped_in_number_and_length(tmp_path):
     with StudentCode(folder) as student:
         caught = student.call("softmax", "softmax", np.zeros(2)).warnings
     assert len(caught) == MAX_WARNINGS and all(len(w) == WARNING_CHARS for w in caught)
-    assert caught[0].startswith("UserWarning: 0 www") and caught[-1].startswith(f"UserWarning: {MAX_WARNINGS - 1} w")
+    assert caught[0].startswith("UserWarning: 0 www") and caught[-1].startswith(
+        f"UserWarning: {MAX_WARNINGS - 1} w"
+    )
 
 
 def test_an_exception_names_the_students_file_and_line(tmp_path):
@@ -194,7 +217,10 @@ def test_an_exception_names_the_students_file_and_line(tmp_path):
     with StudentCode(folder) as student, pytest.raises(StudentError) as caught:
         student.call("scores", "attention_scores", np.ones((2, 4)), np.ones((3, 4)))
     assert caught.value.kind == "raised"
-    assert "ValueError" in caught.value.message and "scores.py, line 3: return q @ k" in caught.value.message
+    assert (
+        "ValueError" in caught.value.message
+        and "scores.py, line 3: return q @ k" in caught.value.message
+    )
 
 
 def test_a_syntax_error_in_a_module_imported_is_named_where_it_is(tmp_path):
@@ -213,10 +239,21 @@ def test_a_syntax_error_in_a_module_imported_is_named_where_it_is(tmp_path):
         """,
     )
     with StudentCode(folder) as student, pytest.raises(StudentError) as caught:
-        student.call("heads", "attention_head", np.ones((2, 2)), np.ones((2, 2)), np.ones((2, 2)), np.ones((2, 2)))
+        student.call(
+            "heads",
+            "attention_head",
+            np.ones((2, 2)),
+            np.ones((2, 2)),
+            np.ones((2, 2)),
+            np.ones((2, 2)),
+        )
     assert caught.value.kind == "import"
-    assert caught.value.message.startswith("your heads.py cannot be imported: masking.py, which it imports, has a syntax error: ")
-    assert caught.value.message.endswith("(masking.py, line 2). Fix the syntax in masking.py and save.")
+    assert caught.value.message.startswith(
+        "your heads.py cannot be imported: masking.py, which it imports, has a syntax error: "
+    )
+    assert caught.value.message.endswith(
+        "(masking.py, line 2). Fix the syntax in masking.py and save."
+    )
 
 
 WRONG_SOFTMAX = """
@@ -232,10 +269,16 @@ def test_a_stand_in_replaces_a_function_everywhere_it_is_bound(tmp_path):
     x, w_q, w_k, w_v = head_inputs()
     expected = attention_head(x, w_q, w_k, w_v)[0]
     with StudentCode(folder) as student:
-        assert not np.allclose(student.call("heads", "attention_head", x, w_q, w_k, w_v).value[0], expected)
+        assert not np.allclose(
+            student.call("heads", "attention_head", x, w_q, w_k, w_v).value[0], expected
+        )
     with StudentCode(folder, reference={"softmax.softmax": softmax}) as student:
-        np.testing.assert_allclose(student.call("heads", "attention_head", x, w_q, w_k, w_v).value[0], expected)
-        np.testing.assert_array_equal(student.call("softmax", "softmax", np.ones(2)).value, [0.5, 0.5])
+        np.testing.assert_allclose(
+            student.call("heads", "attention_head", x, w_q, w_k, w_v).value[0], expected
+        )
+        np.testing.assert_array_equal(
+            student.call("softmax", "softmax", np.ones(2)).value, [0.5, 0.5]
+        )
 
 
 @pytest.mark.slow
@@ -269,7 +312,9 @@ def test_an_in_place_update_shows_in_the_args(tmp_path):
         tmp_path,
         training=(SOLUTIONS_DIR / "training.py")
         .read_text()
-        .replace("params[name] = params[name] - lr * grads[name]", "params[name] -= lr * grads[name]"),
+        .replace(
+            "params[name] = params[name] - lr * grads[name]", "params[name] -= lr * grads[name]"
+        ),
     )
     with StudentCode(folder) as student:
         outcome = student.call("training", "sgd_step", {"w": np.ones(2)}, {"w": np.ones(2)}, 0.5)
@@ -287,14 +332,22 @@ WRITES_ONE = """
     """
 
 
-def test_a_large_argument_left_alone_comes_back_as_sent_and_one_changed_by_a_single_entry_as_changed(tmp_path):
+def test_a_large_argument_left_alone_comes_back_as_sent_and_one_changed_by_a_single_entry_as_changed(
+    tmp_path,
+):
     """Large arrays a call leaves alone are not sent back (the grader copies its own), but a change of one entry shows."""
     x = np.full((300, 300), np.nan)  # NaN: unchanged means the same bytes, not equal values
     x[:, :150] = 1.0
     with StudentCode(submission(tmp_path, softmax=WRITES_ONE)) as student:
-        alone = student.call("softmax", "softmax", x[:, :100].copy())  # 100 columns: 234 KiB, over the size sent as None
+        alone = student.call(
+            "softmax", "softmax", x[:, :100].copy()
+        )  # 100 columns: 234 KiB, over the size sent as None
         changed = student.call("softmax", "softmax", x)
-    assert alone.args[0] is not x and alone.args[0].shape == (300, 100) and np.array_equal(alone.args[0], x[:, :100])
+    assert (
+        alone.args[0] is not x
+        and alone.args[0].shape == (300, 100)
+        and np.array_equal(alone.args[0], x[:, :100])
+    )
     assert changed.args[0][0, -1] == 7.0 and np.isnan(changed.args[0][1, -1]) and np.isnan(x[0, -1])
 
 
@@ -302,7 +355,9 @@ def test_a_large_argument_left_alone_comes_back_as_sent_and_one_changed_by_a_sin
 def test_a_reply_that_claims_an_argument_unchanged_wrongly_is_refused(same):
     """Only positions of arguments sent back as None may be said to be unchanged."""
     with pytest.raises(ValueError, match="unchanged"):
-        _checked({"value": 1, "args": (None,), "same": same, "seconds": 0.1, "warnings": ()}, "call")
+        _checked(
+            {"value": 1, "args": (None,), "same": same, "seconds": 0.1, "warnings": ()}, "call"
+        )
     assert _as_sent((np.ones(3), {"w": 1}), 1) is None and _as_sent((np.ones(3),), 4) is None
 
 
@@ -324,8 +379,13 @@ def test_a_timeout_costs_one_call_and_a_fresh_worker_serves_the_next(tmp_path):
         with pytest.raises(StudentError) as caught:
             student.call("scores", "attention_scores", np.ones((1, 2)), np.ones((1, 2)))
         assert time.monotonic() - start < allowed(5)
-        assert caught.value.kind == "timeout" and "attention_scores did not return within 1 s" in caught.value.message
-        assert student.call("scores", "attention_scores", np.ones((2, 2)), np.ones((2, 2))).value.shape == (2, 2)
+        assert (
+            caught.value.kind == "timeout"
+            and "attention_scores did not return within 1 s" in caught.value.message
+        )
+        assert student.call(
+            "scores", "attention_scores", np.ones((2, 2)), np.ones((2, 2))
+        ).value.shape == (2, 2)
 
 
 def test_a_numpy_py_in_the_folder_does_not_shadow_numpy(tmp_path):
@@ -341,9 +401,16 @@ def test_importing_the_solutions_is_refused_statically(tmp_path):
     with StudentCode(folder) as student:
         for module in ("softmax", "heads"):  # heads imports softmax
             with pytest.raises(StudentError) as caught:
-                student.call(module, "softmax" if module == "softmax" else "attention_head", np.zeros(2))
-            assert caught.value.kind == "refused" and "softmax.py imports the reference solutions (line 1)" in caught.value.message
-        assert student.call("scores", "attention_scores", np.ones((1, 2)), np.ones((1, 2))).value.shape == (1, 1)
+                student.call(
+                    module, "softmax" if module == "softmax" else "attention_head", np.zeros(2)
+                )
+            assert (
+                caught.value.kind == "refused"
+                and "softmax.py imports the reference solutions (line 1)" in caught.value.message
+            )
+        assert student.call(
+            "scores", "attention_scores", np.ones((1, 2)), np.ones((1, 2))
+        ).value.shape == (1, 1)
 
 
 def test_the_folders_refusals_are_found_again_once_a_file_changes(tmp_path):
@@ -401,8 +468,13 @@ def test_a_workers_room_holds_the_worker_package_whole_and_nothing_else_of_the_k
 
     room = Room(SOLUTIONS_DIR)
     try:
-        held = sorted(p.relative_to(room.kit).as_posix() for p in room.kit.rglob("*") if p.is_file())
-        expected = sorted(f"grader/sandbox/worker/{p.relative_to(WORKER_DIR).as_posix()}" for p in WORKER_DIR.rglob("*.py"))
+        held = sorted(
+            p.relative_to(room.kit).as_posix() for p in room.kit.rglob("*") if p.is_file()
+        )
+        expected = sorted(
+            f"grader/sandbox/worker/{p.relative_to(WORKER_DIR).as_posix()}"
+            for p in WORKER_DIR.rglob("*.py")
+        )
         assert held == sorted(["grader/__init__.py", "grader/sandbox/__init__.py", *expected])
         assert all((room.kit / name).stat().st_mode & 0o777 == 0o644 for name in held)
     finally:

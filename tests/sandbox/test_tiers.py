@@ -25,9 +25,18 @@ def test_the_user_tier_is_recorded_with_or_without_landlock(monkeypatch, abi, na
 
 
 @pytest.mark.parametrize(
-    ("tier", "refused"), [("namespaces", False), ("user+landlock", False), ("landlock", False), ("user", True), ("none", True)]
+    ("tier", "refused"),
+    [
+        ("namespaces", False),
+        ("user+landlock", False),
+        ("landlock", False),
+        ("user", True),
+        ("none", True),
+    ],
 )
-def test_batch_refuses_grades_on_a_tier_that_keeps_no_neighbours_apart_unless_allowed(monkeypatch, tier, refused):
+def test_batch_refuses_grades_on_a_tier_that_keeps_no_neighbours_apart_unless_allowed(
+    monkeypatch, tier, refused
+):
     monkeypatch.setattr(isolation, "choose", lambda name=None: SimpleNamespace(name=tier))
     monkeypatch.setattr(isolation, "why_not", lambda name: "not here")
     assert bool(batch.isolation_problem(False)) == refused
@@ -52,18 +61,28 @@ def test_a_tier_that_cannot_be_had_is_a_clear_message_not_a_traceback(tmp_path):
 def weak_tier(monkeypatch):
     """A machine whose strongest tier is user without Landlock: no bubblewrap, the grader root, a kernel without Landlock."""
     monkeypatch.delenv(isolation.TIER_VAR, raising=False)
-    monkeypatch.setattr(isolation, "_probe", lambda tier: "bubblewrap (bwrap) is not installed" if tier == "namespaces" else "")
+    monkeypatch.setattr(
+        isolation,
+        "_probe",
+        lambda tier: "bubblewrap (bwrap) is not installed" if tier == "namespaces" else "",
+    )
     monkeypatch.setattr(isolation, "landlock_abi", lambda: 0)
     monkeypatch.setattr(isolation.linux, "free_uid", lambda: 1 << 30)
 
 
 @pytest.mark.linux("the user tier is Linux's")
-def test_grader_batch_refuses_the_user_tier_without_landlock_unless_allowed(tmp_path, weak_tier, monkeypatch):
+def test_grader_batch_refuses_the_user_tier_without_landlock_unless_allowed(
+    tmp_path, weak_tier, monkeypatch
+):
     assert isolation.choose().name == "user"
     folder, csv_file = write_stubs(tmp_path / "alice"), tmp_path / "grades.csv"
     refused = CliRunner().invoke(main, ["batch", str(folder), "--csv", str(csv_file)])
     assert refused.exit_code == 2 and not csv_file.exists(), refused.output
-    assert "without Landlock" in refused.output and "/proc" in refused.output and "--allow-unisolated" in refused.output
+    assert (
+        "without Landlock" in refused.output
+        and "/proc" in refused.output
+        and "--allow-unisolated" in refused.output
+    )
     assert "Traceback" not in refused.output
     assert batch.isolation_problem(True) == ""
 
@@ -71,15 +90,31 @@ def test_grader_batch_refuses_the_user_tier_without_landlock_unless_allowed(tmp_
 def test_a_forced_none_tier_is_refused_saying_it_was_asked_for(monkeypatch):
     monkeypatch.setenv(isolation.TIER_VAR, "none")
     said = batch.isolation_problem(False)
-    assert re.search(r"\(namespaces: [^;]+; user: [^;]+; landlock: [^;)]+\)", said), said  # each tier's reason named, none left empty
-    assert isolation.not_apart("namespaces") == isolation.not_apart("user+landlock") == isolation.not_apart("landlock") == ""
+    assert re.search(r"\(namespaces: [^;]+; user: [^;]+; landlock: [^;)]+\)", said), (
+        said
+    )  # each tier's reason named, none left empty
+    assert (
+        isolation.not_apart("namespaces")
+        == isolation.not_apart("user+landlock")
+        == isolation.not_apart("landlock")
+        == ""
+    )
 
 
 @pytest.mark.nbgrader  # imports the autograde preprocessors, which need nbformat
 @pytest.mark.parametrize(
-    ("recorded", "refused"), [("user", True), ("none", True), ("user+landlock", False), ("landlock", False), ("namespaces", False)]
+    ("recorded", "refused"),
+    [
+        ("user", True),
+        ("none", True),
+        ("user+landlock", False),
+        ("landlock", False),
+        ("namespaces", False),
+    ],
 )
-def test_nbgrader_autograde_refuses_grades_recorded_on_a_tier_that_keeps_no_neighbours_apart(monkeypatch, recorded, refused):
+def test_nbgrader_autograde_refuses_grades_recorded_on_a_tier_that_keeps_no_neighbours_apart(
+    monkeypatch, recorded, refused
+):
     from grader.course.nbgrader import autograde
 
     grading = {"isolation": recorded, "points": {}, "texts": {}, "copied": []}

@@ -18,13 +18,17 @@ def fresh(folder) -> dict:
 
 
 def ready_job(folder) -> launcher.Child:
-    return launcher.Child(launcher.module("grader.student.recheck", str(folder), READY), output="discard", feed=True)
+    return launcher.Child(
+        launcher.module("grader.student.recheck", str(folder), READY), output="discard", feed=True
+    )
 
 
 @pytest.mark.slow
 def test_a_ready_job_checks_the_files_as_saved_after_it_started(submission):
     with ready_job(submission) as job:
-        time.sleep(1.0)  # it gets ready (the checks' modules imported, the confinement chosen) on the stubs as they were
+        time.sleep(
+            1.0
+        )  # it gets ready (the checks' modules imported, the confinement chosen) on the stubs as they were
         shutil.copy(SOLUTIONS_DIR / "softmax.py", submission / "softmax.py")  # the save
         job.send("softmax")
         assert job.wait(120), job.output()

@@ -16,7 +16,9 @@ from grader.cli import main
 from grader.exercises import BY_NAME, NAMES
 from grader.paths import KIT_ROOT, SOLUTIONS_DIR
 
-MASKING_WRONG = "apply_causal_mask(scores) must be -inf above the diagonal\n  scores = [[0., 0.], [0., 0.]]"
+MASKING_WRONG = (
+    "apply_causal_mask(scores) must be -inf above the diagonal\n  scores = [[0., 0.], [0., 0.]]"
+)
 
 
 def stand_in(monkeypatch, statuses):
@@ -33,7 +35,9 @@ def stand_in(monkeypatch, statuses):
             got = BY_NAME[name].points if status == "passed" else 0.0
             check = CheckResult(f"{name}.property", status, message)
             files = hashes_for(snapshot.files, name)  # the run's snapshot
-            known[name] = ExerciseResult(name, status, got, BY_NAME[name].points, [check], files=files)
+            known[name] = ExerciseResult(
+                name, status, got, BY_NAME[name].points, [check], files=files
+            )
         runner.note_root_causes(list(known.values()))
         return Report([known[name] for name in exercises], seed=1)
 
@@ -52,7 +56,9 @@ def test_first_run_welcomes_then_says_what_to_do(submission, monkeypatch):
     assert result.exit_code == 0
     assert result.output.startswith("Welcome to Attention by Hand")
     assert "checking your five exercises" in result.output
-    rows = [line.split()[2] for line in result.output.splitlines() if re.match(r"\s+\S \d\. ", line)]
+    rows = [
+        line.split()[2] for line in result.output.splitlines() if re.match(r"\s+\S \d\. ", line)
+    ]
     assert rows == list(NAMES)
     assert "0 of 100 points" in result.output
     assert "Next: fill in attention_scores()" in result.output
@@ -81,7 +87,10 @@ def test_a_failing_exercise_is_named_with_its_problem_and_a_hint(submission, mon
     stand_in(monkeypatch, {"scores": "passed", "masking": "failed"})
     result = grader("status", "--submission", str(submission))
     assert "15 of 100 points, 1 of 5 passed" in result.output
-    assert "Next: masking fails: apply_causal_mask(scores) must be -inf above the diagonal" in result.output
+    assert (
+        "Next: masking fails: apply_causal_mask(scores) must be -inf above the diagonal"
+        in result.output
+    )
     assert "hint masking" in result.output and "check masking" in result.output
     assert "scores = [[" not in result.output  # the counterexample is for `grader check`
 
@@ -114,12 +123,21 @@ def test_grader_with_submission_and_no_command_is_status_of_that_folder(submissi
 def test_grader_with_submission_hands_it_to_the_command(submission, tmp_path, monkeypatch):
     calls = stand_in(monkeypatch, {"scores": "passed"})
     result = grader("--submission", str(submission), "check", "scores")
-    assert result.exit_code == 0 and f"Checked {submission} " in result.output and calls == [["scores"]]
+    assert (
+        result.exit_code == 0
+        and f"Checked {submission} " in result.output
+        and calls == [["scores"]]
+    )
     other = tmp_path / "nowhere"
-    assert "nowhere does not exist" in grader("--submission", str(submission), "status", "--submission", str(other)).output
+    assert (
+        "nowhere does not exist"
+        in grader("--submission", str(submission), "status", "--submission", str(other)).output
+    )
     clash = grader("--submission", str(submission), "check", "--solutions")
     assert clash.exit_code == 2 and "give one of them" in clash.output
-    elsewhere = grader("--submission", str(submission), "batch", str(submission), "--csv", str(tmp_path / "g.csv"))
+    elsewhere = grader(
+        "--submission", str(submission), "batch", str(submission), "--csv", str(tmp_path / "g.csv")
+    )
     assert elsewhere.exit_code == 2 and "`grader batch` does not take it" in elsewhere.output
 
 
@@ -134,7 +152,10 @@ def test_grader_alone_is_status(submission, monkeypatch):
     result = grader()
     assert result.exit_code == 0
     assert f"Your attention, by hand (exercises{os.sep})" in result.output
-    assert f"Next: fill in causal_mask(), apply_causal_mask() in exercises{os.sep}masking.py" in result.output
+    assert (
+        f"Next: fill in causal_mask(), apply_causal_mask() in exercises{os.sep}masking.py"
+        in result.output
+    )
 
 
 def test_a_missing_folder_says_what_to_do(tmp_path):
@@ -188,7 +209,9 @@ def test_the_real_checks_on_fresh_stubs(submission):
 def run_grader_as(python_setup: str) -> subprocess.CompletedProcess:
     """`python -m grader` in a fresh interpreter after some set-up code."""
     code = f"import runpy, sys; {python_setup}; sys.argv = ['grader']; runpy.run_module('grader', run_name='__main__')"
-    return subprocess.run([sys.executable, "-c", code], cwd=KIT_ROOT, capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=KIT_ROOT, capture_output=True, text=True
+    )
 
 
 def test_an_old_python_is_told_what_to_do():
@@ -212,19 +235,32 @@ def test_the_first_problem_of_an_at_scale_failure_goes_past_its_lead_in():
     from grader.student.status import first_problem
 
     check = CheckResult(
-        "masking.apply_at_scale", "failed", f"{SAID}\n  apply_causal_mask(scores) should put -inf where j > i.\n  scores = ..."
+        "masking.apply_at_scale",
+        "failed",
+        f"{SAID}\n  apply_causal_mask(scores) should put -inf where j > i.\n  scores = ...",
     )
     said = first_problem(ExerciseResult("masking", "failed", 0.0, 15.0, [check]))
-    assert said.startswith(SAID) and said.endswith("apply_causal_mask(scores) should put -inf where j > i.")
+    assert said.startswith(SAID) and said.endswith(
+        "apply_causal_mask(scores) should put -inf where j > i."
+    )
 
 
 def test_the_next_step_points_at_the_earlier_exercise_at_fault(submission):
     """training cannot be imported because masking.py cannot: the file to fix, the check and the hint are masking's."""
     from grader.student.status import step
 
-    check = CheckResult("training.one", "error", "your training.py cannot be imported: expected ':' (masking.py, line 13).")
+    check = CheckResult(
+        "training.one",
+        "error",
+        "your training.py cannot be imported: expected ':' (masking.py, line 13).",
+    )
     note = "training.py imports your masking.py, which cannot be imported: fix masking first, then check training again."
     result = ExerciseResult("training", "error", 0.0, 30.0, [check], note=note, cause="masking")
     said = step(BY_NAME["training"], result, submission)
     assert said.startswith(f"Next: training cannot be run: {note}")
-    assert "masking.py: " in said and "check masking" in said and "hint masking" in said and "training.py:" not in said
+    assert (
+        "masking.py: " in said
+        and "check masking" in said
+        and "hint masking" in said
+        and "training.py:" not in said
+    )

@@ -15,12 +15,21 @@ from agreement import TOLD_BY_RECORD, disagreements, submission, verdicts
 from grader.paths import SOLUTIONS_DIR
 
 MUTANTS = Path(__file__).resolve().parents[1] / "mutants"
-MUTABLE_DEFAULT = ("def train(model, batches, steps, lr):", "def train(model, batches, steps, lr, losses=[]):")
-CASES = {path.stem: (path.name.split("__")[0], path.read_text(encoding="utf-8")) for path in sorted(MUTANTS.glob("*/*.py"))}
+MUTABLE_DEFAULT = (
+    "def train(model, batches, steps, lr):",
+    "def train(model, batches, steps, lr, losses=[]):",
+)
+CASES = {
+    path.stem: (path.name.split("__")[0], path.read_text(encoding="utf-8"))
+    for path in sorted(MUTANTS.glob("*/*.py"))
+}
 CASES["heads__reference"] = ("heads", (SOLUTIONS_DIR / "heads.py").read_text(encoding="utf-8"))
 CASES["training__train_mutable_default"] = (
     "training",
-    (SOLUTIONS_DIR / "training.py").read_text(encoding="utf-8").replace(*MUTABLE_DEFAULT).replace("    losses = []\n", ""),
+    (SOLUTIONS_DIR / "training.py")
+    .read_text(encoding="utf-8")
+    .replace(*MUTABLE_DEFAULT)
+    .replace("    losses = []\n", ""),
 )
 
 
@@ -36,11 +45,26 @@ def test_try_reaches_the_checks_verdict(case, tmp_path):
 def test_the_three_known_disagreements_are_try_s_own_verdicts(tmp_path):
     """A right multi_head_attention agrees; a train with a mutable default and a float32 sgd_step differ, by try's own comparison."""
     heads = verdicts(submission(tmp_path / "heads", *CASES["heads__reference"]), "heads")
-    assert not heads["multi_head_attention"]["try"] and "they agree" in heads["multi_head_attention"]["output"]
-    training = verdicts(submission(tmp_path / "train", *CASES["training__train_mutable_default"]), "training")
+    assert (
+        not heads["multi_head_attention"]["try"]
+        and "they agree" in heads["multi_head_attention"]["output"]
+    )
+    training = verdicts(
+        submission(tmp_path / "train", *CASES["training__train_mutable_default"]), "training"
+    )
     said = training["train"]["output"]
-    assert training["train"]["try"] and "your result['losses'] should be a list of" in said and "they differ" in said, said
-    stored = verdicts(submission(tmp_path / "sgd", *CASES["training__sgd_stores_float32"]), "training")
+    assert (
+        training["train"]["try"]
+        and "your result['losses'] should be a list of" in said
+        and "they differ" in said
+    ), said
+    stored = verdicts(
+        submission(tmp_path / "sgd", *CASES["training__sgd_stores_float32"]), "training"
+    )
     said = stored["sgd_step"]["output"]
     assert "params['w'] should be float64, as its input is, but its dtype is float32" in said, said
-    assert "Your result is float32" in said and "they differ" in said and not any(told in said for told in TOLD_BY_RECORD)
+    assert (
+        "Your result is float32" in said
+        and "they differ" in said
+        and not any(told in said for told in TOLD_BY_RECORD)
+    )

@@ -43,7 +43,10 @@ def test_watch_keeps_the_failing_input_that_try_then_uses(tmp_path):
     kept = json.loads((folder / ".grader" / "failing.json").read_text())
     assert {found["by"] for found in kept.values()} == {"watch"}
     result = tried(folder, "masking", "apply_causal_mask")
-    assert "on the input of the failing check masking." in result.output and "(kept by grader watch at " in result.output
+    assert (
+        "on the input of the failing check masking." in result.output
+        and "(kept by grader watch at " in result.output
+    )
     assert "they differ" in result.output and result.exit_code == 1, result.output
 
 
@@ -51,13 +54,20 @@ def test_watch_keeps_the_failing_input_that_try_then_uses(tmp_path):
 def test_compares_gate_keeps_the_failing_input_that_try_then_uses(tmp_path, monkeypatch):
     """compare checks all five before it trains: its gate keeps the failing inputs too, and try names it."""
     folder = work(tmp_path, "masking", "masking__first_axis_size")
-    monkeypatch.setattr("grader.compare.command.run_job", lambda *args, **kwargs: pytest.fail("compare trained past its gate"))
+    monkeypatch.setattr(
+        "grader.compare.command.run_job",
+        lambda *args, **kwargs: pytest.fail("compare trained past its gate"),
+    )
     gate = CliRunner().invoke(main, ["compare", "--submission", str(folder)])
     assert gate.exit_code == 1 and "masking: fails" in gate.output, gate.output
     kept = json.loads((folder / ".grader" / "failing.json").read_text())
     assert kept and {found["by"] for found in kept.values()} == {"compare"}
     result = tried(folder, "masking", "apply_causal_mask")
-    assert "(kept by grader compare at " in result.output and "they differ" in result.output and result.exit_code == 1, result.output
+    assert (
+        "(kept by grader compare at " in result.output
+        and "they differ" in result.output
+        and result.exit_code == 1
+    ), result.output
 
 
 @pytest.mark.slow
@@ -78,8 +88,14 @@ def test_the_students_kit_shows_the_expected_value_the_property_gave(tmp_path, m
     recheck.main(str(folder), "scores")
     monkeypatch.setattr(kit, "is_student_kit", lambda: True)
     result = tried(folder, "scores")
-    assert "failing check scores.ones_score_sqrt_d" in result.output and "expected:" in result.output, result.output
-    assert "No expected value" not in result.output and "they differ" in result.output and result.exit_code == 1
+    assert (
+        "failing check scores.ones_score_sqrt_d" in result.output and "expected:" in result.output
+    ), result.output
+    assert (
+        "No expected value" not in result.output
+        and "they differ" in result.output
+        and result.exit_code == 1
+    )
 
 
 @pytest.mark.slow
@@ -87,13 +103,29 @@ def test_the_students_kit_shows_a_worked_examples_stored_answer(tmp_path, monkey
     """A failed worked example's answer is stored in the student's kit: try shows it rather than 'no reference'."""
     folder = work(tmp_path, "scores", "scores__transposed")
     recheck.main(str(folder), "scores")
-    record = folder / ".grader" / "failing.json"  # the worked example's input alone: try runs the input the report showed first
-    record.write_text(json.dumps({check: found for check, found in json.loads(record.read_text()).items() if "worked" in check}))
-    examples("scores.attention_scores")  # the worked examples now, which the student's kit reads from its examples.npz
+    record = (
+        folder / ".grader" / "failing.json"
+    )  # the worked example's input alone: try runs the input the report showed first
+    record.write_text(
+        json.dumps(
+            {
+                check: found
+                for check, found in json.loads(record.read_text()).items()
+                if "worked" in check
+            }
+        )
+    )
+    examples(
+        "scores.attention_scores"
+    )  # the worked examples now, which the student's kit reads from its examples.npz
     monkeypatch.setattr(kit, "is_student_kit", lambda: True)
     result = tried(folder, "scores")
-    assert "failing check scores.worked_examples" in result.output and "expected:" in result.output, result.output
-    assert "Its last two sizes are swapped: the result is transposed" in result.output  # as the check says it
+    assert (
+        "failing check scores.worked_examples" in result.output and "expected:" in result.output
+    ), result.output
+    assert (
+        "Its last two sizes are swapped: the result is transposed" in result.output
+    )  # as the check says it
     assert "they differ" in result.output and result.exit_code == 1
 
 
@@ -101,12 +133,21 @@ def test_the_students_kit_shows_a_worked_examples_stored_answer(tmp_path, monkey
 def test_the_students_kit_shows_the_gradient_the_finite_differences_found(tmp_path, monkeypatch):
     """softmax_backward without subtracting the weighted sum: the finite differences' gradient is try's expected value."""
     folder = work(tmp_path, "training", "training__softmax_backward_no_subtract")
-    examples("training.softmax_backward")  # the worked examples now, which the student's kit reads from its examples.npz
+    examples(
+        "training.softmax_backward"
+    )  # the worked examples now, which the student's kit reads from its examples.npz
     monkeypatch.setattr(kit, "is_student_kit", lambda: True)
     recheck.main(str(folder), "training")
     result = tried(folder, "training", "softmax_backward")
-    assert "failing check training.softmax_backward_finite_differences" in result.output and "expected:" in result.output, result.output
-    assert "No expected value" not in result.output and "they differ" in result.output and result.exit_code == 1
+    assert (
+        "failing check training.softmax_backward_finite_differences" in result.output
+        and "expected:" in result.output
+    ), result.output
+    assert (
+        "No expected value" not in result.output
+        and "they differ" in result.output
+        and result.exit_code == 1
+    )
 
 
 def test_only_lacking_an_expected_value_exits_0(tmp_path, monkeypatch):
@@ -116,23 +157,31 @@ def test_only_lacking_an_expected_value_exits_0(tmp_path, monkeypatch):
     examples("softmax.softmax")
     monkeypatch.setattr(kit, "is_student_kit", lambda: True)
     result = tried(folder, "softmax", "--input", "x=[1.0, 2.0]")
-    assert "No expected value for this input" in result.output and result.exit_code == 0, result.output
+    assert "No expected value for this input" in result.output and result.exit_code == 0, (
+        result.output
+    )
 
 
 @pytest.mark.slow
-def test_a_given_input_says_where_the_other_arguments_came_from_and_checks_their_shapes(tmp_path, monkeypatch):
+def test_a_given_input_says_where_the_other_arguments_came_from_and_checks_their_shapes(
+    tmp_path, monkeypatch
+):
     """--input q=… alone: k comes from the example, said so; sizes that disagree stop before the student's code runs."""
     folder = tmp_path / "exercises"  # the student's own, beside where the grader runs (at_home)
     shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
     d = examples("scores.attention_scores")[0].args()[1].shape[-1]
     result = tried(folder, "scores", "--input", f"q=np.ones((2, {d + 1}))")
     assert "on your input (q from --input; k from the small example):" in result.output
-    assert "Not run: these inputs do not fit together: q and k need the same last size d" in result.output
+    assert (
+        "Not run: these inputs do not fit together: q and k need the same last size d"
+        in result.output
+    )
     assert "Traceback" not in result.output and result.exit_code == 1, result.output
     result = tried(folder, "scores", "--input", f"q=np.ones((2, {d}))")
     assert "they agree" in result.output and result.exit_code == 0, result.output
     monkeypatch.setattr(kit, "is_student_kit", lambda: True)
     result = tried(folder, "scores", "--input", f"q=np.ones((2, {d}))")
     assert (
-        "the student's kit holds no reference solution; `" in result.output and "grader check scores` judges your function" in result.output
+        "the student's kit holds no reference solution; `" in result.output
+        and "grader check scores` judges your function" in result.output
     )

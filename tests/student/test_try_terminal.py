@@ -52,10 +52,17 @@ def test_breakpoint_opens_pdb_on_the_terminal_and_the_result_follows(tmp_path):
 def test_another_folder_is_tried_confined_never_on_the_terminal(tmp_path):
     """A submission that is not the student's own exercises/ runs in the sandbox: its breakpoint() cannot take the terminal."""
     folder = work(tmp_path, "submission")
-    terminal = Terminal([sys.executable, "-m", "grader", "try", "softmax", "--submission", str(folder)], cwd=tmp_path)
+    terminal = Terminal(
+        [sys.executable, "-m", "grader", "try", "softmax", "--submission", str(folder)],
+        cwd=tmp_path,
+    )
     try:
-        shown = terminal.wait_for("did not return", timeout=120)  # no key typed: pdb never had the terminal
-        shown = terminal.wait_for("run your code without a terminal")  # the breakpoint() named, with where it stops
+        shown = terminal.wait_for(
+            "did not return", timeout=120
+        )  # no key typed: pdb never had the terminal
+        shown = terminal.wait_for(
+            "run your code without a terminal"
+        )  # the breakpoint() named, with where it stops
     finally:
         code = terminal.close()
     assert code == 1 and "top is" in shown, shown

@@ -138,10 +138,15 @@ def test_a_slow_check_shows_that_it_is_checking_until_its_verdict_lands(submissi
     session = Session("scores", "--submission", str(submission))
     try:
         session.wait_for(r"scores passes all \d+ checks")
-        session.wait_for(r"^[^?…~]* training {4}")  # every exercise has its verdict: nothing more to check
+        session.wait_for(
+            r"^[^?…~]* training {4}"
+        )  # every exercise has its verdict: nothing more to check
         session.quiet()
         before = len(session.seen)
-        save(submission / "scores.py", "import time\ntime.sleep(2)\n" + reference.replace(" / math.sqrt(d)", ""))
+        save(
+            submission / "scores.py",
+            "import time\ntime.sleep(2)\n" + reference.replace(" / math.sqrt(d)", ""),
+        )
         session.wait_for(r"scores: checking \(started \d+ s ago\)")
         checking = time.monotonic()
         session.wait_for(r"scores: failing")
@@ -160,9 +165,7 @@ def run_python(code: str):
 
 
 def test_a_save_during_a_check_cuts_it_short(submission, monkeypatch):
-    slow_check = (
-        "import sys, time, pathlib; (pathlib.Path(sys.argv[1]) / 'masking.py').write_text('# saved while the check ran\\n'); time.sleep(60)"
-    )
+    slow_check = "import sys, time, pathlib; (pathlib.Path(sys.argv[1]) / 'masking.py').write_text('# saved while the check ran\\n'); time.sleep(60)"
     monkeypatch.setattr(jobs, "recheck_command", run_python(slow_check))
     watcher = watch.Watcher(submission, None)
     started = time.monotonic()
@@ -173,7 +176,9 @@ def test_a_save_during_a_check_cuts_it_short(submission, monkeypatch):
         watcher.close()  # the job made ready for the next save runs the same slow check: not left for a minute
 
 
-def test_a_check_of_another_exercise_leaves_the_ready_job_for_the_next_save(submission, monkeypatch):
+def test_a_check_of_another_exercise_leaves_the_ready_job_for_the_next_save(
+    submission, monkeypatch
+):
     """heads rechecked because scores changed runs in a job of its own: a save that cuts it finds the ready job still ready."""
 
     class Recheck:
@@ -223,12 +228,16 @@ class DoneJob:
         pass
 
 
-def test_the_first_screen_of_a_check_says_checking_even_when_the_verdict_is_saved_before_it_is_drawn(submission, monkeypatch):
+def test_the_first_screen_of_a_check_says_checking_even_when_the_verdict_is_saved_before_it_is_drawn(
+    submission, monkeypatch
+):
     """A quick check on a busy machine: its verdict is saved before the screen is drawn. The screen still says "checking" first
     (a save is always followed by that screen, then the verdict), and the verdict follows once the check is over."""
     passed = ExerciseResult("scores", "passed", 1.0, 1.0, [CheckResult("scores.one", "passed")])
     monkeypatch.setattr(watch, "Recheck", DoneJob)
-    passed.files = hashes_for(read_modules(submission), "scores")  # the verdict is on the files as they are
+    passed.files = hashes_for(
+        read_modules(submission), "scores"
+    )  # the verdict is on the files as they are
     State(submission).save(Report([passed], seed=0))
     screens = []
     monkeypatch.setattr(watch.Watcher, "show", lambda self: screens.append(self.compose()))
@@ -239,14 +248,18 @@ def test_the_first_screen_of_a_check_says_checking_even_when_the_verdict_is_save
     assert "scores passes all 1" in screens[-1]
 
 
-def test_a_save_just_after_a_check_saved_its_verdict_does_not_mark_that_check_as_saving_nothing(submission, monkeypatch):
+def test_a_save_just_after_a_check_saved_its_verdict_does_not_mark_that_check_as_saving_nothing(
+    submission, monkeypatch
+):
     """Files saved again the moment a check's verdict is saved: the verdict is on the files before, so a save that brings
     them back finds the verdict kept, and one that does not gets them checked; they are never taken for a check that saved nothing."""
 
     class SavedThenEdited(DoneJob):
         meanwhile = staticmethod(lambda: save(submission / "training.py", "# saved again\n"))
 
-    monkeypatch.setattr(watch, "Recheck", SavedThenEdited)  # and no verdict is saved of the files now on disk
+    monkeypatch.setattr(
+        watch, "Recheck", SavedThenEdited
+    )  # and no verdict is saved of the files now on disk
     monkeypatch.setattr(watch.Watcher, "show", lambda self: None)
     watcher = watch.Watcher(submission, "training")
     before = live_fingerprints(submission)["training"]
@@ -284,15 +297,23 @@ def test_on_a_terminal_the_clock_counts_the_seconds_of_a_check(submission, monke
     out = capsys.readouterr().out
     assert f"{mark('checking')} scores  ? masking" in out
     seconds = [int(s) for s in re.findall(r"scores: checking \(started (\d+) s ago\)", out)]
-    assert seconds == list(range(len(seconds))) and len(seconds) >= 3  # redrawn once a second, and only then
+    assert (
+        seconds == list(range(len(seconds))) and len(seconds) >= 3
+    )  # redrawn once a second, and only then
     assert watcher.checking is None
 
 
 @pytest.mark.parametrize("encoding", ["utf-8", "ascii"])
-def test_the_legend_explains_every_mark_the_screen_can_show(submission, monkeypatch, capsys, encoding):
+def test_the_legend_explains_every_mark_the_screen_can_show(
+    submission, monkeypatch, capsys, encoding
+):
     if encoding == "ascii":
         monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(io.BytesIO(), encoding="ascii"))
-    statuses = {*STATUSES, "checking", "unknown"}  # an exercise's verdict, its check running, no verdict yet
+    statuses = {
+        *STATUSES,
+        "checking",
+        "unknown",
+    }  # an exercise's verdict, its check running, no verdict yet
     assert set(watch.LEGEND) == statuses
     assert len({mark(status) for status in statuses}) == len(statuses)
     legend = watch.legend()
@@ -302,7 +323,9 @@ def test_the_legend_explains_every_mark_the_screen_can_show(submission, monkeypa
     watch.Watcher(submission, None).show()
     out = capsys.readouterr().out
     assert out.count(watch.legend()) == 1
-    assert out.splitlines()[3] == watch.legend() and "training" in out.splitlines()[2]  # under the progress line
+    assert (
+        out.splitlines()[3] == watch.legend() and "training" in out.splitlines()[2]
+    )  # under the progress line
 
 
 def test_a_failing_verdict_shows_the_first_check_in_full_and_names_the_rest():
@@ -326,7 +349,9 @@ def test_the_counter_counts_only_verdicts_on_the_current_files(monkeypatch):
     passing = [CheckResult(f"{name}.one", "passed") for name in ("scores", "softmax")]
     for check in passing:
         check.public = True
-    report = Report([ExerciseResult(c.id.partition(".")[0], "passed", 1.0, 1.0, [c]) for c in passing], seed=0)
+    report = Report(
+        [ExerciseResult(c.id.partition(".")[0], "passed", 1.0, 1.0, [c]) for c in passing], seed=0
+    )
     fresh = {"scores": {}}  # softmax's files changed since its verdict
     line = watch.progress(report, fresh, checking="softmax")
     assert "1 of 1 public checks pass, 4 exercises still to check" in line, line
@@ -343,7 +368,9 @@ def test_of_files_saved_together_the_earliest_in_the_lesson_is_shown(submission,
 
 def test_a_passing_exercise_shows_the_note_of_an_earlier_one_failing():
     note = "training uses your softmax, which fails its public checks; here training runs with your own softmax, and passes: fix softmax first."
-    result = ExerciseResult("training", "passed", 30.0, 30.0, [CheckResult("training.one", "passed")], note=note)
+    result = ExerciseResult(
+        "training", "passed", 30.0, 30.0, [CheckResult("training.one", "passed")], note=note
+    )
     assert watch.verdict("training", result).splitlines()[1] == f"  {note}"
 
 
@@ -368,7 +395,9 @@ def test_ctrl_c_while_a_check_is_ended_stops_the_watch_once_it_is_ended(submissi
             return self.told is None
 
         def stop(self):
-            if self is made[0]:  # the job that checked scores, ended once its verdict is saved: Ctrl-C halfway through
+            if (
+                self is made[0]
+            ):  # the job that checked scores, ended once its verdict is saved: Ctrl-C halfway through
                 os.kill(os.getpid(), signal.SIGINT)
                 time.sleep(0.1)
             self.stopped = True
@@ -404,7 +433,9 @@ def test_the_checks_a_watch_ends_leave_no_folder_behind(submission):
     """Each save's check runs in a job the watch ends once the verdict is saved, while the job still stops its workers;
     the job kept ready is ended with the watch. Their snapshots and their workers' rooms go with them (4 to 9 folders
     were left in the temporary folder by these three saves before)."""
-    scratch = Path(tempfile.mkdtemp(prefix="abh-watch-tmp-"))  # in the system's, which a worker's user may pass through
+    scratch = Path(
+        tempfile.mkdtemp(prefix="abh-watch-tmp-")
+    )  # in the system's, which a worker's user may pass through
     os.chmod(scratch, 0o711)
     stub, solved = (submission / "scores.py").read_text(), (SOLUTIONS_DIR / "scores.py").read_text()
     session = Session("scores", "--submission", str(submission), env={"TMPDIR": str(scratch)})
@@ -432,13 +463,19 @@ def test_the_checks_a_watch_ends_leave_no_folder_behind(submission):
 def test_the_recheck_runs_this_kits_code_not_the_one_installed(tmp_path):
     """A kit run from its folder (the student's, released) while another is installed: the recheck imports this one."""
     command = jobs.recheck_command(tmp_path, ["scores"])
-    assert command[command.index("grader.student.recheck") - 1] == str(KIT_ROOT)  # first on its sys.path (launcher.KIT_MODULE)
+    assert command[command.index("grader.student.recheck") - 1] == str(
+        KIT_ROOT
+    )  # first on its sys.path (launcher.KIT_MODULE)
 
 
-def test_a_job_is_done_once_its_verdict_is_saved_not_once_it_has_stopped_its_workers(monkeypatch, tmp_path):
+def test_a_job_is_done_once_its_verdict_is_saved_not_once_it_has_stopped_its_workers(
+    monkeypatch, tmp_path
+):
     """The job prints SAVED after saving the verdict, then stops its workers: the watch shows the verdict meanwhile."""
     lingering = f"print({jobs.SAVED!r}, flush=True); import time; time.sleep(60)"  # a job whose workers take long to stop
-    monkeypatch.setattr(jobs, "recheck_command", lambda folder, names: [sys.executable, "-c", lingering])
+    monkeypatch.setattr(
+        jobs, "recheck_command", lambda folder, names: [sys.executable, "-c", lingering]
+    )
     job = jobs.Recheck(tmp_path, ["scores"])
     try:
         deadline = time.monotonic() + allowed(20)
@@ -454,10 +491,24 @@ def test_no_root_cause_note_the_table_contradicts(tmp_path):
     """softmax fixed and passing, heads's verdict from before the fix still saying "fix softmax first": the screen drops that note."""
     note = "heads uses your softmax, which fails its public checks; here heads runs with your own softmax, so its failures may come from them: fix softmax first."
     known = {
-        "scores": ExerciseResult("scores", "passed", 15.0, 15.0, [CheckResult("scores.one", "passed")]),
-        "masking": ExerciseResult("masking", "passed", 15.0, 15.0, [CheckResult("masking.one", "passed")]),
-        "softmax": ExerciseResult("softmax", "passed", 20.0, 20.0, [CheckResult("softmax.one", "passed")]),
-        "heads": ExerciseResult("heads", "failed", 0.0, 20.0, [CheckResult("heads.one", "failed", "wrong")], note=note, cause="softmax"),
+        "scores": ExerciseResult(
+            "scores", "passed", 15.0, 15.0, [CheckResult("scores.one", "passed")]
+        ),
+        "masking": ExerciseResult(
+            "masking", "passed", 15.0, 15.0, [CheckResult("masking.one", "passed")]
+        ),
+        "softmax": ExerciseResult(
+            "softmax", "passed", 20.0, 20.0, [CheckResult("softmax.one", "passed")]
+        ),
+        "heads": ExerciseResult(
+            "heads",
+            "failed",
+            0.0,
+            20.0,
+            [CheckResult("heads.one", "failed", "wrong")],
+            note=note,
+            cause="softmax",
+        ),
     }
 
     class Saved:  # heads's files changed with softmax's since its verdict: only the other three are fresh
@@ -470,7 +521,13 @@ def test_no_root_cause_note_the_table_contradicts(tmp_path):
             return {name: known[name] for name in ("scores", "masking", "softmax")}
 
     watcher = watch.Watcher.__new__(watch.Watcher)
-    watcher.folder, watcher.target, watcher.where, watcher.prints, watcher.state = tmp_path, "softmax", (), {}, Saved()
+    watcher.folder, watcher.target, watcher.where, watcher.prints, watcher.state = (
+        tmp_path,
+        "softmax",
+        (),
+        {},
+        Saved(),
+    )
     watcher.checking, watcher.started, watcher.faults = None, 0.0, {}
     screen = watcher.compose()
     assert f"{mark('passed')} softmax" in screen and "softmax passes" in screen

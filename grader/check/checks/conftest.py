@@ -16,11 +16,23 @@ from grader.check.checks.workers import StudentCodePool
 
 def pytest_addoption(parser):
     """The submission, seed, time limit and profile, so the checks can also be run by pytest directly."""
-    parser.addoption("--submission", type=Path, default=None, help="the folder holding the five modules")
-    parser.addoption("--check-seed", type=int, default=SEED, help="the Hypothesis seed of every check")
-    parser.addoption("--call-timeout", type=float, default=10.0, help="seconds per call of student code")
-    parser.addoption("--budget", type=float, default=BUDGET, help="seconds for all the calls of the run")
-    parser.addoption("--check-profile", default="default", help="the Hypothesis profile: default, quick or thorough")
+    parser.addoption(
+        "--submission", type=Path, default=None, help="the folder holding the five modules"
+    )
+    parser.addoption(
+        "--check-seed", type=int, default=SEED, help="the Hypothesis seed of every check"
+    )
+    parser.addoption(
+        "--call-timeout", type=float, default=10.0, help="seconds per call of student code"
+    )
+    parser.addoption(
+        "--budget", type=float, default=BUDGET, help="seconds for all the calls of the run"
+    )
+    parser.addoption(
+        "--check-profile",
+        default="default",
+        help="the Hypothesis profile: default, quick or thorough",
+    )
 
 
 def pytest_configure(config):
@@ -40,7 +52,11 @@ def workers(request):
     folder = request.config.getoption("submission")
     if folder is None:
         pytest.fail("give the submission folder with --submission DIR")
-    pool = StudentCodePool(folder, timeout=request.config.getoption("call_timeout"), budget=request.config.getoption("budget"))
+    pool = StudentCodePool(
+        folder,
+        timeout=request.config.getoption("call_timeout"),
+        budget=request.config.getoption("budget"),
+    )
     yield pool
     pool.close()
 

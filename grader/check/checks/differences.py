@@ -38,7 +38,12 @@ def moved(points: list[np.ndarray]) -> list[np.ndarray]:
     for i, point in enumerate(points):
         step = directions(point) * STEP  # (k, *shape)
         shifted = np.concatenate([point + step, point - step])  # (2k, *shape)
-        blocks.append([shifted if j == i else np.broadcast_to(other, (len(shifted),) + other.shape) for j, other in enumerate(points)])
+        blocks.append(
+            [
+                shifted if j == i else np.broadcast_to(other, (len(shifted),) + other.shape)
+                for j, other in enumerate(points)
+            ]
+        )
     return [np.concatenate([block[j] for block in blocks]) for j in range(len(points))]
 
 
@@ -61,4 +66,10 @@ def expect_gradient(got, slopes: np.ndarray, point: np.ndarray, what: str, input
         return
     expect_array(got, point.shape, what, inputs)
     along = np.tensordot(ways, got, axes=point.ndim)  # (k,)
-    expect_close(along, slopes, f"{what} taken along a fixed random direction (the slope there)", inputs, GRADIENT)
+    expect_close(
+        along,
+        slopes,
+        f"{what} taken along a fixed random direction (the slope there)",
+        inputs,
+        GRADIENT,
+    )

@@ -62,9 +62,19 @@ ARGS = {  # each function's arguments, from an example's named inputs
     "masking.apply_causal_mask": lambda a: (a["scores"],),
     "softmax.softmax": lambda a: (a["x"],),
     "heads.attention_head": lambda a: (a["x"], a["w_q"], a["w_k"], a["w_v"]),
-    "heads.multi_head_attention": lambda a: (a["x"], [(a[f"w_q{h}"], a[f"w_k{h}"], a[f"w_v{h}"]) for h in range(2)], a["w_o"]),
+    "heads.multi_head_attention": lambda a: (
+        a["x"],
+        [(a[f"w_q{h}"], a[f"w_k{h}"], a[f"w_v{h}"]) for h in range(2)],
+        a["w_o"],
+    ),
     "training.softmax_backward": lambda a: (a["shares"], a["d_shares"]),
-    "training.attention_head_backward": lambda a: (a["d_out"], a["x"], a["w_q"], a["w_k"], a["w_v"]),
+    "training.attention_head_backward": lambda a: (
+        a["d_out"],
+        a["x"],
+        a["w_q"],
+        a["w_k"],
+        a["w_v"],
+    ),
 }
 COMPARISON_USES = {
     "scores.attention_scores",
@@ -107,17 +117,26 @@ def made_inputs(size: Size) -> dict[str, dict]:
         return rng.uniform(-bound, bound, shape).astype(size.dtype)
 
     def weights():
-        return {"w_q": fill((size.c, size.d), 1.0), "w_k": fill((size.c, size.d), 1.0), "w_v": fill((size.c, size.d_v), 1.0)}
+        return {
+            "w_q": fill((size.c, size.d), 1.0),
+            "w_k": fill((size.c, size.d), 1.0),
+            "w_v": fill((size.c, size.d_v), 1.0),
+        }
 
     above = scale.above_diagonal(t)  # where a causal row has -inf or a zero share
     masked = np.where(above, -np.inf, fill(b + (t, t), 30.0)).astype(size.dtype)
     masked[..., -1, :] += size.dtype(1e3)  # a row far from 0: exp overflows unless shifted
     share_weights = np.where(above, 0.0, rng.random(b + (t, t)) ** 3 + 1e-3)
-    shares = (share_weights / share_weights.sum(axis=-1, keepdims=True)).astype(size.dtype)  # a softmax's output, rows sum to 1
+    shares = (share_weights / share_weights.sum(axis=-1, keepdims=True)).astype(
+        size.dtype
+    )  # a softmax's output, rows sum to 1
     x, head = fill(b + (t, size.c), 2.0), weights()
     many = {f"{name}{h}": w for h in range(2) for name, w in weights().items()}
     found = {
-        "scores.attention_scores/q and k": {"q": fill(b + (t, size.d), 2.0), "k": fill(b + (t + 2, size.d), 2.0)},
+        "scores.attention_scores/q and k": {
+            "q": fill(b + (t, size.d), 2.0),
+            "k": fill(b + (t + 2, size.d), 2.0),
+        },
         "masking.causal_mask/T": {"T": np.array(t)},
         "masking.apply_causal_mask/scores": {"scores": fill(b + (t, t), 5.0)},
         "softmax.softmax/masked scores": {"x": masked},
@@ -125,10 +144,16 @@ def made_inputs(size: Size) -> dict[str, dict]:
         "heads.attention_head/x": {"x": x, **head},
         "heads.multi_head_attention/x": {"x": x, **many, "w_o": fill((2 * size.d_v, 3), 1.0)},
         "training.softmax_backward/shares": {"shares": shares, "d_shares": fill(b + (t, t), 2.0)},
-        "training.attention_head_backward/x": {"d_out": fill(b + (t, size.d_v), 2.0), "x": x, **head},
+        "training.attention_head_backward/x": {
+            "d_out": fill(b + (t, size.d_v), 2.0),
+            "x": x,
+            **head,
+        },
     }
     if size.dtype == np.float32:
-        found = {key: value for key, value in found.items() if key.partition("/")[0] in COMPARISON_USES}
+        found = {
+            key: value for key, value in found.items() if key.partition("/")[0] in COMPARISON_USES
+        }
     return {f"{size.name}/{key}": value for key, value in found.items()}
 
 
@@ -204,9 +229,15 @@ class Brief:
 
 def shown_inputs(example: Example) -> dict:
     """The example's inputs as a failure message shows them: in full while they are small, else by shape (`grader try` has them all)."""
-    shown = {name: Brief(v) if isinstance(v, np.ndarray) and v.size > 64 else v for name, v in example.inputs.items()}
+    shown = {
+        name: Brief(v) if isinstance(v, np.ndarray) and v.size > 64 else v
+        for name, v in example.inputs.items()
+    }
     if sum(show(v).count("\n") + 1 for v in shown.values()) > INPUT_LINES:
-        shown = {name: Brief(v) if isinstance(v, np.ndarray) and v.ndim else v for name, v in example.inputs.items()}
+        shown = {
+            name: Brief(v) if isinstance(v, np.ndarray) and v.ndim else v
+            for name, v in example.inputs.items()
+        }
     return shown
 
 
@@ -216,18 +247,34 @@ def expect_example(got, example: Example, exact: bool = False):
     where, inputs = f"{function} on the worked example {example.size.name!r}", shown_inputs(example)
     parts = flat(got) if len(want) > 1 else [got]
     if len(want) > 1 and (not isinstance(got, (tuple, list)) or len(parts) != len(want)):
-        fail(f"{where} should return {len(want)} things ({', '.join(OUTPUTS[example.function])}).", inputs, got=got)
+        fail(
+            f"{where} should return {len(want)} things ({', '.join(OUTPUTS[example.function])}).",
+            inputs,
+            got=got,
+        )
     for name, mine, theirs in zip(OUTPUTS[example.function], parts, want):
         kind = "b" if theirs.dtype == np.bool_ else "f"
         expect_array(mine, theirs.shape, f"{name}, from {where},", inputs, dtype_kind=kind)
         if not agrees(mine, theirs, example, exact):
             exactly = exact or kind == "b"
-            how = "exactly" if exactly else "within rtol={rtol:g}, atol={atol:.2g}".format(**example.tolerance(theirs))
-            lines = [f"{name}, from {where}, should equal the worked example's {how} (made from the reference when this kit was written)."]
+            how = (
+                "exactly"
+                if exactly
+                else "within rtol={rtol:g}, atol={atol:.2g}".format(**example.tolerance(theirs))
+            )
+            lines = [
+                f"{name}, from {where}, should equal the worked example's {how} (made from the reference when this kit was written)."
+            ]
             if example.size.dtype == np.float32:
                 lines.append("  This example is float32, as the comparison's arrays are.")
             notes = [relation(mine, theirs), *parts_notes(example, parts, want)]
-            fail("\n".join(lines), inputs, expected=theirs, got=mine, where="\n".join(n for n in notes if n) or None)
+            fail(
+                "\n".join(lines),
+                inputs,
+                expected=theirs,
+                got=mine,
+                where="\n".join(n for n in notes if n) or None,
+            )
 
 
 def agrees(mine, theirs: np.ndarray, example: Example, exact: bool = False) -> bool:
@@ -243,10 +290,14 @@ def agrees(mine, theirs: np.ndarray, example: Example, exact: bool = False) -> b
 def parts_notes(example: Example, parts: list, want: list) -> list[str | None]:
     """For a function of several outputs: which are wrong and which right, and whether wrong shares are only scaled wrong."""
     names = OUTPUTS[example.function]
-    wrong = [name for name, mine, theirs in zip(names, parts, want) if not agrees(mine, theirs, example)]
+    wrong = [
+        name for name, mine, theirs in zip(names, parts, want) if not agrees(mine, theirs, example)
+    ]
     kind = "gradients" if example.function == "training.attention_head_backward" else "outputs"
     shares = (
-        scaled_shares(parts[n], want[n], None if example.function == "softmax.softmax" else example.size.d)
+        scaled_shares(
+            parts[n], want[n], None if example.function == "softmax.softmax" else example.size.d
+        )
         for n, name in enumerate(names)
         if name.startswith("shares") and name in wrong
     )

@@ -63,12 +63,20 @@ def run(check, submission: Submission) -> None:
         function = blamed(check, submission, stopped) or ""
         submission.failing.add(function)
         earlier = BUILDS_ON.get(function)
-        if earlier is None or earlier not in submission.own_earlier or not submission.with_reference:
-            if earlier in submission.failing and earlier in submission.own_earlier:  # the student's kit: no reference to try
+        if (
+            earlier is None
+            or earlier not in submission.own_earlier
+            or not submission.with_reference
+        ):
+            if (
+                earlier in submission.failing and earlier in submission.own_earlier
+            ):  # the student's kit: no reference to try
                 said = f"  {function} may call your {earlier}, which fails a check of its own: if it does, fix {earlier} first."
                 raise noted(stopped, said) from None
             raise
-        unwritten = isinstance(stopped, Halt) and earlier not in submission.failing  # the stub is the checked function itself
+        unwritten = (
+            isinstance(stopped, Halt) and earlier not in submission.failing
+        )  # the stub is the checked function itself
         if unwritten or not passes_with_reference(check, submission, earlier):
             raise
         submission.failing.discard(function)
@@ -77,7 +85,9 @@ def run(check, submission: Submission) -> None:
             said = f"{function} stops in your {earlier}, which is not written yet: it still raises NotImplementedError."
         else:
             said = f"{stopped}\n  The failure comes from your {earlier}, which {function} calls."
-        said += f"\n  With the reference {earlier} standing in for yours, {function} passes this check."
+        said += (
+            f"\n  With the reference {earlier} standing in for yours, {function} passes this check."
+        )
         raise noted(stopped, said, earlier, cleared=function) from None
 
 
@@ -87,7 +97,10 @@ def passes_with_reference(check, submission: Submission, earlier: str) -> bool:
     What the first run left for the verdict (the last call, what was printed) is kept.
     """
     kept = submission.printed, submission.last, submission.called
-    submission.printed, submission.standing_in = Printed(), frozenset({f"{submission.exercise}.{earlier}"})
+    submission.printed, submission.standing_in = (
+        Printed(),
+        frozenset({f"{submission.exercise}.{earlier}"}),
+    )
     try:
         check(submission)
     except (Exception, Halt):  # noqa: BLE001  (it fails with the reference as well: the failure is the function's own)
@@ -101,7 +114,9 @@ def passes_with_reference(check, submission: Submission, earlier: str) -> bool:
 def first_failure(error) -> CheckFailed | Halt | None:
     """The failure a verdict is made of: the first CheckFailed or Halt in an exception group, as the collector reads it."""
     if isinstance(error, BaseExceptionGroup):
-        return next((leaf for inner in error.exceptions if (leaf := first_failure(inner)) is not None), None)
+        return next(
+            (leaf for inner in error.exceptions if (leaf := first_failure(inner)) is not None), None
+        )
     return error if isinstance(error, (CheckFailed, Halt)) else None
 
 
@@ -111,22 +126,35 @@ def blamed(check, submission: Submission, stopped: CheckFailed | Halt) -> str | 
         return stopped.blame
     judged = declared(check)
     if judged is None:
-        return submission.last[0] if submission.last and submission.last[0] in submission.functions else None
+        return (
+            submission.last[0]
+            if submission.last and submission.last[0] in submission.functions
+            else None
+        )
     if len(judged.functions) == 1:
         return judged.functions[0]
     last = submission.last[0] if submission.last else None
     return last if last in judged.functions else None
 
 
-def noted(stopped: CheckFailed | Halt, said: str, blame: str | None = None, cleared: str | None = None):
+def noted(
+    stopped: CheckFailed | Halt, said: str, blame: str | None = None, cleared: str | None = None
+):
     """The same failure with a line added to its message (with blame: its message in full), blamed on another function if given."""
     if isinstance(stopped, Halt):
         message = said if blame else f"{stopped.error.message}\n{said}"
         again: CheckFailed | Halt = Halt(
-            StudentError(stopped.error.kind, message, stopped.error.output), stopped.inputs, blame or stopped.blame
+            StudentError(stopped.error.kind, message, stopped.error.output),
+            stopped.inputs,
+            blame or stopped.blame,
         )
     else:
-        again = CheckFailed(said if blame else f"{stopped}\n{said}", stopped.expected, stopped.inputs, blame or stopped.blame)
+        again = CheckFailed(
+            said if blame else f"{stopped}\n{said}",
+            stopped.expected,
+            stopped.inputs,
+            blame or stopped.blame,
+        )
     again.cleared = cleared  # type: ignore[union-attr]  # the function that passed with the reference standing in
     return again
 
@@ -145,5 +173,7 @@ def counted(check, error, status: str, submission: Submission) -> dict[str, str]
     function = blamed(check, submission, stopped) if stopped is not None else None
     if function is None:  # the check cannot say which: against every function it judges
         return dict.fromkeys(functions, status)
-    cleared = getattr(stopped, "cleared", None)  # it passes with the reference's earlier function standing in
+    cleared = getattr(
+        stopped, "cleared", None
+    )  # it passes with the reference's earlier function standing in
     return ({cleared: "passed"} if cleared else {}) | {function: status}

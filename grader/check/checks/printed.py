@@ -8,8 +8,12 @@ class Printed:
     """The output of each call, for the example being run and for the whole check."""
 
     def __init__(self):
-        self.example: list[tuple[str, str]] = []  # (function, what it printed) of the current example's calls
-        self.check: list[tuple[str, str]] = []  # the same for every call of the check, up to KEPT characters
+        self.example: list[
+            tuple[str, str]
+        ] = []  # (function, what it printed) of the current example's calls
+        self.check: list[
+            tuple[str, str]
+        ] = []  # the same for every call of the check, up to KEPT characters
         self.size = 0
 
     def heard(self, function: str, text: str):
@@ -38,7 +42,11 @@ class Printed:
         lines = shown(self.example, numbered=len(self.example) > 1)
         more = len(lines) - SHOWN_LINES
         text = "\n".join(f"  {line}" for line in lines[:SHOWN_LINES])
-        tail = f"\n  ... {more} more lines: `grader check {exercise} --output` shows everything it printed." if more > 0 else ""
+        tail = (
+            f"\n  ... {more} more lines: `grader check {exercise} --output` shows everything it printed."
+            if more > 0
+            else ""
+        )
         return f"\nWhat your code printed on this example:\n{text}{tail}"
 
     def everything(self) -> str:
@@ -53,5 +61,7 @@ def shown(calls: list[tuple[str, str]], numbered: bool = False) -> list[str]:
     for n, (function, text) in enumerate(calls, 1):
         head = f"{function}, call {n}:" if numbered else f"{function}:"
         body = text.rstrip("\n").splitlines() or [""]
-        lines += [f"{head} {body[0]}"] if len(body) == 1 else [head, *(f"  {line}" for line in body)]
+        lines += (
+            [f"{head} {body[0]}"] if len(body) == 1 else [head, *(f"  {line}" for line in body)]
+        )
     return lines

@@ -47,7 +47,9 @@ def folder() -> Path | None:
 @functools.cache
 def examples_version() -> str:
     """The version of every check's examples, which names their folder: a hash of the checks' code and the libraries that draw them."""
-    digest = hashlib.sha256(f"{hypothesis.__version__} {np.__version__} {sys.version_info[:2]}".encode())
+    digest = hashlib.sha256(
+        f"{hypothesis.__version__} {np.__version__} {sys.version_info[:2]}".encode()
+    )
     for path in sorted(CHECKS.rglob("*.py")):
         digest.update(path.relative_to(CHECKS).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:24]
@@ -115,16 +117,23 @@ def run(test, submission) -> None:
             for args, kwargs in kept:
                 test.hypothesis.inner_test(submission, *args, **kwargs)
             return
-        except Exception:  # a failure: Hypothesis finds it again on the same examples, and shrinks it
+        except (
+            Exception
+        ):  # a failure: Hypothesis finds it again on the same examples, and shrinks it
             pass
     seen: list = []
     inner = test.hypothesis.inner_test
 
     def recording(*args, **kwargs):
-        example = (tuple(a for a in args if a is not submission), {k: v for k, v in kwargs.items() if v is not submission})
+        example = (
+            tuple(a for a in args if a is not submission),
+            {k: v for k, v in kwargs.items() if v is not submission},
+        )
         try:
             seen.append(decode(encode(example)))  # a copy, as it was before the check ran
-        except ValueError:  # a value the codec cannot carry: this check is drawn afresh on every run
+        except (
+            ValueError
+        ):  # a value the codec cannot carry: this check is drawn afresh on every run
             seen.append(None)
         return inner(*args, **kwargs)
 

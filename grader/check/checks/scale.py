@@ -14,11 +14,19 @@ import numpy as np
 from grader.check.checks import replay
 from grader.check.checks.harness import CheckFailed
 
-BATCH, T, C, D, D_V = 16, 141, 32, 32, 128  # replies per batch, positions, head input, query and value sizes
+BATCH, T, C, D, D_V = (
+    16,
+    141,
+    32,
+    32,
+    128,
+)  # replies per batch, positions, head input, query and value sizes
 HEAD_BATCH = 2  # replies in a head's input: each crosses to the grader three times (scores, mask, softmax), and 16
 # would double the time of `grader check heads`; the worked examples hold the comparison's batch of 16
 VOCAB = 40  # the comparison's alphabet and boundary token: the width of its logits
-STEPS = 1000  # steps of the comparison's longest train call, the MLP's (the attention model's is 400)
+STEPS = (
+    1000  # steps of the comparison's longest train call, the MLP's (the attention model's is 400)
+)
 PARAMS = {
     "emb": (VOCAB, 16),
     "w1": (128, 128),
@@ -31,7 +39,18 @@ PARAMS = {
     "w_k": (C, D),
     "w_v": (C, D_V),
 }  # the attention model's
-GRADS = ("w2", "b2", "w1", "b1", "emb", "w_q", "w_k", "w_v", "tok", "pos")  # its gradients, in the order its loss_and_grads gives them
+GRADS = (
+    "w2",
+    "b2",
+    "w1",
+    "b1",
+    "emb",
+    "w_q",
+    "w_k",
+    "w_v",
+    "tok",
+    "pos",
+)  # its gradients, in the order its loss_and_grads gives them
 DTYPE = np.float32  # the attention model's parameters and gradients
 LR = 0.02  # the learning rate the comparison hands to train
 SAID = (
@@ -68,7 +87,12 @@ def causal(scores: np.ndarray) -> np.ndarray:
 
 def head() -> tuple:
     """x (HEAD_BATCH, T, C) and the head's weights w_q, w_k (C, D) and w_v (C, D_V)."""
-    return values((HEAD_BATCH, T, C), 2.0), values((C, D), 0.3, 1), values((C, D), 0.3, 2), values((C, D_V), 0.3, 3)
+    return (
+        values((HEAD_BATCH, T, C), 2.0),
+        values((C, D), 0.3, 1),
+        values((C, D), 0.3, 2),
+        values((C, D_V), 0.3, 3),
+    )
 
 
 def at_scale(*make):
@@ -81,7 +105,9 @@ def at_scale(*make):
         inner = test.hypothesis.inner_test
 
         def check(submission):
-            replay.run(test, submission)  # Hypothesis' examples, replayed when a run before drew them
+            replay.run(
+                test, submission
+            )  # Hypothesis' examples, replayed when a run before drew them
             submission.printed.new_example()
             try:
                 with submission.workers.patient():
@@ -132,23 +158,42 @@ def multi_head() -> tuple:
 def params_and_grads() -> tuple:
     """The attention model's parameters, gradients of the same names and shapes, and the comparison's lr."""
     params = {name: values(shape, 1.0, n) for n, (name, shape) in enumerate(PARAMS.items())}
-    return params, {name: values(shape, 1.0, 20 + n) for n, (name, shape) in enumerate(PARAMS.items())}, LR
+    return (
+        params,
+        {name: values(shape, 1.0, 20 + n) for n, (name, shape) in enumerate(PARAMS.items())},
+        LR,
+    )
 
 
 def as_compared() -> tuple[dict, dict]:
     """The attention model's parameters and gradients as `grader compare` hands them to sgd_step: float32, each dict in its model's order."""
-    params = {name: values(shape, 1.0, n).astype(DTYPE) for n, (name, shape) in enumerate(PARAMS.items())}
-    return params, {name: values(PARAMS[name], 0.2, 40 + n).astype(DTYPE) for n, name in enumerate(GRADS)}
+    params = {
+        name: values(shape, 1.0, n).astype(DTYPE) for n, (name, shape) in enumerate(PARAMS.items())
+    }
+    return params, {
+        name: values(PARAMS[name], 0.2, 40 + n).astype(DTYPE) for n, name in enumerate(GRADS)
+    }
 
 
 def training_run() -> tuple:
     """The toy model's weights, STEPS + 2 batches of BATCH rows, STEPS and the comparison's lr."""
     params = {"w": values((C, 2), 0.3), "b": values((2,), 0.3)}
-    xs, ys = values((STEPS + 2, BATCH, C), 1.0, 1), values((STEPS + 2, BATCH, 2), 1.0, 2)  # one draw each (2,004 took 0.06 s)
+    xs, ys = (
+        values((STEPS + 2, BATCH, C), 1.0, 1),
+        values((STEPS + 2, BATCH, 2), 1.0, 2),
+    )  # one draw each (2,004 took 0.06 s)
     return params, list(zip(xs, ys)), STEPS, LR
 
 
 def warm() -> None:
     """Draw every value above once, for a process made ready ahead of its checks (0.03 s, which no check then pays)."""
-    for make in (queries_and_keys, masked, softmax_grads, head_grads, multi_head, params_and_grads, training_run):
+    for make in (
+        queries_and_keys,
+        masked,
+        softmax_grads,
+        head_grads,
+        multi_head,
+        params_and_grads,
+        training_run,
+    ):
         make()

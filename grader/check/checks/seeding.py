@@ -8,7 +8,9 @@ from hypothesis import seed
 
 def seeded(check, number: int):
     """The check, its Hypothesis test given this seed and told of each new example; a check that draws nothing as it is."""
-    test = getattr(check, "drawn", check)  # a check also run at the comparison's sizes wraps its drawn test
+    test = getattr(
+        check, "drawn", check
+    )  # a check also run at the comparison's sizes wraps its drawn test
     if hasattr(test, "hypothesis"):
         seed(number)(test)
         test.hypothesis.inner_test = each_example(test.hypothesis.inner_test)
@@ -19,7 +21,9 @@ def each_example(inner):
     """The inner test Hypothesis runs once per input, forgetting the last input's printed output first."""
 
     def run(*args, **kwargs):
-        (kwargs["submission"] if "submission" in kwargs else args[0]).printed.new_example()  # the fixture, by name or first
+        (
+            kwargs["submission"] if "submission" in kwargs else args[0]
+        ).printed.new_example()  # the fixture, by name or first
         return inner(*args, **kwargs)
 
     return run

@@ -13,8 +13,12 @@ class Seen:
     """The failures of the check that runs now."""
 
     def __init__(self):
-        self.mistakes: list[str] | None = None  # the known mistakes that matched every failure so far; None before the first
-        self.wrong: dict[str, set[str]] = {}  # the outputs ever wrong, by the function they come from
+        self.mistakes: list[str] | None = (
+            None  # the known mistakes that matched every failure so far; None before the first
+        )
+        self.wrong: dict[
+            str, set[str]
+        ] = {}  # the outputs ever wrong, by the function they come from
         self.probed: set = set()  # what a diagnosis has run the student's code on a general input for (grader.check.diagnosis)
 
     def forget(self) -> None:
@@ -33,7 +37,11 @@ class Seen:
         A failure with none (a wrong shape, a NaN, a property) leaves no mistake to name for the rest of the check.
         """
         matching = list(matching)
-        self.mistakes = matching if self.mistakes is None else [name for name in matching if name in self.mistakes]
+        self.mistakes = (
+            matching
+            if self.mistakes is None
+            else [name for name in matching if name in self.mistakes]
+        )
         return self.mistakes
 
     def ever_wrong(self, function: str, wrong) -> set[str]:
@@ -43,4 +51,6 @@ class Seen:
         return found
 
 
-SEEN = Seen()  # the checks of a run run one at a time, each after Submission.new_check(), which forgets
+SEEN = (
+    Seen()
+)  # the checks of a run run one at a time, each after Submission.new_check(), which forgets

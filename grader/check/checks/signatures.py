@@ -20,10 +20,21 @@ def signatures() -> dict[str, tuple[str, ...]]:
         except OSError:
             continue
         try:
-            defs = [(node.name, [a.arg for a in node.args.args]) for node in ast.parse(text).body if isinstance(node, ast.FunctionDef)]
+            defs = [
+                (node.name, [a.arg for a in node.args.args])
+                for node in ast.parse(text).body
+                if isinstance(node, ast.FunctionDef)
+            ]
         except (SyntaxError, ValueError):
-            defs = [(name, re.findall(r"(\w+)\s*(?:,|$)", listed)) for name, listed in re.findall(r"^def (\w+)\(([^)]*)\)", text, re.M)]
-        found |= {name: tuple(names) for name, names in defs if name in exercise.functions and name not in found}
+            defs = [
+                (name, re.findall(r"(\w+)\s*(?:,|$)", listed))
+                for name, listed in re.findall(r"^def (\w+)\(([^)]*)\)", text, re.M)
+            ]
+        found |= {
+            name: tuple(names)
+            for name, names in defs
+            if name in exercise.functions and name not in found
+        }
     return found
 
 

@@ -9,8 +9,12 @@ SEEDS = st.integers(0, 999)  # few enough to shrink fast, many enough with the s
 RATES = st.sampled_from((0.5, 0.1, 0.01))  # learning rates
 
 
-DIGITS = st.sampled_from((4, None))  # four significant digits, so a counterexample reads well; or every digit
-SHIFTS = st.one_of(st.integers(-(10**4), 10**4).map(float), st.floats(-1e4, 1e4))  # whole numbers first, then any
+DIGITS = st.sampled_from(
+    (4, None)
+)  # four significant digits, so a counterexample reads well; or every digit
+SHIFTS = st.one_of(
+    st.integers(-(10**4), 10**4).map(float), st.floats(-1e4, 1e4)
+)  # whole numbers first, then any
 
 
 def _filled(shape: tuple, seed: int, bound: float, digits: int | None) -> np.ndarray:
@@ -75,7 +79,12 @@ def head_inputs(draw, bound: float = 2.0):
 def multi_head_inputs(draw):
     """x (..., T, C), a list of H (w_q, w_k, w_v) and w_o (H·d_v, C_out)."""
     batch, t, c = draw(BATCH), draw(st.integers(1, 4)), draw(st.integers(1, 3))
-    n_heads, d, d_v, c_out = draw(st.integers(1, 3)), draw(st.integers(1, 3)), draw(st.integers(1, 2)), draw(SIZE)
+    n_heads, d, d_v, c_out = (
+        draw(st.integers(1, 3)),
+        draw(st.integers(1, 3)),
+        draw(st.integers(1, 2)),
+        draw(SIZE),
+    )
     x = fill(draw, batch + (t, c), 2.0)
     heads = [tuple(fill(draw, (c, n), 1.0) for n in (d, d, d_v)) for _ in range(n_heads)]
     return x, heads, fill(draw, (n_heads * d_v, c_out), 1.0)
@@ -98,8 +107,14 @@ def head_grads(draw):
 @st.composite
 def params_and_grads(draw):
     """A dict of parameters, gradients with the same names and shapes in a drawn order (the comparison's differ), and a learning rate."""
-    names = draw(st.lists(st.sampled_from(["w", "b", "w_q", "w_k", "w_v"]), min_size=1, max_size=3, unique=True))
-    shapes = {name: draw(st.lists(st.integers(1, 3), min_size=1, max_size=2).map(tuple)) for name in names}
+    names = draw(
+        st.lists(
+            st.sampled_from(["w", "b", "w_q", "w_k", "w_v"]), min_size=1, max_size=3, unique=True
+        )
+    )
+    shapes = {
+        name: draw(st.lists(st.integers(1, 3), min_size=1, max_size=2).map(tuple)) for name in names
+    }
     params = {name: fill(draw, shape) for name, shape in shapes.items()}
     grads = {name: fill(draw, shape) for name, shape in shapes.items()}
     order = draw(st.permutations(names))

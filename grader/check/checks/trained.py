@@ -30,7 +30,11 @@ def order_used(params: dict, pairs: list, losses: list, lr: float) -> list[int] 
     toy, used = LinearModel(dict(params)), []
     for step, loss in enumerate(losses):
         found = [toy.loss_and_grads(x, y) for x, y in pairs]
-        fits = [j for j, (value, _) in enumerate(found) if abs(value - loss) <= FORWARD["atol"] + FORWARD["rtol"] * abs(loss)]
+        fits = [
+            j
+            for j, (value, _) in enumerate(found)
+            if abs(value - loss) <= FORWARD["atol"] + FORWARD["rtol"] * abs(loss)
+        ]
         if not fits:
             return None
         used.append(step if step in fits else fits[0])
@@ -71,7 +75,9 @@ class Pairs:
         for n, (x, y) in enumerate(self.pairs, 1):
             line = f"  {n}: x = {_one_line(x)}, y = {_one_line(y)}"
             if sum(len(text) + 1 for text in lines) + len(line) > SHOWN_CHARS - 40:
-                lines.append(f"  ... and {len(self.pairs) - n + 1} more, x of shape {x.shape}, y of shape {y.shape}")
+                lines.append(
+                    f"  ... and {len(self.pairs) - n + 1} more, x of shape {x.shape}, y of shape {y.shape}"
+                )
                 break
             lines.append(line)
         return "\n".join(lines)
@@ -79,4 +85,6 @@ class Pairs:
 
 def _one_line(value: np.ndarray) -> str:
     """A small array on one line."""
-    return " ".join(np.array2string(value, precision=6, separator=", ", max_line_width=10_000).split())
+    return " ".join(
+        np.array2string(value, precision=6, separator=", ", max_line_width=10_000).split()
+    )

@@ -28,17 +28,47 @@ def entries(n: int) -> str:
 def difference(old, new, path: str = "") -> tuple[str, str, object, object] | None:
     """Where new differs from old, the first place found: (path such as "[0][2]" or "['w']", what changed in words, old's part, new's part)."""
     if isinstance(old, np.ndarray):
-        same = type(new) is np.ndarray and new.dtype == old.dtype and new.shape == old.shape and np.array_equal(new, old, equal_nan=True)
+        same = (
+            type(new) is np.ndarray
+            and new.dtype == old.dtype
+            and new.shape == old.shape
+            and np.array_equal(new, old, equal_nan=True)
+        )
         return None if same else (path, "", old, new)
     if type(new) is not type(old):
-        return path, f" It was a {type(old).__name__} before the call and is a {type(new).__name__} after.", old, new
+        return (
+            path,
+            f" It was a {type(old).__name__} before the call and is a {type(new).__name__} after.",
+            old,
+            new,
+        )
     if isinstance(old, (list, tuple)):
         if len(new) != len(old):
-            return path, f" It had {entries(len(old))} before the call and {entries(len(new))} after.", old, new
-        return next((found for i, (a, b) in enumerate(zip(old, new)) if (found := difference(a, b, f"{path}[{i}]"))), None)
+            return (
+                path,
+                f" It had {entries(len(old))} before the call and {entries(len(new))} after.",
+                old,
+                new,
+            )
+        return next(
+            (
+                found
+                for i, (a, b) in enumerate(zip(old, new))
+                if (found := difference(a, b, f"{path}[{i}]"))
+            ),
+            None,
+        )
     if isinstance(old, dict):
         if list(new) != list(old):
             how = " in another order" if set(new) == set(old) else ""
-            return path, f" Its keys were{how}: {list(old)} before the call, {list(new)} after.", list(old), list(new)
-        return next((found for key in old if (found := difference(old[key], new[key], f"{path}[{key!r}]"))), None)
+            return (
+                path,
+                f" Its keys were{how}: {list(old)} before the call, {list(new)} after.",
+                list(old),
+                list(new),
+            )
+        return next(
+            (found for key in old if (found := difference(old[key], new[key], f"{path}[{key!r}]"))),
+            None,
+        )
     return None if old == new else (path, "", old, new)

@@ -15,23 +15,32 @@ CLOSE: dict[str, Any] = {"rtol": 1e-6, "atol": 1e-9}
 
 def relation(got, expected) -> str | None:
     """A note when got is expected with its last two axes swapped, or expected times one constant."""
-    if not (isinstance(got, np.ndarray) and isinstance(expected, np.ndarray)) or got.dtype.kind not in "fiu" or not got.size:
+    if (
+        not (isinstance(got, np.ndarray) and isinstance(expected, np.ndarray))
+        or got.dtype.kind not in "fiu"
+        or not got.size
+    ):
         return None
     with np.errstate(all="ignore"):
         got, expected = got.astype(float), expected.astype(float)
         flipped = np.swapaxes(expected, -1, -2) if expected.ndim >= 2 else expected
         same = got.shape == expected.shape and np.allclose(got, expected, **CLOSE)
-        if expected.ndim >= 2 and flipped.shape == got.shape and not same and np.allclose(got, flipped, **CLOSE):
-            return (
-                "  Your result is the expected one transposed (its last two axes swapped): look at the order of the arguments in a product."
-            )
-        if got.shape != expected.shape or not np.isfinite(got).all() or not np.isfinite(expected).all():
+        if (
+            expected.ndim >= 2
+            and flipped.shape == got.shape
+            and not same
+            and np.allclose(got, flipped, **CLOSE)
+        ):
+            return "  Your result is the expected one transposed (its last two axes swapped): look at the order of the arguments in a product."
+        if (
+            got.shape != expected.shape
+            or not np.isfinite(got).all()
+            or not np.isfinite(expected).all()
+        ):
             return None
         factor = _factor(got, expected)
         if factor is None and _rounded_down(got, expected):
-            return (
-                "  Your result is the expected one rounded down to a whole number everywhere: look for // (floor division) or a rounding."
-            )
+            return "  Your result is the expected one rounded down to a whole number everywhere: look for // (floor division) or a rounding."
     if factor is None:
         return None
     return f"  Your result is the expected one times {named(factor)} everywhere: a constant factor, so look at the scaling."
@@ -39,16 +48,27 @@ def relation(got, expected) -> str | None:
 
 def _rounded_down(got: np.ndarray, expected: np.ndarray) -> bool:
     """Whether got is floor(expected) everywhere, and that shows: at least two entries of expected are not whole numbers."""
-    return int(np.sum(expected != np.floor(expected))) >= 2 and bool(np.array_equal(got, np.floor(expected)))
+    return int(np.sum(expected != np.floor(expected))) >= 2 and bool(
+        np.array_equal(got, np.floor(expected))
+    )
 
 
 def named(factor: float) -> str:
     """A factor with the number it is, where it is a simple one: "0.57735 (= 1/√3)", "0.816497 (= √2/√3)"."""
-    roots = {str(n): float(n) for n in range(2, 513)} | {f"√{n}": np.sqrt(n) for n in range(2, 513) if int(np.sqrt(n)) ** 2 != n}
-    found = next((name for name, value in roots.items() if np.isclose(factor, value, rtol=1e-6)), None)
-    found = found or next((f"1/{name}" for name, value in roots.items() if np.isclose(factor, 1 / value, rtol=1e-6)), None)
+    roots = {str(n): float(n) for n in range(2, 513)} | {
+        f"√{n}": np.sqrt(n) for n in range(2, 513) if int(np.sqrt(n)) ** 2 != n
+    }
+    found = next(
+        (name for name, value in roots.items() if np.isclose(factor, value, rtol=1e-6)), None
+    )
+    found = found or next(
+        (f"1/{name}" for name, value in roots.items() if np.isclose(factor, 1 / value, rtol=1e-6)),
+        None,
+    )
     ratios = ((a, b) for a in range(2, 65) for b in range(2, 65) if a != b and np.gcd(a, b) == 1)
-    found = found or next((f"√{a}/√{b}" for a, b in ratios if np.isclose(factor, np.sqrt(a / b), rtol=1e-6)), None)
+    found = found or next(
+        (f"√{a}/√{b}" for a, b in ratios if np.isclose(factor, np.sqrt(a / b), rtol=1e-6)), None
+    )
     return f"{factor:.6g}" + (f" (= {found})" if found else "")
 
 
@@ -59,7 +79,11 @@ def _factor(got: np.ndarray, expected: np.ndarray, close: dict = CLOSE) -> float
         return None
     ratios = got[big] / expected[big]
     factor = float(np.median(ratios))
-    if np.isclose(factor, 1.0, rtol=1e-6) or abs(factor) < 1e-12 or not np.allclose(got, factor * expected, **close):
+    if (
+        np.isclose(factor, 1.0, rtol=1e-6)
+        or abs(factor) < 1e-12
+        or not np.allclose(got, factor * expected, **close)
+    ):
         return None
     return factor
 
@@ -69,7 +93,12 @@ def scaled_shares(got, expected, d: int | None) -> str | None:
 
     d: the size of a query, for a head's shares; None for softmax's own, whose scores are its input x.
     """
-    if not (type(got) is np.ndarray and isinstance(expected, np.ndarray) and got.shape == expected.shape and got.dtype.kind == "f"):
+    if not (
+        type(got) is np.ndarray
+        and isinstance(expected, np.ndarray)
+        and got.shape == expected.shape
+        and got.dtype.kind == "f"
+    ):
         return None
     seen = expected > 0
     if not np.isfinite(got).all() or ((got > 0) != seen).any():
@@ -77,7 +106,9 @@ def scaled_shares(got, expected, d: int | None) -> str | None:
     with np.errstate(all="ignore"):
         logs = [np.log(np.where(seen, s.astype(float), 1.0)) for s in (got, expected)]
         count = np.maximum(seen.sum(axis=-1, keepdims=True), 1)
-        centred = [np.where(seen, v - (v * seen).sum(axis=-1, keepdims=True) / count, 0.0) for v in logs]  # each row's log-shares
+        centred = [
+            np.where(seen, v - (v * seen).sum(axis=-1, keepdims=True) / count, 0.0) for v in logs
+        ]  # each row's log-shares
         mine, right = centred
         factor = _factor(mine, right, {"rtol": 1e-4, "atol": 1e-6})
     if factor is None:
@@ -101,20 +132,35 @@ def which_wrong(names: list[str], wrong: list[str], kind: str = "outputs") -> st
     if len(names) < 2 or not wrong:
         return None
     ever = SEEN.ever_wrong(" ".join(names), wrong)
-    elsewhere, right = [n for n in names if n in ever and n not in wrong], [n for n in names if n not in ever]
+    elsewhere, right = (
+        [n for n in names if n in ever and n not in wrong],
+        [n for n in names if n not in ever],
+    )
     count = {2: "two", 3: "three", 4: "four"}.get(len(names), str(len(names)))
     if not right and not elsewhere and len(names) == 2:
         return f"  Both {kind}, {' and '.join(names)}, are wrong."
     said = f"  Of the {count} {kind}, {_listed(wrong)} {'is' if len(wrong) == 1 else 'are'} wrong"
     if elsewhere:
         said += f" here, and {_listed(elsewhere)} {'was' if len(elsewhere) == 1 else 'were'} wrong on another input this check tried"
-        return said + (f"; {_listed(right)} {'is' if len(right) == 1 else 'are'} right on every input that failed." if right else ".")
-    return said + (f" and {_listed(right)} {'is' if len(right) == 1 else 'are'} right." if right else f": all {count}.")
+        return said + (
+            f"; {_listed(right)} {'is' if len(right) == 1 else 'are'} right on every input that failed."
+            if right
+            else "."
+        )
+    return said + (
+        f" and {_listed(right)} {'is' if len(right) == 1 else 'are'} right."
+        if right
+        else f": all {count}."
+    )
 
 
 def wrong_parts(names, got, expected, tolerance: dict) -> list[str]:
     """The names of the outputs of got that are not plain arrays shaped like and close to expected's."""
-    return [name for name, mine, theirs in zip(names, got, expected) if not _close(mine, theirs, tolerance)]
+    return [
+        name
+        for name, mine, theirs in zip(names, got, expected)
+        if not _close(mine, theirs, tolerance)
+    ]
 
 
 def _close(got, expected: np.ndarray, tolerance: dict) -> bool:
@@ -131,14 +177,23 @@ def _listed(names: list[str]) -> str:
 
 def swapped_shape(got_shape: tuple, shape: tuple) -> str | None:
     """A note when a result's shape is the expected one with the last two sizes swapped."""
-    if len(shape) >= 2 and shape[-1] != shape[-2] and tuple(got_shape) == tuple(shape[:-2]) + (shape[-1], shape[-2]):
+    if (
+        len(shape) >= 2
+        and shape[-1] != shape[-2]
+        and tuple(got_shape) == tuple(shape[:-2]) + (shape[-1], shape[-2])
+    ):
         return "  Its last two sizes are swapped: the result is transposed; look at the order of the arguments in a product."
     return None
 
 
 def heads_columns(got, outs: list, w_o: np.ndarray) -> str | None:
     """Which columns of multi_head_attention's out are wrong: w_o left out, the heads interleaved, or a block per head."""
-    if type(got) is not np.ndarray or got.dtype.kind != "f" or not np.isfinite(got).all() or not outs:
+    if (
+        type(got) is not np.ndarray
+        or got.dtype.kind != "f"
+        or not np.isfinite(got).all()
+        or not outs
+    ):
         return None
     joined, d_v, heads = np.concatenate(outs, axis=-1), outs[0].shape[-1], len(outs)
     with np.errstate(all="ignore"):
@@ -172,16 +227,27 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
 def float32_digits(got, expected, inputs: dict) -> str | None:
     """A note when a float64 result agrees with the expected one only to float32's 7 digits: float32 somewhere inside."""
     arrays = [getattr(v, "value", v) for v in inputs.values()]
-    if not (isinstance(got, np.ndarray) and isinstance(expected, np.ndarray) and got.shape == expected.shape and got.size):
+    if not (
+        isinstance(got, np.ndarray)
+        and isinstance(expected, np.ndarray)
+        and got.shape == expected.shape
+        and got.size
+    ):
         return None
-    if got.dtype != np.float64 or not any(isinstance(a, np.ndarray) and a.dtype == np.float64 for a in arrays):
+    if got.dtype != np.float64 or not any(
+        isinstance(a, np.ndarray) and a.dtype == np.float64 for a in arrays
+    ):
         return None
     with np.errstate(all="ignore"):
         finite = np.isfinite(expected) & np.isfinite(got) & (np.abs(expected) > 1e-6)
         if not finite.any() or (np.isfinite(expected) != np.isfinite(got)).any():
             return None
-        worst = float(np.max(np.abs(got[finite] - expected[finite])) / np.max(np.abs(expected[finite])))  # against the largest entry
-    if not 3e-8 < worst < 1e-6:  # float32's rounding is a few of its steps of 1.2e-7; a shrunk mistake often differs by more
+        worst = float(
+            np.max(np.abs(got[finite] - expected[finite])) / np.max(np.abs(expected[finite]))
+        )  # against the largest entry
+    if (
+        not 3e-8 < worst < 1e-6
+    ):  # float32's rounding is a few of its steps of 1.2e-7; a shrunk mistake often differs by more
         return None
     return (
         f"  Your result is float64 but agrees with the expected one only to about 7 significant digits (a relative difference of {worst:.2g}), "
@@ -194,7 +260,9 @@ def widened(got, inputs: dict) -> str | None:
     arrays = [getattr(v, "value", v) for v in inputs.values()]
     widths = {a.dtype for a in arrays if isinstance(a, np.ndarray) and a.dtype.kind == "f"}
     results = got if isinstance(got, (tuple, list)) else [got]
-    if widths != {np.dtype(np.float32)} or not any(isinstance(r, np.ndarray) and r.dtype == np.float64 for r in results):
+    if widths != {np.dtype(np.float32)} or not any(
+        isinstance(r, np.ndarray) and r.dtype == np.float64 for r in results
+    ):
         return None
     return (
         "  Your result is float64 from float32 input: not wrong, but `grader compare` runs its model in float32, and a head "
@@ -212,10 +280,14 @@ def largest_difference(got: np.ndarray, expected: np.ndarray) -> str:
     index = tuple(int(i) for i in np.unravel_index(int(np.argmax(gap)), gap.shape))
     where = f" at index {index}" if index else ""
     with np.errstate(all="ignore"):
-        apart = gap > CLOSE["atol"] + CLOSE["rtol"] * np.abs(expected.astype(float))  # beyond rounding
+        apart = gap > CLOSE["atol"] + CLOSE["rtol"] * np.abs(
+            expected.astype(float)
+        )  # beyond rounding
     first = tuple(int(i) for i in np.argwhere(apart)[0]) if apart.any() else index
     also = (
-        f" The first entry to differ is at index {first}: expected {str(expected[first])}, got {str(got[first])}." if first != index else ""
+        f" The first entry to differ is at index {first}: expected {str(expected[first])}, got {str(got[first])}."
+        if first != index
+        else ""
     )
     return f"  The largest difference is{where}: expected {str(expected[index])}, got {str(got[index])} (a difference of {gap[index]:.3g}).{also}"
 
@@ -225,14 +297,18 @@ def narrower(got, inputs: dict, expected=None) -> str | None:
     arrays = [getattr(v, "value", v) for v in inputs.values()]
     widths = [a.dtype for a in arrays if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
     which = "the input"
-    if not widths and isinstance(expected, np.ndarray) and expected.dtype.kind == "f":  # inputs of other kinds (train's batches)
+    if (
+        not widths and isinstance(expected, np.ndarray) and expected.dtype.kind == "f"
+    ):  # inputs of other kinds (train's batches)
         widths, which = [expected.dtype], "the expected result"
     if not (isinstance(got, np.ndarray) and got.dtype.kind == "f" and widths):
         return None
     wide = max(widths, key=lambda d: d.itemsize)
     if got.dtype.itemsize >= wide.itemsize:
         return None
-    digits = round((np.finfo(got.dtype).nmant + 1) * np.log10(2))  # float32: 24 bits, about 7 significant digits
+    digits = round(
+        (np.finfo(got.dtype).nmant + 1) * np.log10(2)
+    )  # float32: 24 bits, about 7 significant digits
     keep = "the input's dtype" if which == "the input" else str(wide)
     return (
         f"  Your result is {got.dtype}, but {which} is {wide}: {got.dtype} keeps about {digits} significant digits, "

@@ -19,7 +19,10 @@ from grader.sandbox.worker.codec import pieces
 from grader.sandbox.worker.messages import not_written
 
 PATIENCE = 3.0  # times its limit a call at the comparison's sizes may take: Python loops there are slow, not hung
-REMEMBERED = ("raised", "bad_output")  # failures a call gives again on the same arguments (the others stop its function)
+REMEMBERED = (
+    "raised",
+    "bad_output",
+)  # failures a call gives again on the same arguments (the others stop its function)
 MEMO_BYTES = 64 << 20  # the arguments and answers kept, at most
 
 # Functions of an exercise's own that some of its checks have the reference serve, in the full kit (a check of
@@ -39,7 +42,13 @@ class StudentCodePool:
     budget: seconds for the whole run; once it is spent, every call fails at once as a timeout.
     """
 
-    def __init__(self, folder, timeout: float = 10.0, budget: float = BUDGET, unwritten: frozenset = frozenset()):
+    def __init__(
+        self,
+        folder,
+        timeout: float = 10.0,
+        budget: float = BUDGET,
+        unwritten: frozenset = frozenset(),
+    ):
         self.folder = folder
         self.unwritten = unwritten  # modules that are the stubs as given (grader.check.untouched): no worker needed
         self.timeout = timeout
@@ -47,7 +56,9 @@ class StudentCodePool:
         self.deadline = time.monotonic() + budget
         self.budget = budget
         self.started: dict[frozenset, StudentCode] = {}
-        self.broken: dict[tuple, StudentError] = {}  # (module, function or None) -> the error that repeats
+        self.broken: dict[
+            tuple, StudentError
+        ] = {}  # (module, function or None) -> the error that repeats
         self.ready: dict[frozenset, threading.Event] = {}  # workers started early, once started
         self.closing = threading.Event()
         self.threads: list[threading.Thread] = []
@@ -72,7 +83,9 @@ class StudentCodePool:
             return
         handle = self.started[reference] = self._handle(reference)
         ready = self.ready[reference] = threading.Event()
-        thread = threading.Thread(target=_start, args=(handle, ready, self.closing), daemon=True, name="worker-start")
+        thread = threading.Thread(
+            target=_start, args=(handle, ready, self.closing), daemon=True, name="worker-start"
+        )
         thread.start()
         self.threads.append(thread)
 
@@ -114,13 +127,19 @@ class StudentCodePool:
 
     def _remember(self, key: bytes | None, size: int, what) -> None:
         if key is not None and self.memo_bytes + 2 * size <= MEMO_BYTES:
-            self.memo[key], self.memo_bytes = what, self.memo_bytes + 2 * size  # the answer is about as large as the call
+            self.memo[key], self.memo_bytes = (
+                what,
+                self.memo_bytes + 2 * size,
+            )  # the answer is about as large as the call
 
     def limit(self) -> float:
         """Seconds the next call may take: its own limit (longer at the comparison's sizes), or what is left of the run's budget."""
         left = self.deadline - time.monotonic()
         if left <= 0:
-            raise StudentError("timeout", f"grading this submission used all of its {self.budget:g} s, so the checks left were not run.")
+            raise StudentError(
+                "timeout",
+                f"grading this submission used all of its {self.budget:g} s, so the checks left were not run.",
+            )
         return min(self.timeout * self.factor, left)
 
     @contextlib.contextmanager
@@ -141,8 +160,12 @@ class StudentCodePool:
         for thread in self.threads:
             thread.join()
         stops = [worker.close for worker in self.started.values()]
-        with ThreadPoolExecutor(max_workers=max(len(stops), 1), thread_name_prefix="worker-stop") as pool:
-            for done in [pool.submit(stop) for stop in stops]:  # at once: each waits for its processes to end (20-30 ms)
+        with ThreadPoolExecutor(
+            max_workers=max(len(stops), 1), thread_name_prefix="worker-stop"
+        ) as pool:
+            for done in [
+                pool.submit(stop) for stop in stops
+            ]:  # at once: each waits for its processes to end (20-30 ms)
                 done.result()
         self.started.clear()
         HELPER.forget()
@@ -150,7 +173,9 @@ class StudentCodePool:
         self.memo_bytes = 0
 
 
-def _digest(reference: frozenset, module: str, function: str, args: tuple) -> tuple[bytes | None, int]:
+def _digest(
+    reference: frozenset, module: str, function: str, args: tuple
+) -> tuple[bytes | None, int]:
     """A call's digest and its size in bytes; None for arguments the codec cannot carry (the call says so itself).
 
     The digest is the sha256 of the call as the codec encodes it, hashed piece by piece: the

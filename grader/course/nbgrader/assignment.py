@@ -15,7 +15,9 @@ CELL_TIMEOUT = 60  # seconds a notebook cell may run at autograde: try cells sto
 NOTEBOOK_TIMEOUT = 300  # seconds for all of a notebook's cells at autograde
 ASSIGNMENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 NBGRADER_EXCHANGE = "/usr/local/share/nbgrader/exchange"  # nbgrader's default Exchange.root
-FOR_STUDENTS = "for-students"  # in the course folder: the students' nbgrader settings and the student's kit
+FOR_STUDENTS = (
+    "for-students"  # in the course folder: the students' nbgrader settings and the student's kit
+)
 
 CONFIG = """\
 # nbgrader settings for the course, written by `grader nbgrader`.
@@ -106,13 +108,22 @@ def export(
     late_policy ("10%/day,max 3 days", grader/course/late.py): off when "".
     """
     if not ASSIGNMENT_NAME.fullmatch(assignment):
-        click.echo(f"Cannot use {assignment!r} as an assignment name: use letters, digits, '-' and '_'.", err=True)
+        click.echo(
+            f"Cannot use {assignment!r} as an assignment name: use letters, digits, '-' and '_'.",
+            err=True,
+        )
         return 2
     if course_id is not None and not ASSIGNMENT_NAME.fullmatch(course_id):
-        click.echo(f"Cannot use {course_id!r} as a course id: use letters, digits, '-' and '_', as the hub's course has.", err=True)
+        click.echo(
+            f"Cannot use {course_id!r} as a course id: use letters, digits, '-' and '_', as the hub's course has.",
+            err=True,
+        )
         return 2
     if exchange is not None and not Path(exchange).is_absolute():
-        click.echo(f"--exchange {exchange}: give the exchange as an absolute path (nbgrader's default is {NBGRADER_EXCHANGE}).", err=True)
+        click.echo(
+            f"--exchange {exchange}: give the exchange as an absolute path (nbgrader's default is {NBGRADER_EXCHANGE}).",
+            err=True,
+        )
         return 2
     if late_policy:
         try:
@@ -121,7 +132,10 @@ def export(
             click.echo(f"--late-policy: {error}.", err=True)
             return 2
     if course_dir.exists() and not course_dir.is_dir():
-        click.echo(f"{course_dir} is a file, not a course folder: name a folder (it may be new or empty).", err=True)
+        click.echo(
+            f"{course_dir} is a file, not a course folder: name a folder (it may be new or empty).",
+            err=True,
+        )
         return 2
     target = course_dir / "source" / assignment
     if target.exists() and any(target.iterdir()) and not force:
@@ -138,7 +152,9 @@ def export(
 
 def write_assignment(target: Path, assignment: str) -> None:
     """The stub modules in exercises/ and the notebook."""
-    write_stubs(target / "exercises")  # made from the reference, whatever the kit's exercises/ holds
+    write_stubs(
+        target / "exercises"
+    )  # made from the reference, whatever the kit's exercises/ holds
     (target / f"{assignment}.ipynb").write_text(notebook.dumps(assignment), encoding="utf-8")
 
 
@@ -164,7 +180,9 @@ def defaults(course_dir: Path, chosen: Course = DEFAULT) -> tuple[str, str]:
 def course_settings(course_dir: Path, chosen: Course = DEFAULT) -> list[str]:
     """The course-wide blocks of settings: the course and its exchange, then the kit's autograde."""
     course_id, exchange = defaults(course_dir, chosen)
-    scoring = SCORING.format(all_or_nothing=chosen.all_or_nothing) + (LATE.format(policy=chosen.late_policy) if chosen.late_policy else "")
+    scoring = SCORING.format(all_or_nothing=chosen.all_or_nothing) + (
+        LATE.format(policy=chosen.late_policy) if chosen.late_policy else ""
+    )
     return [
         COURSE.format(course_id=course_id, exchange=exchange),
         AUTOGRADE.format(timeout=CELL_TIMEOUT, notebook_timeout=NOTEBOOK_TIMEOUT) + scoring,
@@ -173,7 +191,9 @@ def course_settings(course_dir: Path, chosen: Course = DEFAULT) -> list[str]:
 
 def settings(assignment: str) -> str:
     """The lines of nbgrader_config.py one assignment needs."""
-    return ASSIGNMENT.format(assignment=assignment, modules=[f"exercises/{name}.py" for name in MODULES])
+    return ASSIGNMENT.format(
+        assignment=assignment, modules=[f"exercises/{name}.py" for name in MODULES]
+    )
 
 
 def write_settings(course_dir: Path, assignment: str, chosen: Course = DEFAULT) -> tuple[str, str]:
@@ -181,7 +201,10 @@ def write_settings(course_dir: Path, assignment: str, chosen: Course = DEFAULT) 
     config = course_dir / "nbgrader_config.py"
     if not config.exists():
         course_dir.mkdir(parents=True, exist_ok=True)
-        config.write_text(CONFIG + "\n".join(course_settings(course_dir, chosen) + [settings(assignment)]), encoding="utf-8")
+        config.write_text(
+            CONFIG + "\n".join(course_settings(course_dir, chosen) + [settings(assignment)]),
+            encoding="utf-8",
+        )
         click.echo(f"Wrote {config}.")
     else:
         missing = missing_lines(config.read_text(encoding="utf-8"), course_dir, assignment, chosen)
@@ -196,14 +219,22 @@ def write_settings(course_dir: Path, assignment: str, chosen: Course = DEFAULT) 
     course_id, exchange = configured(course_dir)
     if exchange == defaults(course_dir, chosen)[1] and not Path(exchange).exists():
         Path(exchange).mkdir(parents=True)
-        Path(exchange).chmod(0o1777)  # nbgrader's exchange: writable by everyone, as nbgrader requires
+        Path(exchange).chmod(
+            0o1777
+        )  # nbgrader's exchange: writable by everyone, as nbgrader requires
     return course_id, exchange
 
 
-def missing_lines(text: str, course_dir: Path, assignment: str, chosen: Course = DEFAULT) -> list[str]:
+def missing_lines(
+    text: str, course_dir: Path, assignment: str, chosen: Course = DEFAULT
+) -> list[str]:
     """The blocks of settings that an existing config lacks, each judged by the line that matters."""
     blocks = course_settings(course_dir, chosen) + [settings(assignment)]
-    needles = ["CourseDirectory.course_id", "grader.course.nbgrader.collect.KitExtractor", f"{{{assignment!r}:"]  # the block's newest line
+    needles = [
+        "CourseDirectory.course_id",
+        "grader.course.nbgrader.collect.KitExtractor",
+        f"{{{assignment!r}:",
+    ]  # the block's newest line
     return [block for block, needle in zip(blocks, needles) if needle not in text]
 
 
@@ -214,9 +245,13 @@ def configured(course_dir: Path) -> tuple[str, str]:
         from traitlets.config.loader import PyFileConfigLoader
 
         config = PyFileConfigLoader("nbgrader_config.py", path=str(course_dir)).load_config()
-    except Exception:  # no nbgrader here, or a config it could not load: ours, and nbgrader will say what is wrong
+    except (
+        Exception
+    ):  # no nbgrader here, or a config it could not load: ours, and nbgrader will say what is wrong
         return course_id, exchange
-    if "course_id" in config.CourseDirectory:  # the course names its own: then nbgrader's exchange, unless it names one
+    if (
+        "course_id" in config.CourseDirectory
+    ):  # the course names its own: then nbgrader's exchange, unless it names one
         course_id, exchange = config.CourseDirectory.course_id, NBGRADER_EXCHANGE
     return course_id, config.Exchange.get("root", exchange)
 
@@ -224,8 +259,12 @@ def configured(course_dir: Path) -> tuple[str, str]:
 def write_students_side(folder: Path, course_id: str, exchange: str) -> None:
     """for-students/: the students' nbgrader_config.py and the student's kit."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "nbgrader_config.py").write_text(STUDENTS.format(course_id=course_id, exchange=exchange), encoding="utf-8")
-    click.echo(f"Wrote {folder / 'nbgrader_config.py'} for the students' Jupyter (course {course_id}, exchange {exchange}).")
+    (folder / "nbgrader_config.py").write_text(
+        STUDENTS.format(course_id=course_id, exchange=exchange), encoding="utf-8"
+    )
+    click.echo(
+        f"Wrote {folder / 'nbgrader_config.py'} for the students' Jupyter (course {course_id}, exchange {exchange})."
+    )
     click.echo(write_student_kit(folder / "kit"))
 
 

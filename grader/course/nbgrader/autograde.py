@@ -38,7 +38,10 @@ from grader.sandbox.isolation import APART
 from grader.style import commands_as
 
 KEY = "attention_by_hand"  # where the grading waits in nbconvert's resources, for WriteGrades
-LITTER = {".hypothesis", "__pycache__"}  # never left in an autograded folder, so never in the feedback
+LITTER = {
+    ".hypothesis",
+    "__pycache__",
+}  # never left in an autograded folder, so never in the feedback
 
 
 def read_modules(submission: Path) -> dict[str, bytes]:
@@ -55,7 +58,12 @@ def collected(exporter, assignment: str) -> dict:
     if kept is None:
         coursedir = course_directory(exporter)
         pattern = coursedir.format_path(coursedir.submitted_directory, "*", assignment)
-        named = coursedir.format_path(re.escape(coursedir.submitted_directory), "(?P<student>.*)", re.escape(assignment), escape=True)
+        named = coursedir.format_path(
+            re.escape(coursedir.submitted_directory),
+            "(?P<student>.*)",
+            re.escape(assignment),
+            escape=True,
+        )
         kept = {}
         for path in sorted(glob.glob(pattern)):
             student = re.fullmatch(named, path).group("student")
@@ -79,18 +87,22 @@ def course_directory(configurable):
 class GradeModules(NbGraderPreprocessor):
     """Grade the submission's exercises/ as collected, before any cell runs, in nbgrader's own process."""
 
-    allow_unisolated = Bool(False, help="Grade even where the students' code cannot be confined (for a trial run, never for grades).").tag(
-        config=True
-    )
+    allow_unisolated = Bool(
+        False,
+        help="Grade even where the students' code cannot be confined (for a trial run, never for grades).",
+    ).tag(config=True)
 
     all_or_nothing = Bool(
-        False, help="An exercise earns its points only when every check passes (else points times the share passed)."
+        False,
+        help="An exercise earns its points only when every check passes (else points times the share passed).",
     ).tag(config=True)
 
     def preprocess(self, nb: NotebookNode, resources: dict):
         linux.protect_grader()  # before any kernel starts: no process of the same user reads or writes our memory
         info = resources["nbgrader"]
-        files = collected(self.parent, info["assignment"]).get(info["student"], Unreadable("nothing was collected"))
+        files = collected(self.parent, info["assignment"]).get(
+            info["student"], Unreadable("nothing was collected")
+        )
         with scoring(self.all_or_nothing):
             resources[KEY] = grade(files)
         isolation = resources[KEY]["isolation"]
@@ -101,11 +113,21 @@ class GradeModules(NbGraderPreprocessor):
                 "(apt-get install bubblewrap), or grade as root, or, in a pod that allows neither, on a kernel with Landlock "
                 "and with libseccomp (pip install pyseccomp); c.GradeModules.allow_unisolated = True allows a trial run"
             )
-        self.log.info("Graded %s's exercises/ as collected: %s (isolation: %s)", info["student"], resources[KEY]["points"], isolation)
+        self.log.info(
+            "Graded %s's exercises/ as collected: %s (isolation: %s)",
+            info["student"],
+            resources[KEY]["points"],
+            isolation,
+        )
         if resources[KEY]["copied"]:
             copied = ", ".join(f"{name}.py" for name in resources[KEY]["copied"])
             verb = "is" if len(resources[KEY]["copied"]) == 1 else "are"
-            self.log.warning("For the instructor: %s's %s %s byte for byte the kit's reference solution", info["student"], copied, verb)
+            self.log.warning(
+                "For the instructor: %s's %s %s byte for byte the kit's reference solution",
+                info["student"],
+                copied,
+                verb,
+            )
         watching.graded(self, info["student"], resources[KEY])
         return nb, resources
 
@@ -133,7 +155,13 @@ def grade(files) -> dict:
             f"Not graded: {files}. Submit your five modules in the folder exercises/ beside the notebook "
             "(check them first with `grader check`)."
         )
-        return {"isolation": "-", "points": {n: 0.0 for n in NAMES}, "texts": dict.fromkeys(NAMES, text), "copied": [], "faulted": []}
+        return {
+            "isolation": "-",
+            "points": {n: 0.0 for n in NAMES},
+            "texts": dict.fromkeys(NAMES, text),
+            "copied": [],
+            "faulted": [],
+        }
     from hypothesis.configuration import set_hypothesis_home_dir
 
     with tempfile.TemporaryDirectory(prefix="abh-grade-") as tmp:
@@ -141,7 +169,9 @@ def grade(files) -> dict:
         folder.mkdir()
         for name, data in files.items():
             (folder / f"{name}.py").write_bytes(data)
-        set_hypothesis_home_dir(Path(tmp) / ".hypothesis")  # nothing written beside nbgrader's course
+        set_hypothesis_home_dir(
+            Path(tmp) / ".hypothesis"
+        )  # nothing written beside nbgrader's course
         try:
             report = run_checks(folder)
         finally:
@@ -150,7 +180,13 @@ def grade(files) -> dict:
     copied = sorted(r.name for r in report.exercises if r.same_as_reference)
     faulted = sorted(r.name for r in report.exercises if any(check.by_grader for check in r.checks))
     points = {r.name: r.points for r in report.exercises}
-    return {"isolation": report.isolation, "points": points, "texts": texts, "copied": copied, "faulted": faulted}
+    return {
+        "isolation": report.isolation,
+        "points": points,
+        "texts": texts,
+        "copied": copied,
+        "faulted": faulted,
+    }
 
 
 class _Text(io.StringIO):
@@ -163,9 +199,15 @@ def cell_text(report: Report, result, where: Path) -> str:
     """One exercise's report as the student reads it in the graded cell, with the commands as `grader check`."""
     # the report for the student: "byte for byte the reference" is the instructor's to read (nbgrader's log, the cell's metadata)
     student_view = dataclasses.replace(result, same_as_reference=False)
-    single = Report([student_view], seed=report.seed, isolation=report.isolation, checks=report.checks)
+    single = Report(
+        [student_view], seed=report.seed, isolation=report.isolation, checks=report.checks
+    )
     hashes = ", ".join(f"{name} {digest[:12]}" for name, digest in sorted(result.files.items()))
-    with contextlib.chdir(where), contextlib.redirect_stdout(_Text()), commands_as("grader"):  # the student's `grader`
+    with (
+        contextlib.chdir(where),
+        contextlib.redirect_stdout(_Text()),
+        commands_as("grader"),
+    ):  # the student's `grader`
         text = render(single, Path("exercises"))
     return f"Graded from exercises/ as submitted, before any cell of this notebook ran (sha256: {hashes}).\n\n{text}\n"
 
@@ -176,11 +218,15 @@ class WriteGrades(NbGraderPreprocessor):
     def preprocess(self, nb: NotebookNode, resources: dict):
         grading = resources.get(KEY)
         if grading is None:
-            raise RuntimeError("GradeModules must come before WriteGrades in c.Autograde.autograde_preprocessors")
+            raise RuntimeError(
+                "GradeModules must come before WriteGrades in c.Autograde.autograde_preprocessors"
+            )
         for cell in nb.cells:
             exercise = graded_exercise(cell)
             if exercise is not None:
-                points = min(max(grading["points"][exercise], 0.0), float(cell.metadata.nbgrader["points"]))
+                points = min(
+                    max(grading["points"][exercise], 0.0), float(cell.metadata.nbgrader["points"])
+                )
                 cell.outputs = outputs(grading["texts"][exercise], points)
                 # for the instructor, in the autograded notebook (the feedback page does not show metadata)
                 cell.metadata[KEY] = {"same_as_reference": exercise in grading.get("copied", [])}
@@ -199,11 +245,22 @@ def outputs(text: str, points: float) -> list:
     """The report on stdout, then the points as a plain float, which nbgrader reads as partial credit."""
     return [
         NotebookNode(output_type="stream", name="stdout", text=text),
-        NotebookNode(output_type="execute_result", execution_count=None, metadata={}, data={"text/plain": repr(float(points))}),
+        NotebookNode(
+            output_type="execute_result",
+            execution_count=None,
+            metadata={},
+            data={"text/plain": repr(float(points))},
+        ),
     ]
 
 
-SAFE_OUTPUTS = {"text/plain", "text/latex", "image/png", "image/jpeg", "application/json"}  # shown as text, or as an image's data
+SAFE_OUTPUTS = {
+    "text/plain",
+    "text/latex",
+    "image/png",
+    "image/jpeg",
+    "application/json",
+}  # shown as text, or as an image's data
 
 
 class SanitizeStudentHTML(Preprocessor):
@@ -216,7 +273,9 @@ class SanitizeStudentHTML(Preprocessor):
     its metadata, which the page writes into the image's tag, is dropped.
     """
 
-    enabled = Bool(True)  # nbconvert's preprocessors are off unless enabled, and nbgrader does not enable them
+    enabled = Bool(
+        True
+    )  # nbconvert's preprocessors are off unless enabled, and nbgrader does not enable them
 
     def preprocess_cell(self, cell, resources, cell_index):
         if cell.cell_type == "markdown":
@@ -239,7 +298,9 @@ def clean_output(output) -> None:
     """Keep of an output only what shows as text or an image, and its HTML cleaned; drop its metadata."""
     if "data" in output:
         data = output["data"]
-        html = data.get("text/html") or (markdown2html_mistune(_text(data["text/markdown"])) if "text/markdown" in data else None)
+        html = data.get("text/html") or (
+            markdown2html_mistune(_text(data["text/markdown"])) if "text/markdown" in data else None
+        )
         output["data"] = {kind: value for kind, value in data.items() if kind in SAFE_OUTPUTS}
         if html is not None:
             output["data"]["text/html"] = outlet.markup(_text(html))
@@ -256,15 +317,26 @@ class KitNotebookExporter(NotebookExporter):
     """nbgrader's reader of submitted notebooks, which puts the kit's notebook in place of one it cannot grade."""
 
     def from_file(self, file_stream, resources=None, **kw):
-        watching.watch(self)  # from the first notebook read: nbgrader's checks of the cells come before GradeModules
+        watching.watch(
+            self
+        )  # from the first notebook read: nbgrader's checks of the cells come before GradeModules
         try:
-            nb = nbformat.reads(intake.notebook(file_stream), as_version=4)  # its bytes and cells bounded before it is read
-            nbformat.validate(nb, relax_add_props=True)  # as nbconvert does after each step, which would stop the grading
+            nb = nbformat.reads(
+                intake.notebook(file_stream), as_version=4
+            )  # its bytes and cells bounded before it is read
+            nbformat.validate(
+                nb, relax_add_props=True
+            )  # as nbconvert does after each step, which would stop the grading
             why = changed_graded_cells(nb)
         except intake.Refused as refused:
             nb, why = None, f"it was not read: {refused}"
-        except Exception as error:  # not UTF-8, not JSON, not a notebook: whatever the student's file was
-            nb, why = None, f"it could not be read as a notebook ({type(error).__name__}: {str(error)[:200]})"
+        except (
+            Exception
+        ) as error:  # not UTF-8, not JSON, not a notebook: whatever the student's file was
+            nb, why = (
+                None,
+                f"it could not be read as a notebook ({type(error).__name__}: {str(error)[:200]})",
+            )
         if why:
             nb = replacement(resources or {}, why)
             self.log.warning("Graded the kit's notebook in place of the submitted one: %s", why)
@@ -274,7 +346,11 @@ class KitNotebookExporter(NotebookExporter):
 def kit_graded_cells() -> dict[str, dict]:
     """grade_id -> the nbgrader metadata of each graded cell the kit's notebook has."""
     cells = kit_notebook.build("kit")["cells"]
-    return {c["metadata"]["nbgrader"]["grade_id"]: c["metadata"]["nbgrader"] for c in cells if "nbgrader" in c["metadata"]}
+    return {
+        c["metadata"]["nbgrader"]["grade_id"]: c["metadata"]["nbgrader"]
+        for c in cells
+        if "nbgrader" in c["metadata"]
+    }
 
 
 def changed_graded_cells(nb) -> str:

@@ -32,11 +32,20 @@ def check(exercise: str, submission: Path = Path("exercises")) -> None:
     """Run the checks this kit has on one exercise as saved now (the public ones in the student's kit); NotPassed unless it passes."""
     with tempfile.TemporaryDirectory() as tmp:
         result_file = Path(tmp) / "result.json"
-        output, finished, _ = run(launcher.module("grader.course.nbgrader.cells", exercise, str(submission.resolve()), str(result_file)))
+        output, finished, _ = run(
+            launcher.module(
+                "grader.course.nbgrader.cells",
+                exercise,
+                str(submission.resolve()),
+                str(result_file),
+            )
+        )
         print(output, end="", flush=True)
         if not finished:
             where = f"exercises/{exercise}.py"
-            raise NotPassed(f"the checks of {exercise} did not finish within {LIMIT} s: look for a loop that never ends in {where}")
+            raise NotPassed(
+                f"the checks of {exercise} did not finish within {LIMIT} s: look for a loop that never ends in {where}"
+            )
         verdict = verdict_from(result_file)
     if verdict is None:
         raise NotPassed(f"the checks of {exercise} could not run (see above)")
@@ -44,9 +53,13 @@ def check(exercise: str, submission: Path = Path("exercises")) -> None:
     if status != "passed":
         # one short line: nbgrader validate cuts longer ones
         which = f" ({named(failing)})" if failing and status != "not_started" else ""
-        raise NotPassed(f"{exercise}: {STATUS_WORDS.get(status, status)}{which}. Fix exercises/{exercise}.py, save, run again.")
+        raise NotPassed(
+            f"{exercise}: {STATUS_WORDS.get(status, status)}{which}. Fix exercises/{exercise}.py, save, run again."
+        )
     if checks == "public":
-        print(f"{exercise} passes its public checks; the hidden checks run when your work is graded.")
+        print(
+            f"{exercise} passes its public checks; the hidden checks run when your work is graded."
+        )
     else:
         print(f"{exercise} passes every check.")
 
@@ -61,28 +74,50 @@ def not_graded_here(exercise: str) -> None:
         )
 
 
-def try_it(module: str, function: str, *args, limit: float = TRY_LIMIT, submission: Path = Path("exercises")) -> None:
+def try_it(
+    module: str,
+    function: str,
+    *args,
+    limit: float = TRY_LIMIT,
+    submission: Path = Path("exercises"),
+) -> None:
     """Call the student's module.function(*args) on the files as saved now, and print what came of it (not at autograde)."""
     from grader.sandbox.worker.codec import encode
 
-    if os.environ.get("NBGRADER_EXECUTION") == "autograde":  # the kernel's tree, beside the grading: no student code
-        print(f"Not run at grading: the graded cell below grades exercises/{module}.py as you submitted it.")
+    if (
+        os.environ.get("NBGRADER_EXECUTION") == "autograde"
+    ):  # the kernel's tree, beside the grading: no student code
+        print(
+            f"Not run at grading: the graded cell below grades exercises/{module}.py as you submitted it."
+        )
         return
     if not (submission / f"{module}.py").is_file():
-        print(f"Cannot find {submission / module}.py: keep this notebook next to the folder {submission}/ you were given.")
+        print(
+            f"Cannot find {submission / module}.py: keep this notebook next to the folder {submission}/ you were given."
+        )
         return
     try:
         request = encode(args)
     except Exception:  # a value the sandbox cannot carry: say which kinds it can
-        print(f"try_it can pass numpy arrays, numbers, strings, and lists, tuples and dicts of them, not {args!r:.80}.")
+        print(
+            f"try_it can pass numpy arrays, numbers, strings, and lists, tuples and dicts of them, not {args!r:.80}."
+        )
         return
     with tempfile.TemporaryDirectory() as tmp:
         request_file = Path(tmp) / "args"
         request_file.write_bytes(request)
         command = launcher.module(
-            "grader.course.nbgrader.cells", "--try", module, function, str(submission.resolve()), str(request_file), str(limit)
+            "grader.course.nbgrader.cells",
+            "--try",
+            module,
+            function,
+            str(submission.resolve()),
+            str(request_file),
+            str(limit),
         )
-        output, finished, status = run(command, limit + TRY_STARTUP)  # what the student's code left running is ended with it
+        output, finished, status = run(
+            command, limit + TRY_STARTUP
+        )  # what the student's code left running is ended with it
     print(output, end="", flush=True)
     if not finished:
         print(
@@ -90,7 +125,9 @@ def try_it(module: str, function: str, *args, limit: float = TRY_LIMIT, submissi
         )
     elif status:
         how = f"exit status {status}" if status > 0 else f"signal {-status}"
-        print(f"{function} ended the process that ran it ({how}) instead of returning: remove that call and return the result.")
+        print(
+            f"{function} ended the process that ran it ({how}) instead of returning: remove that call and return the result."
+        )
 
 
 def run(command: list[str], limit: float | None = None) -> tuple[str, bool, int | None]:
@@ -103,7 +140,11 @@ def verdict_from(result_file: Path) -> tuple[str, str, list[str]] | None:
     """The exercise's status, which checks ran ("public" or "all") and those that did not pass, from the run's result file; None when there is none."""
     try:
         result = json.loads(result_file.read_text(encoding="utf-8"))
-        return str(result["status"]), str(result["checks"]), [str(name) for name in result.get("failing", [])]
+        return (
+            str(result["status"]),
+            str(result["checks"]),
+            [str(name) for name in result.get("failing", [])],
+        )
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
@@ -129,10 +170,16 @@ def main(exercise: str, submission: str, result_file: str) -> int:
         return 1
     try:
         report = run_checks(folder, exercises=[exercise])
-    except Exception as error:  # a fault of the grader's: no traceback of its code in the student's notebook
-        print(f"The grader could not check {exercise} ({type(error).__name__}): a fault in the grader, not in your code.")
+    except (
+        Exception
+    ) as error:  # a fault of the grader's: no traceback of its code in the student's notebook
+        print(
+            f"The grader could not check {exercise} ({type(error).__name__}): a fault in the grader, not in your code."
+        )
         return 1
-    with commands_as("grader"):  # the report names commands as the student types them: grader check ...
+    with commands_as(
+        "grader"
+    ):  # the report names commands as the student types them: grader check ...
         print(render(report, folder))
     failing = [check.id for check in report.exercises[0].checks if check.status != "passed"]
     verdict = {"status": report.exercises[0].status, "checks": report.checks, "failing": failing}
@@ -165,7 +212,10 @@ def main_try(module: str, function: str, submission: str, request_file: str, lim
     names = parameters(module, function)
     for number, (before, after) in enumerate(zip(args, outcome.args)):
         if encode(before) != encode(after):
-            show(f"{names[number] if number < len(names) else f'argument {number + 1}'} after the call", after)
+            show(
+                f"{names[number] if number < len(names) else f'argument {number + 1}'} after the call",
+                after,
+            )
     return 0
 
 

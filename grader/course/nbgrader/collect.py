@@ -23,10 +23,14 @@ from grader.course.nbgrader import notebook
 from grader.paths import MODULES
 from grader.sandbox import intake
 
-ARCHIVES = {".zip"}  # unpacked by the kit's extractor before collecting, each into a folder beside it
+ARCHIVES = {
+    ".zip"
+}  # unpacked by the kit's extractor before collecting, each into a folder beside it
 MODULE_FILES = {f"{name}.py" for name in MODULES}
 NOTE_BYTES = 4 << 10  # a note the extractor left (its own words) is at most this long
-MOODLE_FOLDER = re.compile(r"(?P<name>.+)_(?P<id>[^_/]+)_assign(?:submission|feedback)_\w*")  # Moodle's download, as text
+MOODLE_FOLDER = re.compile(
+    r"(?P<name>.+)_(?P<id>[^_/]+)_assign(?:submission|feedback)_\w*"
+)  # Moodle's download, as text
 
 
 class Escaped(logging.Filter):
@@ -62,7 +66,12 @@ class KitExtractor(ExtractorPlugin):
                 self.log.error("Not unpacked: %s (%s)", outlet.name(name), error)
                 continue
             for top, why in refused.items():
-                self.log.warning("Not unpacked: %s of %s (%s); the student's feedback says so", outlet.name(top), outlet.name(name), why)
+                self.log.warning(
+                    "Not unpacked: %s of %s (%s); the student's feedback says so",
+                    outlet.name(top),
+                    outlet.name(name),
+                    why,
+                )
 
 
 class KitCollector(FileNameCollectorPlugin):
@@ -74,8 +83,12 @@ class KitCollector(FileNameCollectorPlugin):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.taken: dict[tuple[str, str], str] = {}  # (student, file_id) -> the file collected for it
-        self.refused: dict[str, list[str]] = {}  # student -> the names of the files of theirs not collected
+        self.taken: dict[
+            tuple[str, str], str
+        ] = {}  # (student, file_id) -> the file collected for it
+        self.refused: dict[
+            str, list[str]
+        ] = {}  # student -> the names of the files of theirs not collected
         self.not_unpacked: dict[str, str] = {}  # student -> why the extractor refused their upload
         escaped(self.log)
         app = self.parent
@@ -92,7 +105,9 @@ class KitCollector(FileNameCollectorPlugin):
         if suffix not in self.valid_ext:
             if suffix not in ARCHIVES:
                 self.log.warning(
-                    "Not collected: %s (only %s files are; zip archives are unpacked)", submitted_file, ", ".join(self.valid_ext)
+                    "Not collected: %s (only %s files are; zip archives are unpacked)",
+                    submitted_file,
+                    ", ".join(self.valid_ext),
                 )
                 self.note_refused(submitted_file)
             return None
@@ -132,7 +147,11 @@ class KitCollector(FileNameCollectorPlugin):
         """
         root = self.extracted_root()
         path = PurePosixPath(submitted_file)
-        folders = [folder for folder in reversed(path.parents) if root is None or (folder != root and root in folder.parents)]
+        folders = [
+            folder
+            for folder in reversed(path.parents)
+            if root is None or (folder != root and root in folder.parents)
+        ]
         for folder in folders:
             match = self._quiet_match(f"{folder}/{path.name}")
             if match and match.get("student_id"):
@@ -163,13 +182,19 @@ class KitCollector(FileNameCollectorPlugin):
         """Remember whose file was left out, when the instructor's pattern names its student."""
         match = self._match(submitted_file) if self.named_regexp else None
         if match and match.get("student_id"):
-            self.refused.setdefault(match["student_id"], []).append(PurePosixPath(match.get("file_id") or submitted_file).name)
+            self.refused.setdefault(match["student_id"], []).append(
+                PurePosixPath(match.get("file_id") or submitted_file).name
+            )
 
     def complete(self, data: dict) -> None:
         """Give every student who uploaded anything a notebook to autograde: the kit's, with a note, where theirs is missing."""
         app = self.parent
         coursedir, assignment = app.coursedir, app.coursedir.assignment_id
-        released = sorted(Path(coursedir.format_path(coursedir.release_directory, ".", assignment)).glob("*.ipynb"))
+        released = sorted(
+            Path(coursedir.format_path(coursedir.release_directory, ".", assignment)).glob(
+                "*.ipynb"
+            )
+        )
         names = [path.name for path in released] or [f"{assignment}.ipynb"]
         for student in sorted(set(data) | set(self.refused) | set(self.not_unpacked)):
             folder = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment))
@@ -178,13 +203,28 @@ class KitCollector(FileNameCollectorPlugin):
             for name in names:
                 if name not in ids and not (folder / name).exists():
                     unpacked = student not in self.not_unpacked
-                    why = what_was_uploaded(ids, self.refused.get(student, [])) if unpacked else self.not_unpacked[student]
-                    (folder / name).write_text(stand_in(assignment, why, unpacked), encoding="utf-8")
-                    self.log.warning("No notebook %s from %s: the kit's notebook stands in (%s)", name, student, why)
+                    why = (
+                        what_was_uploaded(ids, self.refused.get(student, []))
+                        if unpacked
+                        else self.not_unpacked[student]
+                    )
+                    (folder / name).write_text(
+                        stand_in(assignment, why, unpacked), encoding="utf-8"
+                    )
+                    self.log.warning(
+                        "No notebook %s from %s: the kit's notebook stands in (%s)",
+                        name,
+                        student,
+                        why,
+                    )
         try:
             self.record_names(set(data) | set(self.refused) | set(self.not_unpacked))
         except Exception as error:  # the gradebook's trouble: the files are collected all the same, only the names are not kept
-            self.log.warning("The students' names were not written to the gradebook (%s: %s)", type(error).__name__, error)
+            self.log.warning(
+                "The students' names were not written to the gradebook (%s: %s)",
+                type(error).__name__,
+                error,
+            )
 
     def named(self, students: set[str]) -> dict[str, str]:
         """Each student's name as Moodle's download names their top folder, `Full Name_ID_assignsubmission_file_`, in the
@@ -192,7 +232,9 @@ class KitCollector(FileNameCollectorPlugin):
         root = self.extracted_root()
         names: dict[str, str] = {}
         tops = [Path(root)] if root is not None and os.path.isdir(root) else []
-        tops += [p for top in tops for p in sorted(top.iterdir()) if p.is_dir() and not p.is_symlink()]  # a download's own folder
+        tops += [
+            p for top in tops for p in sorted(top.iterdir()) if p.is_dir() and not p.is_symlink()
+        ]  # a download's own folder
         for top in tops:
             for entry in sorted(top.iterdir()):
                 match = MOODLE_FOLDER.fullmatch(entry.name)
@@ -214,10 +256,14 @@ class KitCollector(FileNameCollectorPlugin):
                 try:
                     known = gradebook.find_student(student)
                 except MissingEntry:
-                    gradebook.add_student(student, first_name=first or last, last_name=last if first else None)
+                    gradebook.add_student(
+                        student, first_name=first or last, last_name=last if first else None
+                    )
                     continue
                 if not (known.first_name or known.last_name):
-                    gradebook.update_or_create_student(student, first_name=first or last, last_name=last if first else None)
+                    gradebook.update_or_create_student(
+                        student, first_name=first or last, last_name=last if first else None
+                    )
 
 
 def what_was_uploaded(ids: set[str], refused: list[str]) -> str:

@@ -27,19 +27,23 @@ from grader.course.nbgrader.watching import command_line
 from grader.sandbox.tree import end_processes
 
 PR_SET_CHILD_SUBREAPER = 36
-CELL_OUTPUT = 4 << 20  # bytes of messages one cell may send (an honest plot: 100 KiB), counted as they arrive
+CELL_OUTPUT = (
+    4 << 20
+)  # bytes of messages one cell may send (an honest plot: 100 KiB), counted as they arrive
 NOTEBOOK_OUTPUT = 16 << 20  # bytes of messages all the notebook's cells may send
 
 
 class RunNotebook(Execute):
     """Run the notebook's own cells for the feedback, in the kit's kernel; graded cells are left to WriteGrades."""
 
-    notebook_timeout = Integer(300, help="Seconds for all the notebook's cells together; the cells after that are not run.").tag(
-        config=True
-    )
+    notebook_timeout = Integer(
+        300, help="Seconds for all the notebook's cells together; the cells after that are not run."
+    ).tag(config=True)
 
     def __init__(self, **kwargs):
-        kwargs.setdefault("shutdown_kernel", "immediate")  # a hung kernel is killed at once, not waited for
+        kwargs.setdefault(
+            "shutdown_kernel", "immediate"
+        )  # a hung kernel is killed at once, not waited for
         super().__init__(**kwargs)
         self.stopped, self.began, self.folder, self.manager = "", 0.0, "", None
         self.flooded, self.cell_bytes, self.notebook_bytes = "", 0, 0
@@ -49,7 +53,10 @@ class RunNotebook(Execute):
         if not self.kernel_name:
             self.kernel_name = self.nb.metadata.get("kernelspec", {}).get("name", "python3")
         self.km = self.manager = ConfinedKernelManager(
-            parent=self, kernel_name=self.kernel_name, writable=self.folder, hidden=course_root(self)
+            parent=self,
+            kernel_name=self.kernel_name,
+            writable=self.folder,
+            hidden=course_root(self),
         )
         return self.km
 
@@ -61,7 +68,9 @@ class RunNotebook(Execute):
         become_subreaper()
         try:
             return super().preprocess(nb, resources, km)
-        except Exception as error:  # the kernel did not start, or failed between cells: the grading goes on
+        except (
+            Exception
+        ) as error:  # the kernel did not start, or failed between cells: the grading goes on
             tail = self.manager.log_tail() if self.manager is not None else ""
             self.log.error(
                 "The notebook's cells could not all run (%s: %s); its graded cells are graded all the same.\n%s",
@@ -80,15 +89,25 @@ class RunNotebook(Execute):
         if cell.cell_type != "code" or is_grade(cell) or self.stopped:
             return cell, resources
         if time.monotonic() - self.began > self.notebook_timeout:
-            self.stop(cell, f"the notebook's cells ran for more than {self.notebook_timeout} s in all")
+            self.stop(
+                cell, f"the notebook's cells ran for more than {self.notebook_timeout} s in all"
+            )
             return cell, resources
         self.cell_bytes = 0
         try:
             cell, resources = super().preprocess_cell(cell, resources, index)
         except DeadKernelError:
-            self.stop(cell, self.flooded or "the kernel died while this cell ran (it ended its own process, or ran out of memory)")
+            self.stop(
+                cell,
+                self.flooded
+                or "the kernel died while this cell ran (it ended its own process, or ran out of memory)",
+            )
         except CellTimeoutError:
-            self.stop(cell, self.flooded or f"this cell did not finish within {self.timeout} s and could not be interrupted")
+            self.stop(
+                cell,
+                self.flooded
+                or f"this cell did not finish within {self.timeout} s and could not be interrupted",
+            )
         else:
             if self.flooded:
                 self.stop(cell, self.flooded)
@@ -104,8 +123,14 @@ class RunNotebook(Execute):
         self.cell_bytes += size
         self.notebook_bytes += size
         if self.cell_bytes > CELL_OUTPUT or self.notebook_bytes > NOTEBOOK_OUTPUT:
-            most, whose = (CELL_OUTPUT, "this cell") if self.cell_bytes > CELL_OUTPUT else (NOTEBOOK_OUTPUT, "the notebook's cells")
-            self.flooded = f"{whose} sent more than {most >> 20} MiB of output, so the kernel was ended"
+            most, whose = (
+                (CELL_OUTPUT, "this cell")
+                if self.cell_bytes > CELL_OUTPUT
+                else (NOTEBOOK_OUTPUT, "the notebook's cells")
+            )
+            self.flooded = (
+                f"{whose} sent more than {most >> 20} MiB of output, so the kernel was ended"
+            )
             if self.manager is not None:
                 self.manager.end()  # no more output: what it sent past the bound is never kept
             return None

@@ -34,8 +34,12 @@ CHECKS_DIR = KIT_ROOT / "grader" / "check" / "checks"
 BOOT = GRADER_DIR / "sandbox" / "kernel_boot.py"  # the confined kernel's first lines
 TMP_BYTES = 256 << 20  # the kernel's /tmp, where bubblewrap can bound it
 LOG_KEPT = 2000  # characters of the kernel's own stderr shown when it fails
-KERNEL_MEMORY = 3 << 29  # address space of the kernel and of each process it starts (an honest kernel's peak: 0.72 GiB)
-MESSAGE_BYTES = 16 << 20  # the largest message nbgrader's process takes from the kernel (a larger one is dropped unread)
+KERNEL_MEMORY = (
+    3 << 29
+)  # address space of the kernel and of each process it starts (an honest kernel's peak: 0.72 GiB)
+MESSAGE_BYTES = (
+    16 << 20
+)  # the largest message nbgrader's process takes from the kernel (a larger one is dropped unread)
 MESSAGES_QUEUED = 16  # messages waiting in nbgrader's process to be read, at most, on each channel
 
 
@@ -102,10 +106,15 @@ def view_arguments(folder: str, room: str, hidden: list[str], user_namespace: bo
     view.empty("/tmp", "1777", TMP_BYTES)
     trees = readable_trees()
     masks = [str(Path(p).resolve()) for p in (SOLUTIONS_DIR, CHECKS_DIR, *hidden)]
-    masks = [mask for mask in dict.fromkeys(masks) if any(_under(mask, tree) for tree in ["/usr", *trees])]
+    masks = [
+        mask
+        for mask in dict.fromkeys(masks)
+        if any(_under(mask, tree) for tree in ["/usr", *trees])
+    ]
     # shallower first, so that a course inside the kit hides it, and the submission inside the course shows again
     for path, kind in sorted(
-        [(t, "tree") for t in trees] + [(m, "mask") for m in masks] + [(folder, "bind")], key=lambda entry: len(Path(entry[0]).parts)
+        [(t, "tree") for t in trees] + [(m, "mask") for m in masks] + [(folder, "bind")],
+        key=lambda entry: len(Path(entry[0]).parts),
     ):
         if kind == "mask":
             view.empty(path)
@@ -127,13 +136,17 @@ def view_arguments(folder: str, room: str, hidden: list[str], user_namespace: bo
         if linux.bwrap_knows(linux.find_bwrap(), "--disable-userns"):
             options.append("--disable-userns")
     remount = [arg for mask in masks for arg in ("--remount-ro", mask)]
-    return options + view.args + ["--proc", "/proc", "--dev", "/dev"] + remount + ["--chdir", folder]
+    return (
+        options + view.args + ["--proc", "/proc", "--dev", "/dev"] + remount + ["--chdir", folder]
+    )
 
 
 def kernel_env(marker: str, home: str, confined: bool) -> dict[str, str]:
     """The kernel's whole environment: nothing of nbgrader's (no token, no instructor's path), a home of its own."""
     env = {
-        "PATH": os.pathsep.join([str(Path(sys.prefix) / "bin"), "/usr/local/bin", "/usr/bin", "/bin"]),
+        "PATH": os.pathsep.join(
+            [str(Path(sys.prefix) / "bin"), "/usr/local/bin", "/usr/bin", "/bin"]
+        ),
         "HOME": home,
         "TMPDIR": home,
         "LANG": "C.UTF-8",
@@ -171,12 +184,21 @@ def bwrap_problem() -> str:
         status, output = launcher.run([bwrap, *args, "--", *command], 60)
     if status is None:
         return "bubblewrap did not start Python within 60 s"
-    return "" if status == 0 else f"bubblewrap could not start Python there: {output.strip()[-400:]}"
+    return (
+        "" if status == 0 else f"bubblewrap could not start Python there: {output.strip()[-400:]}"
+    )
 
 
 def boot_command(uid: int | None, command: list[str]) -> list[str]:
     """The command that bounds the kernel's memory, becomes its own user (unless None), then runs `command` (no site, no environment)."""
-    return launcher.python(str(BOOT), str(KERNEL_MEMORY), "-" if uid is None else str(uid), "--", *command, flags=("-I", "-S"))
+    return launcher.python(
+        str(BOOT),
+        str(KERNEL_MEMORY),
+        "-" if uid is None else str(uid),
+        "--",
+        *command,
+        flags=("-I", "-S"),
+    )
 
 
 class ConfinedKernelManager(AsyncKernelManager):
@@ -188,7 +210,9 @@ class ConfinedKernelManager(AsyncKernelManager):
         config=True,
         help="bwrap: no kernel unless bubblewrap confines it; auto: unconfined (with a warning) where it cannot; none: never.",
     )
-    writable = Unicode("", help="The folder the kernel runs in and may write: the submission's autograded folder.")
+    writable = Unicode(
+        "", help="The folder the kernel runs in and may write: the submission's autograded folder."
+    )
     hidden = List(Unicode(), help="Folders the kernel must not see, such as the course's.")
 
     def __init__(self, **kwargs):
@@ -197,12 +221,20 @@ class ConfinedKernelManager(AsyncKernelManager):
         self.transport, self.ip = "ipc", str(self.room / "ipc")
         self.connection_file = str(self.room / "kernel.json")
         self.marker = f"{RUN_VAR}={secrets.token_hex(8)}"
-        self.tier, self.uid, self.owner, self.started, self.kernel_pid = "none", None, None, 0.0, None
+        self.tier, self.uid, self.owner, self.started, self.kernel_pid = (
+            "none",
+            None,
+            None,
+            0.0,
+            None,
+        )
 
     def client(self, **kwargs):
         """The client nbgrader reads the kernel by, whose sockets take no message past MESSAGE_BYTES and queue few."""
         client = super().client(**kwargs)
-        client.context.setsockopt(zmq.MAXMSGSIZE, MESSAGE_BYTES)  # for every socket made from now on: its channels
+        client.context.setsockopt(
+            zmq.MAXMSGSIZE, MESSAGE_BYTES
+        )  # for every socket made from now on: its channels
         client.context.setsockopt(zmq.RCVHWM, MESSAGES_QUEUED)
         return client
 
@@ -229,13 +261,22 @@ class ConfinedKernelManager(AsyncKernelManager):
         elif sys.platform.startswith("linux"):
             kernel_cmd = boot_command(None, kernel_cmd)  # its memory bounded all the same
         home = "/tmp" if confined else str(self.room)
-        kw.update(env=kernel_env(self.marker, home, confined), independent=True, cwd=folder, stdout=launcher.DEVNULL)
+        kw.update(
+            env=kernel_env(self.marker, home, confined),
+            independent=True,
+            cwd=folder,
+            stdout=launcher.DEVNULL,
+        )
         self.started = time.time()
         with open(self.room / "kernel.log", "wb") as log:
             kw["stderr"] = log
             await super()._async_launch_kernel(kernel_cmd, **kw)
         self.kernel_pid = self.provisioner.pid if self.provisioner else None
-        how = "unconfined" if not confined else "confined by bubblewrap" + ("" if self.uid is None else f" as user {self.uid}")
+        how = (
+            "unconfined"
+            if not confined
+            else "confined by bubblewrap" + ("" if self.uid is None else f" as user {self.uid}")
+        )
         self.log.info("Started the notebook's kernel, %s, in %s", how, folder)
 
     def confine(self, kernel_cmd: list[str], folder: str) -> list[str]:
@@ -244,7 +285,9 @@ class ConfinedKernelManager(AsyncKernelManager):
             self.uid = linux.free_uid()
             self.lend(folder)
         kernel_cmd = boot_command(self.uid, kernel_cmd)
-        args = view_arguments(folder, str(self.room), list(self.hidden), user_namespace=self.uid is None)
+        args = view_arguments(
+            folder, str(self.room), list(self.hidden), user_namespace=self.uid is None
+        )
         return [linux.find_bwrap(), *args, "--", *kernel_cmd]
 
     def lend(self, folder: str) -> None:
@@ -258,7 +301,9 @@ class ConfinedKernelManager(AsyncKernelManager):
     def log_tail(self) -> str:
         """The end of what the kernel wrote to its stderr."""
         try:
-            return (self.room / "kernel.log").read_text(encoding="utf-8", errors="replace")[-LOG_KEPT:]
+            return (self.room / "kernel.log").read_text(encoding="utf-8", errors="replace")[
+                -LOG_KEPT:
+            ]
         except OSError:
             return ""
 

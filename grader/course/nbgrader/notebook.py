@@ -52,11 +52,19 @@ def build(assignment: str) -> dict:
     cells = [markdown("intro", INTRO.format(order=order, limit=TRY_LIMIT)), code("setup", SETUP)]
     for number, exercise in enumerate(EXERCISES, start=1):
         name = exercise.name
-        cells += [markdown(f"lesson-{name}", lesson(exercise)), code(f"try-{name}", TRY[name]), test_cell(number, exercise)]
+        cells += [
+            markdown(f"lesson-{name}", lesson(exercise)),
+            code(f"try-{name}", TRY[name]),
+            test_cell(number, exercise),
+        ]
     return {
         "cells": cells,
         "metadata": {
-            "kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"},
+            "kernelspec": {
+                "name": "python3",
+                "display_name": "Python 3 (ipykernel)",
+                "language": "python",
+            },
             "language_info": {"name": "python"},
             "title": assignment,
         },
@@ -112,7 +120,14 @@ def markdown(cell_id: str, source: str) -> dict:
 
 def code(cell_id: str, source: str) -> dict:
     """A code cell that has not run yet."""
-    return {"cell_type": "code", "id": cell_id, "execution_count": None, "metadata": {}, "outputs": [], "source": source}
+    return {
+        "cell_type": "code",
+        "id": cell_id,
+        "execution_count": None,
+        "metadata": {},
+        "outputs": [],
+        "source": source,
+    }
 
 
 def dumps(assignment: str) -> str:

@@ -28,7 +28,9 @@ CHECKSUM = "Attribute '%s' for cell %s has changed! (should be: %s, got: %s)"  #
 KIT_CELLS = frozenset(f"test_{name}" for name in NAMES)
 SESSION_WARNING = r"Object of type <Submitted\w+> not in session"  # SQLAlchemy 2.1's, for each new submission: harmless
 _WATCHES: dict[int, "Watch"] = {}  # one per converter (an autograde run)
-warnings.filterwarnings("ignore", message=SESSION_WARNING)  # from import: the first submission's comes before any Watch
+warnings.filterwarnings(
+    "ignore", message=SESSION_WARNING
+)  # from import: the first submission's comes before any Watch
 
 
 class Expected(logging.Filter):
@@ -40,7 +42,12 @@ class Expected(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         args = record.args if isinstance(record.args, tuple) else ()
-        if record.msg == CHECKSUM and len(args) > 1 and args[0] == "checksum" and args[1] in KIT_CELLS:
+        if (
+            record.msg == CHECKSUM
+            and len(args) > 1
+            and args[0] == "checksum"
+            and args[1] in KIT_CELLS
+        ):
             self.left_out += 1
             return False
         return True
@@ -126,7 +133,9 @@ def graded(preprocessor, student: str, grading: dict) -> None:
     """One submission graded by GradeModules: what needs the instructor noted, the progress moved on."""
     watched = watch(preprocessor)
     if grading.get("copied"):
-        watched.progress.note(COPIED, f"{student}: {', '.join(f'{name}.py' for name in grading['copied'])}")
+        watched.progress.note(
+            COPIED, f"{student}: {', '.join(f'{name}.py' for name in grading['copied'])}"
+        )
     if grading.get("isolation") not in (*APART, "-"):
         watched.progress.note(WEAKER, f"{student}: {grading.get('isolation')}")
     if grading.get("faulted"):

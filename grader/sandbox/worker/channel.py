@@ -16,7 +16,10 @@ from grader.sandbox.worker.codec import decode, encode
 from grader.sandbox.worker.frames import END_OF_CALL, HEAD
 from grader.sandbox.worker.toymodel import TAKEN, BatchFeed
 
-ERRORS = {cls.__name__: cls for cls in (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError, AttributeError)}
+ERRORS = {
+    cls.__name__: cls
+    for cls in (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError, AttributeError)
+}
 
 
 class Channel:
@@ -42,7 +45,10 @@ class Channel:
 
     def write(self, data: bytes):
         """One length-prefixed frame to the grader."""
-        for piece in (HEAD.pack(len(data)), data):  # two writes: joining them would copy a large reply once more
+        for piece in (
+            HEAD.pack(len(data)),
+            data,
+        ):  # two writes: joining them would copy a large reply once more
             view = memoryview(piece)
             while view:
                 view = view[os.write(self.replies, view) :]
@@ -57,7 +63,9 @@ class Channel:
     def ask(self, qualified: str, args: tuple):
         """What the reference function returns on these arguments, computed by the grader."""
         if not self.calling or threading.current_thread() is not threading.main_thread():
-            raise RuntimeError(f"{qualified} can only be called while the grader is calling your function, from its thread")
+            raise RuntimeError(
+                f"{qualified} can only be called while the grader is calling your function, from its thread"
+            )
         with self.lock:
             self.write(encode({"ask": qualified, "args": args}))
             answer = self.read()
@@ -77,7 +85,12 @@ def take_back(old, new):
     """
     if type(old) is dict and type(new) is dict:
         old.update(new)
-    elif type(old) is np.ndarray and type(new) is np.ndarray and old.shape == new.shape and old.flags.writeable:
+    elif (
+        type(old) is np.ndarray
+        and type(new) is np.ndarray
+        and old.shape == new.shape
+        and old.flags.writeable
+    ):
         np.copyto(old, new, casting="unsafe")
 
 

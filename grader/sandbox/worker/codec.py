@@ -19,9 +19,13 @@ MAX_DIMS = 32  # axes of an array (numpy 1's limit)
 ARRAY_KINDS = "biufcSU"  # bool, integers, floats, complex, bytes, str: no objects
 KEY_TYPES = (str, int, float, bool, type(None))
 NPY_MAGIC = b"\x93NUMPY\x01\x00"
-NPY_HEADER = re.compile(r"\{'descr': '(?P<descr>[<>|=]?[biufcSU]\d+)', 'fortran_order': False, 'shape': \((?P<shape>[\d, ]*)\), \} *\n")
+NPY_HEADER = re.compile(
+    r"\{'descr': '(?P<descr>[<>|=]?[biufcSU]\d+)', 'fortran_order': False, 'shape': \((?P<shape>[\d, ]*)\), \} *\n"
+)
 PACKAGE = "_submission"  # the private name the student's folder is imported under
-SAME_BYTES = 64 << 10  # an argument array this large goes back as None when the call left its bytes as they came
+SAME_BYTES = (
+    64 << 10
+)  # an argument array this large goes back as None when the call left its bytes as they came
 
 
 @dataclass
@@ -74,13 +78,19 @@ def pieces(value) -> list:
     """encode's message in pieces, not joined: bytes, and each array's data where it is (to hash a message without making it)."""
     blobs: list[tuple[bytes, np.ndarray]] = []
     tree = _tree(value, blobs, 0)
-    head = json.dumps({"tree": tree, "sizes": [len(header) + data.nbytes for header, data in blobs]}).encode()
+    head = json.dumps(
+        {"tree": tree, "sizes": [len(header) + data.nbytes for header, data in blobs]}
+    ).encode()
     return [struct.pack("<I", len(head)), head, *(piece for blob in blobs for piece in blob)]
 
 
 def as_sent(args: tuple) -> dict[int, np.ndarray]:
     """Copies of the large plain arrays among a call's arguments, by position: what sent_back compares them with."""
-    return {i: arg.copy() for i, arg in enumerate(args) if type(arg) is np.ndarray and arg.nbytes >= SAME_BYTES}
+    return {
+        i: arg.copy()
+        for i, arg in enumerate(args)
+        if type(arg) is np.ndarray and arg.nbytes >= SAME_BYTES
+    }
 
 
 def sent_back(args: tuple, copies: dict[int, np.ndarray]) -> tuple[tuple, list[int]]:
@@ -93,7 +103,12 @@ def sent_back(args: tuple, copies: dict[int, np.ndarray]) -> tuple[tuple, list[i
 
 
 def _same_bytes(before: np.ndarray, after) -> bool:
-    if type(after) is not np.ndarray or after.dtype != before.dtype or after.shape != before.shape or not after.flags.c_contiguous:
+    if (
+        type(after) is not np.ndarray
+        or after.dtype != before.dtype
+        or after.shape != before.shape
+        or not after.flags.c_contiguous
+    ):
         return False
     return bool(np.array_equal(before.reshape(-1).view(np.uint8), after.reshape(-1).view(np.uint8)))
 
@@ -139,7 +154,15 @@ def decode(data, live: bool = False, outline: bool = False):
         return _value(head["tree"], blobs, live, outline)
     except ValueError:
         raise
-    except (struct.error, KeyError, TypeError, IndexError, AttributeError, RecursionError, OverflowError) as error:
+    except (
+        struct.error,
+        KeyError,
+        TypeError,
+        IndexError,
+        AttributeError,
+        RecursionError,
+        OverflowError,
+    ) as error:
         raise ValueError(f"a malformed message ({type(error).__name__})") from None
 
 
@@ -150,9 +173,16 @@ def _tree(value, blobs, depth):
         return value
     if kind is np.ndarray and value.dtype.kind in ARRAY_KINDS and not value.dtype.hasobject:
         return ["a", _blob(value, blobs)]
-    if isinstance(value, np.generic) and kind.__module__ == "numpy" and value.dtype.kind in ARRAY_KINDS:
+    if (
+        isinstance(value, np.generic)
+        and kind.__module__ == "numpy"
+        and value.dtype.kind in ARRAY_KINDS
+    ):
         return ["s", _blob(np.asarray(value), blobs)]
-    if kind in (list, tuple, dict, ToyModel, LinearModel, Batches, BatchFeed) and depth >= MAX_DEPTH:
+    if (
+        kind in (list, tuple, dict, ToyModel, LinearModel, Batches, BatchFeed)
+        and depth >= MAX_DEPTH
+    ):
         raise ValueError(f"a value nested more than {MAX_DEPTH} levels deep")
     if kind is list or kind is tuple:
         return ["l" if kind is list else "t", [_tree(item, blobs, depth + 1) for item in value]]
@@ -161,7 +191,12 @@ def _tree(value, blobs, depth):
     if kind is ToyModel or kind is LinearModel:
         return ["m", _tree(value.params, blobs, depth + 1)]
     if kind is Batches:
-        return ["b", _tree(value.pairs, blobs, depth + 1), int(value.taken), *([1] if value.sent else [])]
+        return [
+            "b",
+            _tree(value.pairs, blobs, depth + 1),
+            int(value.taken),
+            *([1] if value.sent else []),
+        ]
     if kind is BatchFeed:  # back from the worker: the count alone, the grader has the pairs
         return ["b", ["l", []], int(value.taken)]
     if kind is Foreign:
@@ -225,7 +260,10 @@ def _value(node, blobs, live, outline=False):
     if tag == "d":
         if not all(type(key) in KEY_TYPES for key, _ in rest[0]):
             raise ValueError("dict keys must be plain scalars")
-        return {shown(key) if type(key) is str else key: _value(item, blobs, live, outline) for key, item in rest[0]}
+        return {
+            shown(key) if type(key) is str else key: _value(item, blobs, live, outline)
+            for key, item in rest[0]
+        }
     if tag == "f":
         return Foreign(shown(str(rest[0])), shown(str(rest[1])))
     if tag == "m":
@@ -281,7 +319,9 @@ def _header(header: bytes):
         raise ValueError(f"an array of dtype {dtype}")
     shape = tuple(int(n) for n in found["shape"].replace(",", " ").split())
     if len(shape) > MAX_DIMS or dtype.itemsize * math.prod(n for n in shape if n) > MAX_FRAME:
-        raise ValueError(f"an array of {len(shape)} axes {str(shape)[:80]}, more than any message can hold")
+        raise ValueError(
+            f"an array of {len(shape)} axes {str(shape)[:80]}, more than any message can hold"
+        )
     if _npy_header(dtype.str, shape)[len(NPY_MAGIC) + 2 :] != header:
         raise ValueError("an .npy header the grader does not write")
     return dtype, shape

@@ -25,11 +25,19 @@ class Refused(ModuleNotFoundError):
 def judge(name, level, space) -> None:
     """Raise Refused if the module whose globals are space may not import name (level > 0: a sibling, always allowed)."""
     importer = space.get("__name__") if type(space) is dict else None
-    if level or type(name) is not str or type(importer) is not str or importer.partition(".")[0] != PACKAGE:
+    if (
+        level
+        or type(name) is not str
+        or type(importer) is not str
+        or importer.partition(".")[0] != PACKAGE
+    ):
         return
     top = name.partition(".")[0]
     if top not in ALLOWED:
-        raise Refused(f"{importer.rpartition('.')[2]}.py imports {top}, which the grader does not allow: {RULE}", name=name)
+        raise Refused(
+            f"{importer.rpartition('.')[2]}.py imports {top}, which the grader does not allow: {RULE}",
+            name=name,
+        )
 
 
 def install() -> None:
@@ -69,7 +77,12 @@ def siblings(source: bytes) -> frozenset[str] | None:
 
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):  # RecursionError: an expression too deep to parse
+    except (
+        SyntaxError,
+        ValueError,
+        RecursionError,
+        MemoryError,
+    ):  # RecursionError: an expression too deep to parse
         return None
     return frozenset(name for node in ast.walk(tree) for name in sibling_names(node))
 

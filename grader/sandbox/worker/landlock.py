@@ -16,7 +16,9 @@ PATH_BENEATH = 1
 EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1, 2, 4, 8
 MAKE_CHAR, MAKE_BLOCK = 1 << 7, 1 << 11
 REFER, TRUNCATE, IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
-FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV  # the rights a rule on a file (not a folder) may carry
+FILE_RIGHTS = (
+    EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV
+)  # the rights a rule on a file (not a folder) may carry
 READ = EXECUTE | READ_FILE | READ_DIR
 TCP = 0b11  # LANDLOCK_ACCESS_NET_BIND_TCP | CONNECT_TCP
 SCOPES = 0b11  # LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | SIGNAL
@@ -36,7 +38,11 @@ def handled(abi: int) -> tuple[int, int, int]:
 def ruleset_attr(abi: int) -> bytes:
     """struct landlock_ruleset_attr as this ABI knows it: 8 bytes at ABI 1-3, 16 from 4, 24 from 6."""
     files, network, scoped = handled(abi)
-    return struct.pack("Q", files) + (struct.pack("Q", network) if abi >= 4 else b"") + (struct.pack("Q", scoped) if abi >= 6 else b"")
+    return (
+        struct.pack("Q", files)
+        + (struct.pack("Q", network) if abi >= 4 else b"")
+        + (struct.pack("Q", scoped) if abi >= 6 else b"")
+    )
 
 
 def restrict(readable: list[str], writable: list[str], abi: int = 1, listable=()) -> bool:
@@ -50,10 +56,17 @@ def restrict(readable: list[str], writable: list[str], abi: int = 1, listable=()
         return False
     try:
         files = handled(abi)[0]
-        for paths, rights in ((readable, READ), (listable, READ_DIR), (writable, files & ~(MAKE_CHAR | MAKE_BLOCK))):
+        for paths, rights in (
+            (readable, READ),
+            (listable, READ_DIR),
+            (writable, files & ~(MAKE_CHAR | MAKE_BLOCK)),
+        ):
             for path in paths:
                 _allow(libc, ruleset, path, rights)
-        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(RESTRICT_SELF, ruleset, 0) != 0:
+        if (
+            libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+            or libc.syscall(RESTRICT_SELF, ruleset, 0) != 0
+        ):
             raise OSError(ctypes.get_errno(), "Landlock could not be applied")
     finally:
         os.close(ruleset)
@@ -83,6 +96,8 @@ def drop_capabilities() -> None:
         raise OSError(f"capset's number is not known on {os.uname().machine}")
     libc = ctypes.CDLL(None, use_errno=True)
     header = struct.pack("Ii", CAPABILITY_V3, 0)
-    data = bytes(24)  # two struct __user_cap_data_struct, all zero: no effective, permitted or inheritable capability
+    data = bytes(
+        24
+    )  # two struct __user_cap_data_struct, all zero: no effective, permitted or inheritable capability
     if libc.syscall(number, header, data) != 0:
         raise OSError(ctypes.get_errno(), "the worker's capabilities could not be dropped")

@@ -23,7 +23,12 @@ def limit_resources(limits: dict) -> list[str]:
         import resource
     except ImportError:  # Windows: the parent's wall clock and memory watch still apply
         return ["RLIMIT_AS"]
-    wanted = {"RLIMIT_AS": MEMORY_BYTES, "RLIMIT_CPU": CPU_SECONDS, "RLIMIT_FSIZE": FILE_BYTES, "RLIMIT_CORE": 0}
+    wanted = {
+        "RLIMIT_AS": MEMORY_BYTES,
+        "RLIMIT_CPU": CPU_SECONDS,
+        "RLIMIT_FSIZE": FILE_BYTES,
+        "RLIMIT_CORE": 0,
+    }
     if limits.get("processes"):
         wanted["RLIMIT_NPROC"] = PROCESSES
     refused = []

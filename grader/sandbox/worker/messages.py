@@ -15,12 +15,16 @@ def not_written(function: str) -> str:
 def import_failure(module, error, folder) -> str:
     """Why a student module cannot be imported, for the student."""
     if said := refusal(
-        error, folder, f"your {module}.py imports the reference solutions; the grader does not grade it. Write the functions yourself."
+        error,
+        folder,
+        f"your {module}.py imports the reference solutions; the grader does not grade it. Write the functions yourself.",
     ):
         return said
     if isinstance(error, SyntaxError):
         broken = Path(error.filename or f"{module}.py").name
-        whose = "" if broken == f"{module}.py" else f"{broken}, which it imports, has a syntax error: "
+        whose = (
+            "" if broken == f"{module}.py" else f"{broken}, which it imports, has a syntax error: "
+        )
         there = "" if not whose else f" in {broken}"
         return f"your {module}.py cannot be imported: {whose}{error.msg} ({broken}, line {error.lineno}). Fix the syntax{there} and save."
     if isinstance(error, SystemExit):
@@ -33,7 +37,11 @@ def failed_in(module, error, folder) -> str:
     if isinstance(error, SyntaxError):
         return Path(error.filename or f"{module}.py").stem
     try:
-        frames = [f for f in traceback.extract_tb(error.__traceback__) if Path(f.filename).parent == folder]
+        frames = [
+            f
+            for f in traceback.extract_tb(error.__traceback__)
+            if Path(f.filename).parent == folder
+        ]
     except BaseException:
         return module
     return Path(frames[-1].filename).stem if frames else module
@@ -50,7 +58,10 @@ def call_failure(function, error, folder) -> str:
         return f"{function} ran out of memory {place}: the grader allows {MEMORY_BYTES >> 30} GiB; look for an array far too large."
     if isinstance(error, KeyboardInterrupt):
         return f"{function} raised KeyboardInterrupt {place}: nobody pressed Ctrl-C, so remove that raise."
-    if type(error).__name__ in ("NoTerminal", "BdbQuit"):  # breakpoint() (or pdb) with no terminal to stop at
+    if type(error).__name__ in (
+        "NoTerminal",
+        "BdbQuit",
+    ):  # breakpoint() (or pdb) with no terminal to stop at
         return (
             f"{function} stopped at a breakpoint() {place}, which stops only when `grader try` runs your own exercises/: "
             "the checks, and a folder tried with --submission, run your code without a terminal. "
@@ -85,7 +96,11 @@ def text(error) -> str:
 def where(error, folder) -> str:
     """The last line of the student's own code in the traceback, as (file, line n: code)."""
     try:
-        frames = [f for f in traceback.extract_tb(error.__traceback__) if Path(f.filename).parent == folder]
+        frames = [
+            f
+            for f in traceback.extract_tb(error.__traceback__)
+            if Path(f.filename).parent == folder
+        ]
     except BaseException:
         return ""
     if not frames:

@@ -12,13 +12,32 @@ import warnings
 import numpy as np
 
 from grader.sandbox.worker.channel import Channel
-from grader.sandbox.worker.codec import MAX_FRAME, MAX_WARNINGS, WARNING_CHARS, Foreign, array_bytes, as_sent, describe, encode, sent_back
+from grader.sandbox.worker.codec import (
+    MAX_FRAME,
+    MAX_WARNINGS,
+    WARNING_CHARS,
+    Foreign,
+    array_bytes,
+    as_sent,
+    describe,
+    encode,
+    sent_back,
+)
 from grader.sandbox.worker.imports import install, refused
 from grader.sandbox.worker.limits import end_leftovers, limit_resources, watch_parent
-from grader.sandbox.worker.messages import call_failure, call_refusal, failed_in, import_failure, not_written, text
+from grader.sandbox.worker.messages import (
+    call_failure,
+    call_refusal,
+    failed_in,
+    import_failure,
+    not_written,
+    text,
+)
 from grader.sandbox.worker.session import Session
 
-NUMPY_ERRORS = np.geterr()  # numpy's defaults, before any student code: warn on overflow, 0/0 and x/0
+NUMPY_ERRORS = (
+    np.geterr()
+)  # numpy's defaults, before any student code: warn on overflow, 0/0 and x/0
 
 
 class NoTerminal(Exception):
@@ -36,14 +55,19 @@ def main(landlocked: bool = False):
     session, sweep = None, False
     install()  # before pristine: the guarded __import__ is what each request gets back
     sys.breakpointhook = no_terminal
-    pristine = dict(vars(builtins))  # restored after each request, so the worker's own code keeps working
+    pristine = dict(
+        vars(builtins)
+    )  # restored after each request, so the worker's own code keeps working
     while (message := channel.read()) is not None:
         if message["op"] == "hello":  # the isolation probe's question: Python and numpy run here
             channel.end_of_call()
             channel.write(encode({"hello": True}))
             continue
         if message["op"] == "init":
-            unlimited, sweep = limit_resources(message["limits"]), message["limits"].get("sweep", False)
+            unlimited, sweep = (
+                limit_resources(message["limits"]),
+                message["limits"].get("sweep", False),
+            )
             watch_parent(message["parent"], death_signal=not message["limits"].get("simulate"))
             session = Session(message["folder"], message["reference_for"], channel.ask)
             channel.end_of_call()
@@ -67,16 +91,28 @@ def handle(session, message):
     try:
         loaded = session.import_module(module)
     except BaseException as error:  # whatever the student's module does at import
-        said, where = import_failure(module, error, session.folder), failed_in(module, error, session.folder)
-        return {"error": "refused" if refused(error) else "import", "message": said, "module": where}
+        said, where = (
+            import_failure(module, error, session.folder),
+            failed_in(module, error, session.folder),
+        )
+        return {
+            "error": "refused" if refused(error) else "import",
+            "message": said,
+            "module": where,
+        }
     if op == "import":
         return {"value": None}
     function = message["function"]
     target = getattr(loaded, function, None)
     if not callable(target):
-        return {"error": "import", "message": f"your {module}.py has no function {function}: keep the name and signature from the stub."}
+        return {
+            "error": "import",
+            "message": f"your {module}.py has no function {function}: keep the name and signature from the stub.",
+        }
     args = message["args"]
-    copies = as_sent(args)  # the large arrays as they came, so that those the call leaves alone need not go back
+    copies = as_sent(
+        args
+    )  # the large arrays as they came, so that those the call leaves alone need not go back
     start = time.perf_counter()
     try:
         with RecordWarnings() as caught:
@@ -89,7 +125,13 @@ def handle(session, message):
         return {"error": "raised", "message": call_failure(function, error, session.folder)}
     seconds = time.perf_counter() - start
     back, same = sent_back(args, copies)
-    return {"value": value, "args": back, "same": same, "seconds": seconds, "warnings": summary(caught)}
+    return {
+        "value": value,
+        "args": back,
+        "same": same,
+        "seconds": seconds,
+        "warnings": summary(caught),
+    }
 
 
 class RecordWarnings(warnings.catch_warnings):
@@ -128,11 +170,18 @@ def encoded(reply, cap: int) -> bytes:
         data = encode(reply)
     except BaseException:  # e.g. a list that contains itself
         try:
-            shielded = {**reply, "value": shield(reply.get("value")), "args": tuple(shield(a) for a in reply.get("args", ()))}
+            shielded = {
+                **reply,
+                "value": shield(reply.get("value")),
+                "args": tuple(shield(a) for a in reply.get("args", ())),
+            }
             data = encode(shielded)
         except BaseException as error:
             return encode(
-                {"error": "bad_output", "message": f"the value returned could not be sent to the grader ({type(error).__name__})."}
+                {
+                    "error": "bad_output",
+                    "message": f"the value returned could not be sent to the grader ({type(error).__name__}).",
+                }
             )
     return too_big(len(data), cap) if len(data) > cap else data
 

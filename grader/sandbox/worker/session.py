@@ -32,7 +32,9 @@ class Fallback(importlib.abc.Loader):
     def exec_module(self, module):
         try:
             self.loader.exec_module(module)
-        except BaseException:  # the student's module cannot be used; the stand-ins serve its functions
+        except (
+            BaseException
+        ):  # the student's module cannot be used; the stand-ins serve its functions
             module.__dict__.update(self.stand_ins)
 
 
@@ -47,7 +49,9 @@ class StandIns(importlib.abc.Loader):
 
     def exec_module(self, module):
         module.__dict__.update(self.stand_ins)
-        module.__getattr__ = only_stand_ins(module.__name__.rpartition(".")[2], sorted(self.stand_ins))
+        module.__getattr__ = only_stand_ins(
+            module.__name__.rpartition(".")[2], sorted(self.stand_ins)
+        )
 
 
 def only_stand_ins(module: str, served: list[str]):
@@ -74,7 +78,9 @@ class FallbackFinder(importlib.abc.MetaPathFinder):
 
     def __init__(self, fallbacks):
         self.fallbacks = fallbacks  # {qualified module name: {function name: stand-in}}
-        self.asked: set[str] = set()  # the qualified names of the modules the grader asked to import
+        self.asked: set[str] = (
+            set()
+        )  # the qualified names of the modules the grader asked to import
 
     def find_spec(self, name, path=None, target=None):
         if name not in self.fallbacks:
@@ -128,7 +134,11 @@ class Session:
                 continue
             olds = self.originals.setdefault(qualified, [])
             current = owner.__dict__.get(function)
-            if current is not None and current is not new and not any(current is old for old in olds):
+            if (
+                current is not None
+                and current is not new
+                and not any(current is old for old in olds)
+            ):
                 olds.append(current)
             owner.__dict__[function] = new
             for other in modules:
@@ -145,7 +155,9 @@ def stand_in(qualified: str, ask):
         return ask(qualified, args)
 
     asking.__name__ = asking.__qualname__ = function
-    asking.__doc__ = f"Stands for the reference {qualified}: the grader computes it, outside this process."
+    asking.__doc__ = (
+        f"Stands for the reference {qualified}: the grader computes it, outside this process."
+    )
     return asking
 
 

@@ -22,8 +22,20 @@ def test_head_matches_reference(submission, args):
     out, shares = head_of(submission, args)
     expected_out, expected_shares = attention_head(*args)
     inputs = dict(zip(NAMES, args))
-    expect_close(shares, expected_shares, "shares", inputs, mistake=lambda: diagnose("attention_head", args, shares, 1, submission))
-    expect_close(out, expected_out, "out", inputs, mistake=lambda: diagnose("attention_head", args, out, 0, submission))
+    expect_close(
+        shares,
+        expected_shares,
+        "shares",
+        inputs,
+        mistake=lambda: diagnose("attention_head", args, shares, 1, submission),
+    )
+    expect_close(
+        out,
+        expected_out,
+        "out",
+        inputs,
+        mistake=lambda: diagnose("attention_head", args, out, 0, submission),
+    )
 
 
 @judges("multi_head_attention")
@@ -35,6 +47,12 @@ def test_multi_head_matches_reference(submission, args):
     inputs = {"x": x, "heads": heads, "w_o": w_o}
     got = multi_head_of(submission, x, heads, w_o)
     expected_out, expected_shares = multi_head_attention(x, heads, w_o)
-    expect_close(got[0], expected_out, "out", inputs, mistake=lambda: diagnose("multi_head_attention", args, got[0], submission=submission))
+    expect_close(
+        got[0],
+        expected_out,
+        "out",
+        inputs,
+        mistake=lambda: diagnose("multi_head_attention", args, got[0], submission=submission),
+    )
     for h, (mine, theirs) in enumerate(zip(got[1], expected_shares)):
         expect_close(mine, theirs, f"the shares of head {h}", inputs)

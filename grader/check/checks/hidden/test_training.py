@@ -39,11 +39,25 @@ def test_head_backward_matches_reference(submission, args):
     got = submission.call("training", "attention_head_backward", *args, reference=LATER).value
     inputs = dict(zip(HEAD_NAMES, args))
     if not isinstance(got, (tuple, list)) or len(got) != 4:
-        fail("attention_head_backward should return four arrays (d_x, d_w_q, d_w_k, d_w_v).", inputs, got=got)
+        fail(
+            "attention_head_backward should return four arrays (d_x, d_w_q, d_w_k, d_w_v).",
+            inputs,
+            got=got,
+        )
     expected = attention_head_backward(*args)
     wrong = wrong_parts(GRAD_NAMES, got, expected, GRADIENT)
     for n, (name, mine, theirs) in enumerate(zip(GRAD_NAMES, got, expected)):
-        mistake = lambda mine=mine, n=n: diagnose("attention_head_backward", args, mine, n, submission, LATER)  # noqa: E731
-        expect_close(mine, theirs, name, inputs, GRADIENT, mistake, where=lambda: which_wrong(list(GRAD_NAMES), wrong, "gradients"))
+        mistake = lambda mine=mine, n=n: diagnose(  # noqa: E731
+            "attention_head_backward", args, mine, n, submission, LATER
+        )
+        expect_close(
+            mine,
+            theirs,
+            name,
+            inputs,
+            GRADIENT,
+            mistake,
+            where=lambda: which_wrong(list(GRAD_NAMES), wrong, "gradients"),
+        )
     for name, mine, theirs in zip(GRAD_NAMES, got, expected):
         expect_precise(mine, theirs, name, inputs)

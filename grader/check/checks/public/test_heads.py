@@ -30,8 +30,18 @@ def head_of(submission, args):
     if not isinstance(got, (tuple, list)) or len(got) != 2:
         fail("attention_head should return a pair (out, shares).", inputs, got=got)
     x, w_v = args[0], args[3]
-    expect_array(got[0], x.shape[:-1] + w_v.shape[-1:], "out, the first thing attention_head returns,", inputs)
-    expect_array(got[1], x.shape[:-1] + x.shape[-2:-1], "shares, the second thing attention_head returns,", inputs)
+    expect_array(
+        got[0],
+        x.shape[:-1] + w_v.shape[-1:],
+        "out, the first thing attention_head returns,",
+        inputs,
+    )
+    expect_array(
+        got[1],
+        x.shape[:-1] + x.shape[-2:-1],
+        "shares, the second thing attention_head returns,",
+        inputs,
+    )
     return got
 
 
@@ -42,7 +52,11 @@ def multi_head_of(submission, x, heads, w_o):
     if not isinstance(got, (tuple, list)) or len(got) != 2 or not isinstance(got[1], (tuple, list)):
         fail("multi_head_attention should return a pair (out, list of shares).", inputs, got=got)
     if len(got[1]) != len(heads):
-        fail(f"multi_head_attention should return the shares of all {len(heads)} heads.", inputs, got=len(got[1]))
+        fail(
+            f"multi_head_attention should return the shares of all {len(heads)} heads.",
+            inputs,
+            got=len(got[1]),
+        )
     return got
 
 
@@ -90,8 +104,16 @@ def test_shares_are_causal_weights(submission, args):
     """Every row of the shares sums to 1 and everything above the diagonal is exactly 0."""
     _, shares = head_of(submission, args)
     above = scale.above_diagonal(shares.shape[-1])
-    if (shares < 0).any() or not np.allclose(shares.sum(-1), 1.0, atol=1e-9) or (shares[..., above] != 0).any():
-        fail("The shares should be >= 0, sum to 1 along each row and be exactly 0 above the diagonal.", dict(zip(NAMES, args)), got=shares)
+    if (
+        (shares < 0).any()
+        or not np.allclose(shares.sum(-1), 1.0, atol=1e-9)
+        or (shares[..., above] != 0).any()
+    ):
+        fail(
+            "The shares should be >= 0, sum to 1 along each row and be exactly 0 above the diagonal.",
+            dict(zip(NAMES, args)),
+            got=shares,
+        )
 
 
 @judges("attention_head")
@@ -116,11 +138,15 @@ def test_multi_head_joins_the_heads(submission, args):
     alone = [head_of(submission, (x, *head)) for head in heads]
     joined = np.concatenate([one[0] for one in alone], axis=-1)  # (..., T, H·d_v)
     what = "out, against your own attention_head's outputs joined in order times w_o,"
-    if where := heads_columns(out, [one[0] for one in alone], w_o):  # which columns are wrong, when it can tell
+    if where := heads_columns(
+        out, [one[0] for one in alone], w_o
+    ):  # which columns are wrong, when it can tell
         fail(f"{what} is not what it should be.", inputs, joined @ w_o, out, where=where)
     expect_close(out, joined @ w_o, what, inputs, FORWARD)
     for h, (mine, single) in enumerate(zip(shares, alone)):
-        expect_close(mine, single[1], f"the shares of head {h}, against your own attention_head's,", inputs)
+        expect_close(
+            mine, single[1], f"the shares of head {h}, against your own attention_head's,", inputs
+        )
 
 
 @judges("attention_head", "multi_head_attention", guard=True)
@@ -148,4 +174,6 @@ def test_head_worked_examples(submission):
 def test_multi_head_worked_examples(submission):
     """multi_head_attention with two heads on the worked examples."""
     for example in examples("heads.multi_head_attention"):
-        expect_example(submission.call("heads", "multi_head_attention", *example.args()).value, example)
+        expect_example(
+            submission.call("heads", "multi_head_attention", *example.args()).value, example
+        )

@@ -39,7 +39,11 @@ def test_causal_mask_is_the_lower_triangle(submission, t):
     expect_array(got, (t, t), f"causal_mask({t})", {"T": t}, dtype_kind="b")
     if not np.array_equal(got, may_look(t)):
         wrong = [(int(i), int(j)) for i, j in np.argwhere(got != may_look(t))[:3]]
-        fail(f"causal_mask({t}) should be True exactly where j <= i (row i, column j); it is wrong at (i, j) = {wrong}.", {"T": t}, got=got)
+        fail(
+            f"causal_mask({t}) should be True exactly where j <= i (row i, column j); it is wrong at (i, j) = {wrong}.",
+            {"T": t},
+            got=got,
+        )
 
 
 @judges("apply_causal_mask")
@@ -50,8 +54,14 @@ def test_each_position_sees_itself_and_the_past(submission, scores):
     got = masked(submission, scores)
     t = scores.shape[-1]
     for i in range(t):
-        if not (np.isfinite(got[..., i, : i + 1]).all() and np.isneginf(got[..., i, i + 1 :]).all()):
-            fail(f"Position {i} should see positions 0..{i} (finite) and not {i + 1}..{t - 1} (-inf).", {"scores": scores}, got=got)
+        if not (
+            np.isfinite(got[..., i, : i + 1]).all() and np.isneginf(got[..., i, i + 1 :]).all()
+        ):
+            fail(
+                f"Position {i} should see positions 0..{i} (finite) and not {i + 1}..{t - 1} (-inf).",
+                {"scores": scores},
+                got=got,
+            )
 
 
 @judges("apply_causal_mask")
@@ -81,11 +91,17 @@ def test_inputs_unchanged(submission, scores):
 def test_causal_mask_worked_examples(submission):
     """causal_mask on the worked examples' sizes, up to the comparison's 141 positions."""
     for example in examples("masking.causal_mask"):
-        expect_example(submission.call("masking", "causal_mask", *example.args()).value, example, exact=True)
+        expect_example(
+            submission.call("masking", "causal_mask", *example.args()).value, example, exact=True
+        )
 
 
 @judges("apply_causal_mask")
 def test_apply_worked_examples(submission):
     """apply_causal_mask on the worked examples, exactly, up to the comparison's float32 scores."""
     for example in examples("masking.apply_causal_mask"):
-        expect_example(submission.call("masking", "apply_causal_mask", *example.args()).value, example, exact=True)
+        expect_example(
+            submission.call("masking", "apply_causal_mask", *example.args()).value,
+            example,
+            exact=True,
+        )

@@ -38,10 +38,19 @@ def test_ones_score_sqrt_d(submission, d):
             "q·k divided by d instead of √d": 1.0,
             "q·k multiplied by √d instead of divided": d * np.sqrt(d),
             "q·k divided by √T, the number of positions (here 1), instead of √d": d,
-            "// (floor division) in place of /: q·k divided by √d, then rounded down": d // np.sqrt(d),
+            "// (floor division) in place of /: q·k divided by √d, then rounded down": d
+            // np.sqrt(d),
         }
-        mistake = [name for name, value in named.items() if d > 1 and np.allclose(got, value, rtol=1e-9)]  # named if every failure agrees
-        fail(f"A query and a key of {d} ones should score {d}/√{d} = √{d}.", {"q": q, "k": q}, np.sqrt([[d]]), got, mistake)
+        mistake = [
+            name for name, value in named.items() if d > 1 and np.allclose(got, value, rtol=1e-9)
+        ]  # named if every failure agrees
+        fail(
+            f"A query and a key of {d} ones should score {d}/√{d} = √{d}.",
+            {"q": q, "k": q},
+            np.sqrt([[d]]),
+            got,
+            mistake,
+        )
 
 
 @judges("attention_scores")
@@ -77,4 +86,6 @@ def test_inputs_unchanged(submission, qk):
 def test_worked_examples(submission):
     """The worked examples, from a few numbers up to the comparison's float32 head."""
     for example in examples("scores.attention_scores"):
-        expect_example(submission.call("scores", "attention_scores", *example.args()).value, example)
+        expect_example(
+            submission.call("scores", "attention_scores", *example.args()).value, example
+        )

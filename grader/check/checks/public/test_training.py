@@ -15,7 +15,15 @@ from grader import kit
 from grader.check.checks import scale
 from grader.check.checks.differences import central_differences, expect_gradient, moved
 from grader.check.checks.examples import examples, expect_example
-from grader.check.checks.harness import FORWARD, GRADIENT, CheckFailed, Halt, expect_array, expect_close, fail
+from grader.check.checks.harness import (
+    FORWARD,
+    GRADIENT,
+    CheckFailed,
+    Halt,
+    expect_array,
+    expect_close,
+    fail,
+)
 from grader.check.checks.judged import judges
 from grader.check.checks.profiles import FEW
 from grader.check.checks.replay import replayed
@@ -32,7 +40,10 @@ EXERCISE = "training"
 HEAD_NAMES = ("d_out", "x", "w_q", "w_k", "w_v")
 GRAD_NAMES = ("d_x", "d_w_q", "d_w_k", "d_w_v")
 LATER = ALSO_SERVED["training"]  # the reference, in the full kit, where a check builds on them
-FLOAT32 = {"rtol": 1e-5, "atol": 1e-6}  # float32 results: their rounding is about 6e-8 of each entry
+FLOAT32 = {
+    "rtol": 1e-5,
+    "atol": 1e-6,
+}  # float32 results: their rounding is about 6e-8 of each entry
 
 
 def whose() -> str:
@@ -55,14 +66,23 @@ def test_softmax_backward_finite_differences(submission, drawn):
     x, d_shares = drawn
     shares = values_of(submission, "softmax", "softmax", x, shape=x.shape)
     (points,) = moved([x])
-    losses = np.sum(d_shares * values_of(submission, "softmax", "softmax", points, shape=points.shape), axis=tuple(range(1, points.ndim)))
+    losses = np.sum(
+        d_shares * values_of(submission, "softmax", "softmax", points, shape=points.shape),
+        axis=tuple(range(1, points.ndim)),
+    )
     (slopes,) = central_differences(losses, [x])
     got = submission.call("training", "softmax_backward", shares, d_shares).value
     what = f"softmax_backward(shares, d_shares), against finite differences of sum(d_shares · softmax(x)) with {whose()} softmax,"
     try:
         expect_gradient(got, slopes, x, what, {"x": x, "shares": shares, "d_shares": d_shares})
-    except CheckFailed as failed:  # the gradient found, for `grader try`, as the expected value of this very call
-        gradient = failed.expected if isinstance(failed.expected, np.ndarray) and failed.expected.shape == x.shape else None
+    except (
+        CheckFailed
+    ) as failed:  # the gradient found, for `grader try`, as the expected value of this very call
+        gradient = (
+            failed.expected
+            if isinstance(failed.expected, np.ndarray) and failed.expected.shape == x.shape
+            else None
+        )
         inputs = {"shares": shares, "d_shares": d_shares}  # not slopes along directions
         raise CheckFailed(str(failed), gradient, inputs, failed.mistake) from None
 
@@ -70,7 +90,14 @@ def test_softmax_backward_finite_differences(submission, drawn):
 def head_losses(submission, d_out, x, w_q, w_k, w_v) -> np.ndarray:
     """sum(d_out · out) at many points along the leading axis, out = softmax(mask(scores)) · values."""
     n = len(x)
-    scores = values_of(submission, "scores", "attention_scores", x @ w_q, x @ w_k, shape=x.shape[:-1] + x.shape[-2:-1])
+    scores = values_of(
+        submission,
+        "scores",
+        "attention_scores",
+        x @ w_q,
+        x @ w_k,
+        shape=x.shape[:-1] + x.shape[-2:-1],
+    )
     masked = values_of(submission, "masking", "apply_causal_mask", scores, shape=scores.shape)
     shares = values_of(submission, "softmax", "softmax", masked, shape=scores.shape)
     out = shares @ (x @ w_v)  # (n, ..., T, d_v)
@@ -85,12 +112,18 @@ def test_head_backward_finite_differences(submission, args):
     d_out, *point = args
     batch = point[0].ndim - 2
     x, w_q, w_k, w_v = moved(point)
-    w_q, w_k, w_v = (w.reshape(w.shape[:1] + (1,) * batch + w.shape[1:]) for w in (w_q, w_k, w_v))  # broadcast over x's batch axes
+    w_q, w_k, w_v = (
+        w.reshape(w.shape[:1] + (1,) * batch + w.shape[1:]) for w in (w_q, w_k, w_v)
+    )  # broadcast over x's batch axes
     slopes = central_differences(head_losses(submission, d_out, x, w_q, w_k, w_v), point)
     got = submission.call("training", "attention_head_backward", *args, reference=LATER).value
     inputs = dict(zip(HEAD_NAMES, args))
     if not isinstance(got, (tuple, list)) or len(got) != 4:
-        fail("attention_head_backward should return four arrays (d_x, d_w_q, d_w_k, d_w_v).", inputs, got=got)
+        fail(
+            "attention_head_backward should return four arrays (d_x, d_w_q, d_w_k, d_w_v).",
+            inputs,
+            got=got,
+        )
     forward = f"{whose()} attention_scores, apply_causal_mask and softmax"
     failures = {}  # every gradient is checked, so the message can say which are wrong and which right
     for name, mine, found, at in zip(GRAD_NAMES, got, slopes, point):
@@ -122,10 +155,19 @@ def expect_step(outcome, params: dict, grads: dict, lr: float, when: str, tolera
         fail("sgd_step should return None and change params itself.", inputs, got=outcome.value)
     after = outcome.args[0]
     if not isinstance(after, dict) or set(after) != set(params):
-        fail(f"{when[0].upper()}{when[1:]}, params should hold the same names.", inputs, sorted(params), after)
+        fail(
+            f"{when[0].upper()}{when[1:]}, params should hold the same names.",
+            inputs,
+            sorted(params),
+            after,
+        )
     for name in params:
         expected = params[name] - lr * grads[name]
-        mistake = "a step up the gradient (p + lr·g) instead of down" if np.allclose(after[name], params[name] + lr * grads[name]) else None
+        mistake = (
+            "a step up the gradient (p + lr·g) instead of down"
+            if np.allclose(after[name], params[name] + lr * grads[name])
+            else None
+        )
         expect_close(after[name], expected, f"params[{name!r}] {when}", inputs, tolerance, mistake)
     return after
 
@@ -143,7 +185,12 @@ def test_sgd_step_as_the_comparison_calls_it(submission):
 @st.composite
 def training_runs(draw):
     """Initial weights of the toy model, more (x, y) batches than steps, the steps and lr."""
-    c, o, n, steps = draw(st.integers(1, 3)), draw(st.integers(1, 2)), draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    c, o, n, steps = (
+        draw(st.integers(1, 3)),
+        draw(st.integers(1, 2)),
+        draw(st.integers(1, 4)),
+        draw(st.integers(1, 4)),
+    )
     params = {"w": fill(draw, (c, o), 1.0), "b": fill(draw, (o,), 1.0)}
     pairs = [(fill(draw, (n, c), 2.0), fill(draw, (n, o), 2.0)) for _ in range(steps + 2)]
     return params, pairs, steps, draw(RATES), True
@@ -168,7 +215,8 @@ def sgd_step_fails(submission, params: dict, pairs: list, lr: float) -> bool:
         and all(
             type(after[n]) is np.ndarray
             and after[n].shape == expected[n].shape
-            and after[n].dtype.itemsize >= expected[n].dtype.itemsize  # float32 weights fail sgd_step's own check
+            and after[n].dtype.itemsize
+            >= expected[n].dtype.itemsize  # float32 weights fail sgd_step's own check
             and np.allclose(after[n], expected[n])
             for n in expected
         )
@@ -193,13 +241,20 @@ def test_train_steps_by_its_definition(submission, run):
     params, pairs, steps, lr, by_value = run
     served = LATER if by_value or sgd_step_fails(submission, params, pairs, lr) else ()
     batches = Batches(pairs, sent=not by_value)
-    outcome = submission.call("training", "train", ToyModel(params), batches, steps, lr, reference=served)
+    outcome = submission.call(
+        "training", "train", ToyModel(params), batches, steps, lr, reference=served
+    )
     expected, weights = by_definition(params, pairs, steps, lr)
     taken = outcome.args[1].taken
     inputs = {"steps": steps, "lr": lr, "batches": Pairs(pairs, taken, listed=by_value)}
     losses = outcome.value
     if not isinstance(losses, list) or not all(isinstance(v, float) for v in losses):
-        fail("train should return a list of Python floats, one loss per step (float(loss) converts).", inputs, expected, losses)
+        fail(
+            "train should return a list of Python floats, one loss per step (float(loss) converts).",
+            inputs,
+            expected,
+            losses,
+        )
     order = order_note(order_used(params, pairs[:taken], losses, lr))
     if taken != steps:
         extra = (
@@ -213,15 +268,38 @@ def test_train_steps_by_its_definition(submission, run):
         said = f"train should take exactly one batch per step: {steps} for steps={steps}, but it took {taken}. {extra}".rstrip()
         fail(said + (f"\n{order}" if order else ""), inputs)
     if len(losses) != steps:
-        fail(f"train should return one loss per step: {steps} for steps={steps}, but it returned {len(losses)}.", inputs)
+        fail(
+            f"train should return one loss per step: {steps} for steps={steps}, but it returned {len(losses)}.",
+            inputs,
+        )
     if order:
-        fail(f"train used the batches in another order than given.\n{order}", inputs, np.array(expected), np.array(losses))
-    expect_close(np.array(losses), np.array(expected), "the list of losses (each the loss before its step)", inputs)
+        fail(
+            f"train used the batches in another order than given.\n{order}",
+            inputs,
+            np.array(expected),
+            np.array(losses),
+        )
+    expect_close(
+        np.array(losses),
+        np.array(expected),
+        "the list of losses (each the loss before its step)",
+        inputs,
+    )
     after = getattr(outcome.args[0], "params", None)
     if type(after) is not dict or set(after) != set(weights):
-        fail(f"After train, model.params should hold the same names, {sorted(weights)}.", inputs, sorted(weights), after)
+        fail(
+            f"After train, model.params should hold the same names, {sorted(weights)}.",
+            inputs,
+            sorted(weights),
+            after,
+        )
     for name, value in weights.items():
-        expect_close(after[name], value, f"model.params[{name!r}] after {steps} step{'s' if steps != 1 else ''} of p - lr·g", inputs)
+        expect_close(
+            after[name],
+            value,
+            f"model.params[{name!r}] after {steps} step{'s' if steps != 1 else ''} of p - lr·g",
+            inputs,
+        )
 
 
 def some_shares(x: np.ndarray) -> np.ndarray:
@@ -239,11 +317,16 @@ def test_inputs_unchanged(submission, args):
     x = args[1]
     shares, d_shares = some_shares(x), np.cos(x)
     outcome = submission.call("training", "softmax_backward", shares, d_shares)
-    expect_unchanged({"shares": shares.copy(), "d_shares": d_shares.copy()}, outcome.args, "softmax_backward")
+    expect_unchanged(
+        {"shares": shares.copy(), "d_shares": d_shares.copy()}, outcome.args, "softmax_backward"
+    )
     before = copy.deepcopy(args)
     outcome = submission.call("training", "attention_head_backward", *args, reference=LATER)
     expect_unchanged(dict(zip(HEAD_NAMES, before)), outcome.args, "attention_head_backward")
-    params, grads = {"w": x.copy(), "b": x[..., 0].copy()}, {"b": np.sin(x[..., 0]), "w": x}  # grads in another order, as the comparison's
+    params, grads = (
+        {"w": x.copy(), "b": x[..., 0].copy()},
+        {"b": np.sin(x[..., 0]), "w": x},
+    )  # grads in another order, as the comparison's
     before = copy.deepcopy(grads)
     outcome = submission.call("training", "sgd_step", params, grads, 0.1)
     expect_unchanged({"grads": before}, outcome.args[1:2], "sgd_step")
@@ -259,9 +342,13 @@ HUGE = 2.0**600  # beyond float32's range (3.4e38); a power of two scales float6
 def test_softmax_backward_is_linear_in_d_shares(submission, drawn):
     """softmax_backward(shares, 2**600 · d_shares) is 2**600 times softmax_backward(shares, d_shares): float64 throughout."""
     x, d_shares = drawn
-    shares = values_of(submission, "softmax", "softmax", x, shape=x.shape)  # the finite differences' calls, answered again
+    shares = values_of(
+        submission, "softmax", "softmax", x, shape=x.shape
+    )  # the finite differences' calls, answered again
     one = submission.call("training", "softmax_backward", shares, d_shares).value
-    expect_array(one, x.shape, "softmax_backward(shares, d_shares)", {"shares": shares, "d_shares": d_shares})
+    expect_array(
+        one, x.shape, "softmax_backward(shares, d_shares)", {"shares": shares, "d_shares": d_shares}
+    )
     inputs = {"shares": shares, "d_shares": d_shares * HUGE}
     got = submission.call("training", "softmax_backward", shares, d_shares * HUGE).value
     expect_array(got, x.shape, "softmax_backward(shares, 2**600 · d_shares)", inputs)
@@ -280,7 +367,13 @@ def test_head_backward_is_linear_in_d_out(submission, args):
     got = backward(submission, (d_out * HUGE, *point))
     inputs = dict(zip(HEAD_NAMES, (d_out * HUGE, *point)))
     for name, mine, base in zip(GRAD_NAMES, got, one):
-        expect_close(mine / HUGE, base, f"{name} for 2**600 · d_out, divided by 2**600, against {name} for d_out,", inputs, GRADIENT)
+        expect_close(
+            mine / HUGE,
+            base,
+            f"{name} for 2**600 · d_out, divided by 2**600, against {name} for d_out,",
+            inputs,
+            GRADIENT,
+        )
 
 
 def backward(submission, args) -> tuple:
@@ -288,7 +381,11 @@ def backward(submission, args) -> tuple:
     inputs = dict(zip(HEAD_NAMES, args))
     got = submission.call("training", "attention_head_backward", *args, reference=LATER).value
     if not isinstance(got, (tuple, list)) or len(got) != 4:
-        fail("attention_head_backward should return four arrays (d_x, d_w_q, d_w_k, d_w_v).", inputs, got=got)
+        fail(
+            "attention_head_backward should return four arrays (d_x, d_w_q, d_w_k, d_w_v).",
+            inputs,
+            got=got,
+        )
     for name, mine, like in zip(GRAD_NAMES, got, args[1:]):
         expect_array(mine, like.shape, name, inputs)
     return tuple(got)
@@ -298,11 +395,18 @@ def backward(submission, args) -> tuple:
 def test_softmax_backward_worked_examples(submission):
     """softmax_backward on the worked examples, up to the comparison's float32 shares."""
     for example in examples("training.softmax_backward"):
-        expect_example(submission.call("training", "softmax_backward", *example.args()).value, example)
+        expect_example(
+            submission.call("training", "softmax_backward", *example.args()).value, example
+        )
 
 
 @judges("attention_head_backward")
 def test_head_backward_worked_examples(submission):
     """attention_head_backward on the worked examples, up to the comparison's own float32 head."""
     for example in examples("training.attention_head_backward"):
-        expect_example(submission.call("training", "attention_head_backward", *example.args(), reference=LATER).value, example)
+        expect_example(
+            submission.call(
+                "training", "attention_head_backward", *example.args(), reference=LATER
+            ).value,
+            example,
+        )
