@@ -47,12 +47,7 @@ class Mutant:
         """The change, as a unified diff of the module with one line of context."""
         original = reference_source(self.module)
         lines = difflib.unified_diff(
-            original.splitlines(),
-            self.source.splitlines(),
-            f"solutions/{self.module}.py",
-            f"mutant/{self.module}.py",
-            n=1,
-            lineterm="",
+            original.splitlines(), self.source.splitlines(), f"solutions/{self.module}.py", f"mutant/{self.module}.py", n=1, lineterm=""
         )
         return "\n".join(list(lines)[2:])
 
@@ -71,30 +66,20 @@ def core_mutants(module: str, code: str) -> list[tuple[str, int, str]]:
     found, nodes = [], list(ast_nodes(get_ast(code)))
     for name in core_operators():
         operator = cosmic_ray.plugins.get_operator(name)()
-        places = sum(
-            len(list(operator.mutation_positions(node))) for node in nodes
-        )  # counted once: mutating parses anew
-        found += [
-            (name.removeprefix("core/"), n, mutate_code(code, operator, n)) for n in range(places)
-        ]
+        places = sum(len(list(operator.mutation_positions(node))) for node in nodes)  # counted once: mutating parses anew
+        found += [(name.removeprefix("core/"), n, mutate_code(code, operator, n)) for n in range(places)]
     return found
 
 
 def domain_mutants(code: str) -> list[tuple[str, int, str]]:
     """(operator, occurrence, source) of this domain's operators on a module."""
     source = Source(code)
-    return [
-        (name, n, source.apply(edits))
-        for name, operator in OPERATORS.items()
-        for n, edits in enumerate(operator(source))
-    ]
+    return [(name, n, source.apply(edits)) for name, operator in OPERATORS.items() for n, edits in enumerate(operator(source))]
 
 
 def first_changed_line(original: str, mutated: str) -> int:
     """The first line of the original that the mutant changes, or that added lines follow (1-based)."""
-    matcher = difflib.SequenceMatcher(
-        None, original.splitlines(), mutated.splitlines(), autojunk=False
-    )
+    matcher = difflib.SequenceMatcher(None, original.splitlines(), mutated.splitlines(), autojunk=False)
     tag, i1 = next((tag, i1) for tag, i1, *_ in matcher.get_opcodes() if tag != "equal")
     return i1 if tag == "insert" else i1 + 1  # lines added: the line they follow
 
@@ -124,16 +109,7 @@ def of_module(module: str) -> list[Mutant]:
             continue
         seen.add(mutated)
         line = first_changed_line(code, mutated)
-        found.append(
-            Mutant(
-                f"{module}:{operator}:{occurrence}",
-                module,
-                function_at(code, line),
-                operator,
-                line,
-                mutated,
-            )
-        )
+        found.append(Mutant(f"{module}:{operator}:{occurrence}", module, function_at(code, line), operator, line, mutated))
     return found
 
 

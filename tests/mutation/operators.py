@@ -16,16 +16,8 @@ from collections.abc import Callable, Iterator
 
 Edit = tuple[int, int, str]  # start and end byte offsets in the source, and what replaces them
 
-CONTAINERS = {
-    "heads": "list",
-    "params": "dict",
-    "grads": "dict",
-    "model.params": "dict",
-}  # the caller's containers, by name
-MAY_HOLD_MINUS_INF = {
-    ("softmax", "x"),
-    ("apply_causal_mask", "scores"),
-}  # (function, parameter): masked scores
+CONTAINERS = {"heads": "list", "params": "dict", "grads": "dict", "model.params": "dict"}  # the caller's containers, by name
+MAY_HOLD_MINUS_INF = {("softmax", "x"), ("apply_causal_mask", "scores")}  # (function, parameter): masked scores
 
 
 class Source:
@@ -43,9 +35,7 @@ class Source:
         return self.starts[line - 1] + col
 
     def span(self, node: ast.AST) -> tuple[int, int]:
-        return self.offset(node.lineno, node.col_offset), self.offset(
-            node.end_lineno, node.end_col_offset
-        )
+        return self.offset(node.lineno, node.col_offset), self.offset(node.end_lineno, node.end_col_offset)
 
     def code(self, node: ast.AST) -> str:
         start, end = self.span(node)
@@ -75,12 +65,7 @@ def enclosing(source: Source) -> Iterator[tuple[ast.FunctionDef, ast.AST]]:
 
 def is_np(node: ast.AST, name: str) -> bool:
     """Whether node is np.NAME."""
-    return (
-        isinstance(node, ast.Attribute)
-        and node.attr == name
-        and isinstance(node.value, ast.Name)
-        and node.value.id == "np"
-    )
+    return isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.value, ast.Name) and node.value.id == "np"
 
 
 def matmul_to_mul(s: Source) -> Iterator[list[Edit]]:
@@ -123,13 +108,7 @@ def _dropped_keyword(s: Source, call: ast.Call, i: int) -> Edit:
     keyword = call.keywords[i]
     before = [*call.args, *call.keywords[:i]]
     start = s.span(before[-1])[1] if before else s.span(keyword)[0]
-    end = (
-        s.span(keyword)[1]
-        if before
-        else s.span(call.keywords[i + 1])[0]
-        if i + 1 < len(call.keywords)
-        else s.span(keyword)[1]
-    )
+    end = s.span(keyword)[1] if before else s.span(call.keywords[i + 1])[0] if i + 1 < len(call.keywords) else s.span(keyword)[1]
     return start, end, ""
 
 
@@ -165,29 +144,15 @@ IN_PLACE = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: 
 def in_place_for_copy(s: Source) -> Iterator[list[Edit]]:
     """P op B -> np.op(P, B, out=P), for P an argument or an entry of one: the caller's array changed."""
     for function, node in enclosing(s):
-        if (
-            isinstance(node, ast.BinOp)
-            and type(node.op) in IN_PLACE
-            and _of_argument(function, node.left)
-        ):
+        if isinstance(node, ast.BinOp) and type(node.op) in IN_PLACE and _of_argument(function, node.left):
             left = s.code(node.left)
-            yield [
-                (
-                    *s.span(node),
-                    f"np.{IN_PLACE[type(node.op)]}({left}, {s.code(node.right)}, out={left})",
-                )
-            ]
+            yield [(*s.span(node), f"np.{IN_PLACE[type(node.op)]}({left}, {s.code(node.right)}, out={left})")]
 
 
 def _of_argument(function: ast.FunctionDef, node: ast.AST) -> bool:
     """Whether node is an argument of function or an entry of one (params[name])."""
     names = {a.arg for a in function.args.args}
-    return (
-        isinstance(node, ast.Name)
-        and node.id in names
-        or isinstance(node, ast.Subscript)
-        and _of_argument(function, node.value)
-    )
+    return isinstance(node, ast.Name) and node.id in names or isinstance(node, ast.Subscript) and _of_argument(function, node.value)
 
 
 AUGMENTED = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.MatMult: "@"}
@@ -198,12 +163,7 @@ def copy_for_in_place(s: Source) -> Iterator[list[Edit]]:
     for _, node in enclosing(s):
         if isinstance(node, ast.AugAssign) and type(node.op) in AUGMENTED:
             target = s.code(node.target)
-            yield [
-                (
-                    *s.span(node),
-                    f"{target} = {target} {AUGMENTED[type(node.op)]} {s.code(node.value)}",
-                )
-            ]
+            yield [(*s.span(node), f"{target} = {target} {AUGMENTED[type(node.op)]} {s.code(node.value)}")]
 
 
 def cast_float32(s: Source) -> Iterator[list[Edit]]:
@@ -212,62 +172,32 @@ def cast_float32(s: Source) -> Iterator[list[Edit]]:
         values = []
         if isinstance(node, ast.Return) and node.value is not None:
             values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
-        if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], (ast.Name, ast.Subscript))
-        ):
-            values = (
-                [node.value]
-                if isinstance(node.value, (ast.BinOp, ast.Call))
-                and not _is_builtin_call(node.value)
-                else []
-            )
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], (ast.Name, ast.Subscript)):
+            values = [node.value] if isinstance(node.value, (ast.BinOp, ast.Call)) and not _is_builtin_call(node.value) else []
         for value in values:
             yield [(*s.span(value), f"np.asarray({s.code(value)}, dtype=np.float32)")]
 
 
 def _is_builtin_call(node: ast.AST) -> bool:
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in ("next", "float", "range", "len")
-    )
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("next", "float", "range", "len")
 
 
 def dict_positional(s: Source) -> Iterator[list[Edit]]:
     """In `for K in A:`, B[K] -> list(B.values())[list(A).index(K)]: B's entries taken by position in A's order."""
     for _, loop in enclosing(s):
-        if (
-            isinstance(loop, ast.For)
-            and isinstance(loop.target, ast.Name)
-            and isinstance(loop.iter, ast.Name)
-        ):
+        if isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and isinstance(loop.iter, ast.Name):
             key, own = loop.target.id, loop.iter.id
             for node in (n for statement in loop.body for n in ast.walk(statement)):
-                if (
-                    isinstance(node, ast.Subscript)
-                    and isinstance(node.value, ast.Name)
-                    and node.value.id != own
-                ):
+                if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id != own:
                     if isinstance(node.slice, ast.Name) and node.slice.id == key:
-                        yield [
-                            (
-                                *s.span(node),
-                                f"list({node.value.id}.values())[list({own}).index({key})]",
-                            )
-                        ]
+                        yield [(*s.span(node), f"list({node.value.id}.values())[list({own}).index({key})]")]
 
 
 def _containers(function: ast.FunctionDef) -> list[tuple[str, str]]:
     """The caller's containers this function is given or reaches: (name, kind)."""
     names = [a.arg for a in function.args.args]
     found = [(name, CONTAINERS[name]) for name in names if name in CONTAINERS]
-    return found + [
-        (name, kind)
-        for name, kind in CONTAINERS.items()
-        if "." in name and name.split(".")[0] in names
-    ]
+    return found + [(name, kind) for name, kind in CONTAINERS.items() if "." in name and name.split(".")[0] in names]
 
 
 def _before_end(s: Source, function: ast.FunctionDef, statement: str) -> Edit:
@@ -293,17 +223,13 @@ def container_reordered(s: Source) -> Iterator[list[Edit]]:
     for function in s.functions():
         for name, kind in _containers(function):
             statement = (
-                f"{name}.reverse()"
-                if kind == "list"
-                else f"[{name}.update({{key: {name}.pop(key)}}) for key in list({name})[::-1]]"
+                f"{name}.reverse()" if kind == "list" else f"[{name}.update({{key: {name}.pop(key)}}) for key in list({name})[::-1]]"
             )
             yield [_before_end(s, function, statement)]
 
 
 def _is_empty_container(node: ast.AST) -> bool:
-    return (
-        isinstance(node, ast.List) and not node.elts or isinstance(node, ast.Dict) and not node.keys
-    )
+    return isinstance(node, ast.List) and not node.elts or isinstance(node, ast.Dict) and not node.keys
 
 
 def mutable_default(s: Source) -> Iterator[list[Edit]]:
@@ -314,9 +240,7 @@ def mutable_default(s: Source) -> Iterator[list[Edit]]:
                 continue
             target, value = statement.targets[0], statement.value
             pairs = (
-                list(zip(target.elts, value.elts))
-                if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple)
-                else [(target, value)]
+                list(zip(target.elts, value.elts)) if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) else [(target, value)]
             )
             if pairs and all(isinstance(t, ast.Name) and _is_empty_container(v) for t, v in pairs):
                 defaults = "".join(f", {t.id}={s.code(v)}" for t, v in pairs)
@@ -349,9 +273,7 @@ def minus_inf_clipped(s: Source) -> Iterator[list[Edit]]:
             if (function.name, argument.arg) in MAY_HOLD_MINUS_INF:
                 first = function.body[1] if ast.get_docstring(function) else function.body[0]
                 at = s.line_start(first)
-                statement = (
-                    f"{argument.arg} = np.where(np.isneginf({argument.arg}), -1e9, {argument.arg})"
-                )
+                statement = f"{argument.arg} = np.where(np.isneginf({argument.arg}), -1e9, {argument.arg})"
                 yield [(at, at, " " * first.col_offset + statement + "\n")]
 
 
