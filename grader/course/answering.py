@@ -115,7 +115,7 @@ class Answering:
         """The row with the late policy applied where the upload's time is known; what it cost, for the feedback."""
         submitted = next((when for s in upload.sources if (when := late.nbgrader_timestamp(s.path))), None)
         if submitted is None or self.due is None or self.policy is None:
-            self.progress.note(NO_TIME, outlet.terminal(row["student"]))
+            self.progress.note(NO_TIME, "")  # counted: a download's every row would be named
             return row, ""
         seconds = late.late_by(submitted, self.due)
         if seconds <= 0:
