@@ -44,7 +44,7 @@ class Policy:
             return 0.0
         if self.most is not None and seconds_late > self.most:
             return 1.0
-        return min(1.0, self.percent / 100 * math.ceil(seconds_late / self.unit))
+        return min(1.0, self.percent / 100 * max(1, math.ceil(seconds_late / self.unit)))  # any lateness begins a day
 
 
 def parse(text: str) -> Policy:
