@@ -138,7 +138,7 @@ class Answering:
             (when for s in upload.sources if (when := late.nbgrader_timestamp(s.path))), None
         )
         if submitted is None or self.due is None or self.policy is None:
-            self.progress.note(NO_TIME, outlet.terminal(row["student"]))
+            self.progress.note(NO_TIME, "")  # counted: a download's every row would be named
             return row, ""
         seconds = late.late_by(submitted, self.due)
         if seconds <= 0:

@@ -116,7 +116,7 @@ class Progress:
                 self.stream.flush()
 
     def note(self, kind: str, text: str) -> None:
-        """Keep something that needs the instructor for the end (text is shown through outlet.terminal)."""
+        """Keep something that needs the instructor for the end (text is shown through outlet.terminal; "" to count it only)."""
         with self.lock:
             self.notes.setdefault(kind, []).append(outlet.terminal(text))
 
@@ -132,10 +132,11 @@ class Progress:
         """What needs the instructor, kind by kind, or ""."""
         lines = []
         for kind, texts in self.notes.items():
-            lines.append(f"{kind} ({len(texts)}):")
-            lines += [f"  {text}" for text in texts[:SHOWN]]
-            if len(texts) > SHOWN:
-                lines.append(f"  and {len(texts) - SHOWN} more")
+            named = [text for text in texts if text]  # a note without text is counted only
+            lines.append(f"{kind} ({len(texts)})" + (":" if named else "."))
+            lines += [f"  {text}" for text in named[:SHOWN]]
+            if len(named) > SHOWN:
+                lines.append(f"  and {len(named) - SHOWN} more")
         return "\n".join(lines)
 
     def finish(self) -> None:
