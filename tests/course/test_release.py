@@ -494,7 +494,7 @@ def test_grader_watch_works_in_the_students_venv(student, tmp_path):
     seen, deadline = [], time.monotonic() + 90
     try:
         while not any(
-            re.search(r"softmax: failing, 5 of 6 public checks pass", line) for line in seen
+            re.search(r"softmax: failing, \d+ of \d+ public checks pass", line) for line in seen
         ):
             assert time.monotonic() < deadline, "".join(seen)
             with contextlib.suppress(queue.Empty):
