@@ -27,6 +27,17 @@ from grader.exercises import NAMES
 STUDENT_KIT = kit.is_student_kit()  # the instructor's commands and --solutions are hidden there
 EXERCISE = click.Choice(NAMES)
 FILE = click.Path(path_type=Path)
+ALL_OR_NOTHING = click.option(  # batch's, nbgrader's and gradescope's
+    "--all-or-nothing",
+    is_flag=True,
+    help="An exercise earns its points only when every check passes.",
+)
+LATE_POLICY = click.option(  # nbgrader's and gradescope's; batch's also needs --due
+    "--late-policy",
+    default="",
+    metavar="POLICY",
+    help='Take points off late work, e.g. "10%/day,max 3 days".',
+)
 SUBMISSION = click.option(
     "--submission",
     type=FILE,
@@ -284,17 +295,8 @@ def instructor_only(command: str) -> None:
     "--exchange",
     help="nbgrader's exchange folder, shared with the students. [default: COURSE_DIR/exchange]",
 )
-@click.option(
-    "--all-or-nothing",
-    is_flag=True,
-    help="An exercise earns its points only when every check passes.",
-)
-@click.option(
-    "--late-policy",
-    default="",
-    metavar="POLICY",
-    help='Take points off late work, e.g. "10%/day,max 3 days".',
-)
+@ALL_OR_NOTHING
+@LATE_POLICY
 def nbgrader(course_dir, assignment, force, course_id, exchange, all_or_nothing, late_policy):
     """Write the nbgrader source assignment into an nbgrader course folder.
 
@@ -335,11 +337,7 @@ def nbgrader(course_dir, assignment, force, course_id, exchange, all_or_nothing,
     is_flag=True,
     help="Grade even where the students' code cannot be confined (not for real grades).",
 )
-@click.option(
-    "--all-or-nothing",
-    is_flag=True,
-    help="An exercise earns its points only when every check passes.",
-)
+@ALL_OR_NOTHING
 @click.option(
     "--force", is_flag=True, help="Regrade every folder, replacing the rows already in the CSV."
 )
@@ -449,17 +447,8 @@ def merge(csv_files, out):
     show_default=True,
     help="When students see failed hidden checks.",
 )
-@click.option(
-    "--all-or-nothing",
-    is_flag=True,
-    help="An exercise earns its points only when every check passes.",
-)
-@click.option(
-    "--late-policy",
-    default="",
-    metavar="POLICY",
-    help='Take points off late work, e.g. "10%/day,max 3 days".',
-)
+@ALL_OR_NOTHING
+@LATE_POLICY
 def gradescope(out_zip, force, hidden, all_or_nothing, late_policy):
     """Write a Gradescope autograder zip: setup.sh, run_autograder and the full kit.
 
