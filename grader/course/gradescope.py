@@ -15,7 +15,8 @@ import click
 from grader.check.results import score_all_or_nothing
 from grader.course import gradescope_results as gs
 from grader.course import late
-from grader.course.batch import SUBMISSION_SECONDS, run_check
+from grader.course.batch import SUBMISSION_SECONDS
+from grader.course.graders import check_once
 from grader.paths import KIT_ROOT
 from grader.sandbox import intake
 
@@ -173,7 +174,7 @@ def grade(root: Path, scratch: Path, timeout: float, start: float) -> dict:
     chosen = settings(root)
     if chosen["all_or_nothing"]:
         score_all_or_nothing()  # for the `grader check` below, this container's one grading
-    returncode, output, timed_out = run_check(folder, result, timeout)
+    returncode, output, timed_out = check_once(folder, result, timeout)
     print(output)  # the grader's report: Gradescope shows this stdout to instructors only
     return outcome(
         returncode, output, timed_out, result, extra, timeout, time.monotonic() - start, chosen

@@ -22,6 +22,7 @@ import psutil
 from grader.sandbox import launcher
 from grader.sandbox.errors import HelperFailed
 from grader.sandbox.pipes import Deadline, FramedPipe, PipeFailed
+from grader.sandbox.tree import RUN_VAR
 from grader.sandbox.worker.codec import MAX_FRAME, encode
 from grader.sandbox.worker.frames import read_frame, write_frame
 
@@ -116,7 +117,7 @@ class Helper:
         self.stop()
         self.greeted = False
         self.process = launcher.piped(
-            launcher.python("-c", BOOT, KIT), env={**os.environ, **THREADS}, stderr=False
+            launcher.python("-c", BOOT, KIT), env=_environment(), stderr=False
         )
         self.pipe = FramedPipe(self.process, ANSWER_CAP, "reference-helper")
 
@@ -154,6 +155,12 @@ class Helper:
             for pipe in (self.process.stdin, self.process.stdout):
                 pipe.close()
             self.process = self.pipe = None
+
+
+def _environment() -> dict[str, str]:
+    """The helper's: the grader's, one BLAS thread, and no run's mark (it outlives the runs of a grading process; its
+    process's own token ends it with that process)."""
+    return {**{name: value for name, value in os.environ.items() if name != RUN_VAR}, **THREADS}
 
 
 def _memory(pid: int) -> int:

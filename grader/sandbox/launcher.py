@@ -108,7 +108,8 @@ class Child:
     """One child process, started in a session of its own (or attached to the terminal) and ended with all it started.
 
     output: "merge" keeps stdout and stderr in one file, "events" pipes stdout (lines for the parent)
-    and keeps stderr, "discard" keeps stderr only, "terminal" leaves all three to the terminal.
+    and keeps stderr, "frames" pipes stdin and stdout unbuffered (frames both ways) and keeps stderr,
+    "discard" keeps stderr only, "terminal" leaves all three to the terminal.
     feed: stdin is a pipe, for one line (send), instead of nothing.
     scratch: its temporary files go into a folder of its own, removed when it ends: a grader process
     killed mid-run (a watch's check cut short by a save, or done once its verdict is saved) leaves no
@@ -149,6 +150,12 @@ class Child:
                 "stderr": subprocess.STDOUT,
             },
             "events": {"stdin": subprocess.DEVNULL, "stdout": subprocess.PIPE, "stderr": self.kept},
+            "frames": {
+                "stdin": subprocess.PIPE,
+                "stdout": subprocess.PIPE,
+                "stderr": self.kept,
+                "bufsize": 0,
+            },
             "discard": {
                 "stdin": subprocess.DEVNULL,
                 "stdout": subprocess.DEVNULL,

@@ -330,7 +330,7 @@ def test_a_grader_that_stops_without_a_result_is_the_autograders_fault(root, mon
     submit(root)
     monkeypatch.setattr(
         gradescope,
-        "run_check",
+        "check_once",
         lambda folder, result, timeout: (1, "Traceback ...\nKeyError: 'x'\n", False),
     )
     gradescope.autograde(root)
@@ -340,7 +340,7 @@ def test_a_grader_that_stops_without_a_result_is_the_autograders_fault(root, mon
         and "exit status 1" in data["output"]
         and "fault of the autograder" in data["output"]
     )
-    monkeypatch.setattr(gradescope, "run_check", lambda folder, result, timeout: (-9, "", True))
+    monkeypatch.setattr(gradescope, "check_once", lambda folder, result, timeout: (-9, "", True))
     gradescope.autograde(root, timeout=5)
     assert "took longer than 5 s" in results(root)["output"]
 
