@@ -56,9 +56,8 @@ def copy(base: Path, folder: Path) -> Path:
 def submissions(root: Path) -> dict[str, Path]:
     """The 40 submission folders, by a label saying what each is."""
     folders = {f"correct{i:02d}": copy(SOLUTIONS_DIR, root / f"correct{i:02d}") for i in range(20)}
-    folders |= {
-        f"stub{i}": write_stubs(root / f"stub{i}") for i in range(8)
-    }  # pristine, whatever exercises/ holds
+    # pristine, whatever exercises/ holds
+    folders |= {f"stub{i}": write_stubs(root / f"stub{i}") for i in range(8)}
     for module, (right, wrong) in MISTAKES.items():
         folder = copy(SOLUTIONS_DIR, root / f"wrong_{module}")
         path = folder / f"{module}.py"

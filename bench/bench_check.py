@@ -38,17 +38,10 @@ from grader.exercises import NAMES
 from grader.paths import SOLUTIONS_DIR
 
 FLOOR = [sys.executable, "-c", "import numpy, pytest, hypothesis"]
-IMPORTS = [
-    sys.executable,
-    "-c",
-    "import grader.cli, grader.check.command, grader.check.report",
-]  # the interpreter and the kit's imports
-TARGETS = {
-    "all five": 4.0,
-    "one exercise": 2.0,
-    "status, stubs": 2.0,
-    "status, unchanged": 1.0,
-}  # times the floor
+# the interpreter and the kit's imports
+IMPORTS = [sys.executable, "-c", "import grader.cli, grader.check.command, grader.check.report"]
+# times the floor
+TARGETS = {"all five": 4.0, "one exercise": 2.0, "status, stubs": 2.0, "status, unchanged": 1.0}
 PARTS = {  # where a run's time goes, by the function that spends it (cumulative, in the grader's process)
     "the checks, imported and run": ("collector.py", "collect"),
     "  waiting for the sandbox (probe, worker starts)": ("workers.py", "get"),
@@ -80,20 +73,10 @@ def timed(argv: list[str], env: dict | None = None, cwd: Path | None = None) -> 
     return time.perf_counter() - start
 
 
-STUDENT_CHECK = [
-    sys.executable,
-    "-m",
-    "grader",
-    "check",
-    "--json",
-    os.devnull,
-]  # `grader check` in the student's kit: public checks
-STATUS = [
-    sys.executable,
-    "-m",
-    "grader",
-    "status",
-]  # the student's `grader`, run in the student's kit (its folder first on sys.path)
+# `grader check` in the student's kit: public checks
+STUDENT_CHECK = [sys.executable, "-m", "grader", "check", "--json", os.devnull]
+# the student's `grader`, run in the student's kit (its folder first on sys.path)
+STATUS = [sys.executable, "-m", "grader", "status"]
 
 
 def check(args: list[str]) -> list[str]:
@@ -200,12 +183,10 @@ def main(runs: int) -> None:
         STATUS  # a new student's first `grader`, and the next
     )
     walls: dict[str, list[float]] = {label: [] for label in cases}
-    subprocess.run(
-        check([]), capture_output=True, env=keeping_bytecode()
-    )  # the examples and bytecode kept, as after a first check
-    subprocess.run(
-        STUDENT_CHECK, capture_output=True, env=keeping_bytecode(), cwd=solved
-    )  # the same in the student's kit
+    # the examples and bytecode kept, as after a first check
+    subprocess.run(check([]), capture_output=True, env=keeping_bytecode())
+    # the same in the student's kit
+    subprocess.run(STUDENT_CHECK, capture_output=True, env=keeping_bytecode(), cwd=solved)
     for _ in range(runs):
         for label, argv in cases.items():
             if label == "status, stubs":

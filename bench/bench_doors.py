@@ -295,9 +295,8 @@ def attack_zip_collect(kit, scratch, cap):
     files["Aaron A_3_assignsubmission_file_/work.zip"] = zipped(
         {f"x/{bob}exercises/softmax.py": WRONG_SOFTMAX.encode()}
     )
-    bomb = zipped(
-        {f"zeros{i}.zip": zipped({"zeros.py": bytes(110 << 20)}) for i in range(10)}
-    )  # 1.1 GiB in about 1 MiB
+    # 1.1 GiB in about 1 MiB
+    bomb = zipped({f"zeros{i}.zip": zipped({"zeros.py": bytes(110 << 20)}) for i in range(10)})
     files["Bomb B_4_assignsubmission_file_/work.zip"] = bomb
     archive = root / "downloaded" / ASSIGNMENT / "archive"
     archive.mkdir(parents=True)

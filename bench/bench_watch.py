@@ -31,9 +31,8 @@ from grader.exercises import NAMES
 from grader.paths import SOLUTIONS_DIR
 
 CHECKING = re.compile(r": checking \(started")  # the target's line while its check runs
-VERDICT = re.compile(
-    r"after your save"
-)  # the header of the first screen with a verdict after a save
+# the header of the first screen with a verdict after a save
+VERDICT = re.compile(r"after your save")
 SCREEN = re.compile(r"^grader watch · ")  # the header of every screen
 
 
@@ -144,10 +143,8 @@ def main():
             (folder / f"{name}.py").write_text(stub_source(name))
             checking, verdict = time_exercise(kit, folder, name, saves)
             shutil.copy(SOLUTIONS_DIR / f"{name}.py", folder / f"{name}.py")
-            written, stubbed = (
-                verdict[0::2],
-                verdict[1::2],
-            )  # the saves alternate: the exercise written, then the stub again
+            # the saves alternate: the exercise written, then the stub again
+            written, stubbed = (verdict[0::2], verdict[1::2])
             median = statistics.median(written)
             print(
                 f"{name:9} save to verdict, written: median {median:.2f} s ({', '.join(f'{s:.2f}' for s in written)}), "

@@ -37,10 +37,8 @@ def by_kind(argv: list[str], env: dict | None = None) -> tuple[float, dict[str, 
     """Run argv; its wall seconds, and for each kind of process how many there were and their CPU seconds in all."""
     began = time.perf_counter()
     run = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    root, seen = (
-        psutil.Process(run.pid),
-        dict[int, tuple[str | None, float]](),
-    )  # pid -> (kind, CPU seconds)
+    # pid -> (kind, CPU seconds)
+    root, seen = (psutil.Process(run.pid), dict[int, tuple[str | None, float]]())
     forked = " ".join(argv)
     while run.poll() is None:
         try:

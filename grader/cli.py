@@ -61,9 +61,8 @@ JUNIT_FILE = click.option(
     default=None,
     help="Also write the verdicts as JUnit XML (pytest's format).",
 )
-VISIBILITY = click.Choice(
-    ["hidden", "after_due_date", "after_published"]
-)  # Gradescope's, for the hidden checks
+# Gradescope's, for the hidden checks
+VISIBILITY = click.Choice(["hidden", "after_due_date", "after_published"])
 
 
 class Grader(click.Group):

@@ -13,12 +13,10 @@ import nh3
 
 # Characters that reorder the text shown after them (Unicode's bidirectional controls).
 BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-UNSEEN = frozenset(
-    {"Cc", "Cf", "Cs", "Zl", "Zp"}
-)  # controls, format characters, lone surrogates, line breaks
-FORMULA = frozenset(
-    "=+-@\uff1d\uff0b\uff0d\uff20"
-)  # what makes a spreadsheet read a cell as a formula (OWASP), full-width too
+# controls, format characters, lone surrogates, line breaks
+UNSEEN = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+# what makes a spreadsheet read a cell as a formula (OWASP), full-width too
+FORMULA = frozenset("=+-@\uff1d\uff0b\uff0d\uff20")
 # The HTML a student's markdown may become: text structure and links, nothing that runs or fetches.
 TAGS = frozenset(
     "a abbr b blockquote br code dd del dl dt em h1 h2 h3 h4 h5 h6 hr i kbd li ol p pre q s samp "

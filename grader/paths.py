@@ -4,12 +4,10 @@ from pathlib import Path
 
 GRADER_DIR = Path(__file__).resolve().parent
 KIT_ROOT = GRADER_DIR.parent
-CHECKS_DIR = (
-    GRADER_DIR / "check" / "checks"
-)  # public/ and, in the full kit, hidden/: one test_*.py per exercise
-EXERCISES_DIR = (
-    KIT_ROOT / "exercises"
-)  # where a student works: the full kit makes its stubs in grader/course/stubs.py, never from here
+# public/ and, in the full kit, hidden/: one test_*.py per exercise
+CHECKS_DIR = GRADER_DIR / "check" / "checks"
+# where a student works: the full kit makes its stubs in grader/course/stubs.py, never from here
+EXERCISES_DIR = KIT_ROOT / "exercises"
 SOLUTIONS_DIR = KIT_ROOT / "solutions"  # the full kit's only: the student's kit has none
 # The corpus: data/ beside grader/ in the repository; inside the package in the student's kit, so that
 # a wheel (or any install that is not editable) carries it along.

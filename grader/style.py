@@ -18,9 +18,8 @@ COLOURS = {
 }
 MARKS = {"passed": "✓", "failed": "✗", "error": "!", "not_started": "·", "checking": "…"}
 PLAIN_MARKS = {"passed": "+", "failed": "x", "error": "!", "not_started": "-", "checking": "~"}
-PROGRAM: ContextVar[str | None] = ContextVar(
-    "program", default=None
-)  # the program commands are named by, where not this process's
+# the program commands are named by, where not this process's
+PROGRAM: ContextVar[str | None] = ContextVar("program", default=None)
 
 
 def colour_on(stream=None) -> bool:

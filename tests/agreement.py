@@ -11,10 +11,8 @@ from grader.cli import main
 from grader.exercises import BY_NAME
 from grader.paths import SOLUTIONS_DIR
 
-TOLD_BY_RECORD = (
-    "fails on this input:",
-    "on an input try could not keep",
-)  # try's verdict read from the saved verdict
+# try's verdict read from the saved verdict
+TOLD_BY_RECORD = ("fails on this input:", "on an input try could not keep")
 
 
 def submission(folder: Path, module: str, source: str) -> Path:

@@ -24,9 +24,8 @@ HEADER = "These are the kit's own tests, for its developers. A student checks th
 INSTALL = "pip install -e '.[test,nbgrader]'"  # the README's test command installs both extras
 NOT_FOUND = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 
-pytest_plugins = [
-    "pytester"
-]  # tests/test_workflow.py runs this file's hook on a small suite of its own
+# tests/test_workflow.py runs this file's hook on a small suite of its own
+pytest_plugins = ["pytester"]
 
 # The kit's own property tests (generated attacks, hostile strings): a quick profile for the inner loop, a thorough one,
 # on Hypothesis' own `ci` (derandomized, no deadline), for CI: ATTENTION_BY_HAND_HYPOTHESIS=thorough. The checks a

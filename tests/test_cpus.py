@@ -10,9 +10,8 @@ from hypothesis import strategies as st
 from grader.cpus import usable_cpus
 
 CORES = 8
-HERE = (
-    len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-)  # this machine's, before patching
+# this machine's, before patching
+HERE = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 @pytest.fixture(autouse=True)
@@ -32,14 +31,14 @@ def cgroup(tmp_path, lines: str, files: dict[str, str]):
     return root, own
 
 
-@settings(
-    max_examples=50, deadline=None
-)  # files written each time: a busy machine's disk has no deadline
+# files written each time: a busy machine's disk has no deadline
+@settings(max_examples=50, deadline=None)
 @given(quota=st.integers(1000, 10**7), period=st.integers(1000, 10**6))
 def test_a_cgroup_v2_quota_rounded_up_within_the_cores(tmp_path_factory, quota, period):
+    # rewritten each time
     root, own = cgroup(
         tmp_path_factory.getbasetemp() / "v2", "0::/\n", {"cpu.max": f"{quota} {period}\n"}
-    )  # rewritten each time
+    )
     assert usable_cpus(root, own) == min(CORES, math.ceil(quota / period))
 
 

@@ -29,9 +29,8 @@ def grader(*args, **kwargs):
 def test_the_reference_passes_with_every_warning_an_error_and_dev_mode(tmp_path):
     run = grader("-W", "error", "-X", "dev", "-m", "grader", "check", "--solutions", cwd=tmp_path)
     assert run.returncode == 0 and run.stderr == "", run.stderr[-2000:]
-    assert "100.0 / 100.0" in run.stdout and not list(
-        tmp_path.iterdir()
-    )  # nothing left where it ran
+    # nothing left where it ran
+    assert "100.0 / 100.0" in run.stdout and not list(tmp_path.iterdir())
 
 
 def _line(process) -> str:

@@ -120,9 +120,8 @@ def outside_imports(source: str, here: str = WORKER_PACKAGE) -> list[str]:
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level:
-            base = here.split(".")[
-                : len(here.split(".")) - node.level + 1
-            ]  # the package, climbed level - 1 times
+            # the package, climbed level - 1 times
+            base = here.split(".")[: len(here.split(".")) - node.level + 1]
             names = [".".join([*base, node.module] if node.module else base)]
         elif isinstance(node, ast.ImportFrom):
             names = [node.module or ""]

@@ -15,11 +15,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOW = ROOT / ".github" / "workflows" / "ci.yml"
-RUNNER_OS = {
-    "ubuntu-latest": "Linux",
-    "macos-latest": "macOS",
-    "windows-latest": "Windows",
-}  # runner.os of each
+# runner.os of each
+RUNNER_OS = {"ubuntu-latest": "Linux", "macos-latest": "macOS", "windows-latest": "Windows"}
 CONDITION = re.compile(r"runner\.os (==|!=) '(\w+)'")
 NEWEST_MINOR = 14  # the newest Python 3 the matrix runs
 
@@ -73,9 +70,8 @@ def commands(runner_os: str) -> list[tuple[str, str]]:
     ]
 
 
-LINTED_HERE = (
-    sys.platform == "linux" and platform.machine() == "x86_64"
-)  # where the test extra brings actionlint
+# where the test extra brings actionlint
+LINTED_HERE = sys.platform == "linux" and platform.machine() == "x86_64"
 
 
 def actionlint() -> str | None:
@@ -117,17 +113,15 @@ def test_the_matrix_covers_each_os_and_every_python_from_the_oldest_supported_to
 def test_lint_and_the_quick_loop_come_first_and_the_other_jobs_wait_for_them():
     commands = runs("quick")
     (install,) = [n for n, command in enumerate(commands) if "pip install" in command]
-    assert commands[install].endswith(
-        "-e '.[test]'"
-    )  # without nbgrader: the quick loop runs, its tests skipped
+    # without nbgrader: the quick loop runs, its tests skipped
+    assert commands[install].endswith("-e '.[test]'")
     assert commands[-1] == '.venv/bin/python -m pytest -m "not slow" -rs'
     assert {
         ".venv/bin/ruff check --output-format=github .",
         ".venv/bin/ruff format --check .",
     } < set(commands)
-    assert (
-        ".venv/bin/python -m pytest tests/test_habits.py" in commands
-    )  # mypy's baseline and the functions'
+    # mypy's baseline and the functions'
+    assert ".venv/bin/python -m pytest tests/test_habits.py" in commands
     assert "needs" not in job("quick") and all(
         spec.get("needs") == "quick" for name, spec in jobs().items() if name != "quick"
     )
@@ -153,9 +147,8 @@ def test_each_os_runs_the_readme_lines_and_nothing_else():
     bash = [("bash", line) for line in readme_block("bash")[:2]]
     assert commands("macOS") == bash
     linux = commands("Linux")
-    assert linux[-2:] == bash and not set(linux[:-2]) & set(
-        bash
-    )  # the runner's own set-up first, then the README
+    # the runner's own set-up first, then the README
+    assert linux[-2:] == bash and not set(linux[:-2]) & set(bash)
     windows = commands("Windows")
     assert [shell.split()[0] for shell, _ in windows] == ["pwsh", "pwsh"]
     assert [command for _, command in windows] == readme_block("powershell")[:2]
@@ -211,9 +204,8 @@ def test_without_nbgrader_its_tests_are_skipped_saying_why_and_the_rest_run(pyte
 
     monkeypatch.setattr(metadata, "version", version)
     result = pytester.runpytest_inprocess()
-    result.assert_outcomes(
-        errors=1
-    )  # with nbgrader installed, a module that cannot be imported is an error, as always
+    # with nbgrader installed, a module that cannot be imported is an error, as always
+    result.assert_outcomes(errors=1)
     nbgrader.clear()
     result = pytester.runpytest_inprocess("-rs")
     result.assert_outcomes(passed=1, skipped=2)

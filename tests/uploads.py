@@ -125,9 +125,8 @@ def packed(archive: Zip) -> bytes:
         if archive.zeros:
             out.writestr(archive.bomb.decode("cp437"), bytes(archive.zeros))
         for name, node in _members(archive.tree, b""):
-            info = zipfile.ZipInfo(
-                name.decode("cp437")
-            )  # the bytes as they are: zip's names are CP437 unless flagged
+            # the bytes as they are: zip's names are CP437 unless flagged
+            info = zipfile.ZipInfo(name.decode("cp437"))
             if isinstance(node, Link):
                 info.external_attr = 0o120777 << 16
                 out.writestr(info, node.target)
@@ -176,9 +175,8 @@ def notebooks(draw) -> str:
     if shape == "any":
         return json.dumps(draw(json_values))
     if shape == "many":
-        nb["cells"] *= draw(
-            st.integers(1, 8)
-        )  # past SMALL.cells; past BOUNDS.cells in the tests of the bound itself
+        # past SMALL.cells; past BOUNDS.cells in the tests of the bound itself
+        nb["cells"] *= draw(st.integers(1, 8))
     return json.dumps(nb)
 
 

@@ -34,11 +34,8 @@ from grader.exercises import BY_NAME
 from grader.sandbox.errors import StudentError
 from grader.sandbox.process import GRADER_FAULT
 
-FAILED_KINDS = {
-    "raised",
-    "bad_output",
-    "memory",
-}  # the student's code gave a wrong answer by raising
+# the student's code gave a wrong answer by raising
+FAILED_KINDS = {"raised", "bad_output", "memory"}
 
 
 class Collector:
@@ -89,13 +86,12 @@ class Collector:
         functions = judged.counted(check, error, status, submission)
         message = outlet.terminal(message + submission.printed.told(exercise), "\n\t")
         example = submission.last_example(error) if status == "failed" else None
-        example = example and {
-            **example,
-            "said": message.splitlines()[0],
-        }  # what the check said, for `grader try`
+        # what the check said, for `grader try`
+        example = example and {**example, "said": message.splitlines()[0]}
+        # as the check named it
         mistake = next(
             (leaf.mistake for leaf in _leaves(error) if isinstance(leaf, CheckFailed)), ""
-        )  # as the check named it
+        )
         self.results[check_id] = CheckResult(
             check_id,
             status,
@@ -183,18 +179,16 @@ def collect(
     """
     collector, previous, own = Collector(), settings.get_current_profile_name(), workers is None
     workers = StudentCodePool(folder, timeout=timeout, budget=budget) if own else workers
-    settings.load_profile(
-        profile
-    )  # before the checks are imported, so that their settings follow it
+    # before the checks are imported, so that their settings follow it
+    settings.load_profile(profile)
     try:
         with (
             contextlib.redirect_stdout(io.StringIO()),
             contextlib.redirect_stderr(io.StringIO()),
             warnings.catch_warnings(),
         ):
-            warnings.simplefilter(
-                "ignore"
-            )  # the grader's own numpy on odd inputs: nothing a student should see
+            # the grader's own numpy on odd inputs: nothing a student should see
+            warnings.simplefilter("ignore")
             for name in names:
                 for kind in kinds:
                     if (module := _imported(kind, name)) is None:
@@ -265,9 +259,8 @@ def checked(
     the arrays here are too small for threads to help.
     """
     with threadpool_limits(limits=1, user_api="blas"):
-        set_hypothesis_home_dir(
-            root / ".hypothesis"
-        )  # never a .hypothesis/ folder where the grader runs
+        # never a .hypothesis/ folder where the grader runs
+        set_hypothesis_home_dir(root / ".hypothesis")
         workers = StudentCodePool(
             folder, timeout=timeout, budget=budget, unwritten=frozenset(stubs)
         )

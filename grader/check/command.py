@@ -31,15 +31,13 @@ def check(
     from grader.sandbox.launcher import own_exercises
     from grader.sandbox.private import NotRegular, Snapshot
 
-    own = own_exercises(
-        folder
-    )  # the student's own exercises/, where the verdict is remembered; another's is read, never written
+    # the student's own exercises/, where the verdict is remembered; another's is read, never written
+    own = own_exercises(folder)
     try:
         with Snapshot(folder) as snapshot:
             state = State(folder) if solutions else State.load(folder)
-            saved = (
-                state.fresh(fingerprints(snapshot.files)) if state.entries else {}
-            )  # nothing saved: no fingerprint to take
+            # nothing saved: no fingerprint to take
+            saved = state.fresh(fingerprints(snapshot.files)) if state.entries else {}
             report = check_snapshot(snapshot, exercises or None, saved=saved)
     except NotRegular as error:  # a module replaced by a link or a folder since it was found
         click.echo(f"Cannot check: In {folder}: {error}.", err=True)

@@ -9,11 +9,8 @@ from datetime import UTC, datetime
 from grader.check.results import CheckResult, Report
 
 SUITE = "attention-by-hand"
-OUTCOME = {
-    "failed": "failure",
-    "error": "error",
-    "not_started": "skipped",
-}  # status -> child of <testcase>
+# status -> child of <testcase>
+OUTCOME = {"failed": "failure", "error": "error", "not_started": "skipped"}
 # characters XML 1.0 cannot hold, even escaped; a student's message may contain them
 NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 

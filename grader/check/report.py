@@ -31,18 +31,16 @@ STATUS_WORDS = {
     "error": "error",
 }
 COLOURS = {"passed": "green", "failed": "red", "error": "red", "not_started": "yellow"}
-RAISED = re.compile(
-    r"^(\S+ raised \w+).*\((\S+\.py, line \d+)"
-)  # "f raised E: ... (file.py, line N: code)."
+# "f raised E: ... (file.py, line N: code)."
+RAISED = re.compile(r"^(\S+ raised \w+).*\((\S+\.py, line \d+)")
 NUMBER = re.compile(r"[-+]?\d+(\.\d+)?(e[-+]?\d+)?")
 
 
 def cause(message: str) -> str:
     """What a failure says is wrong, without its numbers: the same for two checks that fail the same way on other inputs."""
     lines = message.strip().splitlines() or [""]
-    first = (
-        " ".join(lines[:2]) if lines[0].endswith(":") and len(lines) > 1 else lines[0]
-    )  # a lead-in says nothing alone
+    # a lead-in says nothing alone
+    first = " ".join(lines[:2]) if lines[0].endswith(":") and len(lines) > 1 else lines[0]
     raised = RAISED.match(first)
     return " at ".join(raised.groups()) if raised else NUMBER.sub("#", first)
 

@@ -29,19 +29,16 @@ class CheckResult:
     ] = ()  # the functions of its exercise the check called, in the exercise's order; not in the JSON
     blamed_function: str = ""  # failing: the student's function it called last, whose call or result it was judging; not in the JSON
     failed_import: str = ""  # an import that failed: the student's module whose file the error is in; not in the JSON
-    functions: dict[str, str] = field(
-        default_factory=dict
-    )  # the verdict it gives each function it counts for (checks.judged)
+    # the verdict it gives each function it counts for (checks.judged)
+    functions: dict[str, str] = field(default_factory=dict)
     role: str = (
         "work"  # "defining", "guard" or "work" (grader.check.checks.judged); not in the JSON
     )
     mistake: str = ""  # the known mistake a failed check named (grader/check/diagnosis.py), never parsed from the message
 
     def __post_init__(self):
-        self.message, self.printed = (
-            shown(self.message),
-            shown(self.printed),
-        )  # student text: every file and screen can hold it
+        # student text: every file and screen can hold it
+        self.message, self.printed = (shown(self.message), shown(self.printed))
 
     def to_json(self) -> dict:
         """This check as check.schema.json writes it; "fault": "grader" marks an error that is the grader's."""
@@ -71,13 +68,11 @@ class ExerciseResult:
     checks: list[CheckResult] = field(default_factory=list)
     note: str = ""  # e.g. the root cause when an earlier exercise fails
     cause: str = ""  # that earlier exercise, to fix first
-    files: dict[str, str] = field(
-        default_factory=dict
-    )  # the sha256 of each file the verdict depends on
+    # the sha256 of each file the verdict depends on
+    files: dict[str, str] = field(default_factory=dict)
     same_as_reference: bool = False  # the exercise's own module is the reference's, byte for byte
-    functions: dict[str, dict] = field(
-        default_factory=dict
-    )  # each function's points, max_points, passed and checks
+    # each function's points, max_points, passed and checks
+    functions: dict[str, dict] = field(default_factory=dict)
 
     def counts(self, public: bool) -> tuple[int, int]:
         """How many of the public (or hidden) checks passed, and how many there are."""
@@ -97,9 +92,8 @@ class ExerciseResult:
         return bool(failing) and all(check.by_grader for check in failing)
 
     def __post_init__(self):
-        exercise = BY_NAME[
-            self.name
-        ]  # every function of the exercise, in its order; none earned where no check counted
+        # every function of the exercise, in its order; none earned where no check counted
+        exercise = BY_NAME[self.name]
         self.functions = {
             name: dict(self.functions.get(name) or _none(share))
             for name, share in zip(exercise.functions, exercise.shares)
@@ -251,9 +245,8 @@ def function_points(exercise: Exercise, checks: list[CheckResult]) -> dict[str, 
         for check in checks:
             told = _verdicts(exercise, check)
             if function in told:
-                came = (
-                    told[function] != "passed" and "passed" in told.values()
-                )  # another function passed it: this one is the cause
+                # another function passed it: this one is the cause
+                came = told[function] != "passed" and "passed" in told.values()
                 (caused if came else own).append(("work" if came else check.role, told[function]))
         counted = own + caused if own and all(told == "passed" for _, told in own) else own
         passed = sum(told == "passed" for _, told in counted)

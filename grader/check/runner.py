@@ -20,10 +20,8 @@ from grader.sandbox import isolation
 from grader.sandbox.private import Snapshot
 from grader.style import in_sentence
 
-KINDS = {
-    "public": ("public",),
-    "all": ("public", "hidden"),
-}  # which folders of checks/ each kind of run uses
+# which folders of checks/ each kind of run uses
+KINDS = {"public": ("public",), "all": ("public", "hidden")}
 
 
 def run_checks(submission: Path, exercises: Sequence[str] | None = None, **options) -> Report:
@@ -96,9 +94,8 @@ def check_snapshot(
         ) == reference.get(own)
     known = saved | ran
     note_root_causes(list(known.values()))
-    tier = (
-        isolation.choose().name if ran else "none"
-    )  # the workers of this run were confined the same way (chosen once per process)
+    # the workers of this run were confined the same way (chosen once per process)
+    tier = isolation.choose().name if ran else "none"
     return Report([known[name] for name in names], seed=seed, isolation=tier, checks=checks)
 
 

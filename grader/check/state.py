@@ -26,10 +26,8 @@ STATE_DIR = ".grader"
 VERDICTS = "verdicts.json"
 FAILING = "failing.json"  # the failing call of each failed check, for `grader try`
 GRADER_DIR = Path(grader.__file__).resolve().parent
-EVIDENCE = (
-    "blamed_function",
-    "failed_import",
-)  # what a check's verdict names beside its message, kept for the root causes
+# what a check's verdict names beside its message, kept for the root causes
+EVIDENCE = ("blamed_function", "failed_import")
 
 
 def state_dir(submission: Path) -> Path:
@@ -128,12 +126,10 @@ class State:
     """The saved verdicts of one submission, as read once from its `.grader/` (State(folder) alone: none saved)."""
 
     folder: Path
-    entries: dict[str, dict] = field(
-        default_factory=dict
-    )  # exercise -> {"fingerprint", "verdict", "checks"}, well formed
-    failing: dict[str, dict] = field(
-        default_factory=dict
-    )  # check id -> {"function", "args", ...}: its failing call
+    # exercise -> {"fingerprint", "verdict", "checks"}, well formed
+    entries: dict[str, dict] = field(default_factory=dict)
+    # check id -> {"function", "args", ...}: its failing call
+    failing: dict[str, dict] = field(default_factory=dict)
     seed: int = 0  # the Hypothesis seed of the verdicts saved last
 
     @classmethod
@@ -194,9 +190,8 @@ class State:
         now, base = State.load(self.folder), grader_digest()
         entries, failing, at = now.entries, now.failing, time.strftime("%H:%M:%S")
         for result in report.exercises:
-            fingerprint = exercise_fingerprint(
-                result.files, base
-            )  # no files given: one no folder's files have
+            # no files given: one no folder's files have
+            fingerprint = exercise_fingerprint(result.files, base)
             entries[result.name] = {
                 "fingerprint": fingerprint,
                 "verdict": _verdict(result),
@@ -268,17 +263,15 @@ def checked_report(submission: Path, exercises=None, by: str = "status", before=
     names = [name for name in NAMES if exercises is None or name in exercises]
     with Snapshot(Path(submission)) as snapshot:
         state = State.load(submission)
-        saved = (
-            state.fresh(fingerprints(snapshot.files)) if state.entries else {}
-        )  # nothing saved: no fingerprint to take
+        # nothing saved: no fingerprint to take
+        saved = state.fresh(fingerprints(snapshot.files)) if state.entries else {}
         missing = [name for name in names if name not in saved]
         if not missing:
             return Report([saved[name] for name in names], seed=state.seed, checks=kit.checks_run())
         if before is not None:
             before(missing)
-        from grader.check.runner import (
-            check_snapshot,
-        )  # the checks' modules, loaded only when a check must run
+        # the checks' modules, loaded only when a check must run
+        from grader.check.runner import check_snapshot
 
         report = check_snapshot(snapshot, names, saved=saved, rerun=False)
     state.save(report, by=by)

@@ -22,15 +22,10 @@ from grader.style import shown_command
 STEPS = {"mlp": 1000, "attention": 400}  # the attention model starts from the trained MLP
 SAMPLES = 100  # replies each model writes
 TIME_LIMIT = 600.0  # seconds for the whole training job
-JOB_MODULES = (
-    "__init__",
-    "job",
-    "models",
-    "corpus",
-)  # grader/compare's modules the job needs: no view, no plot
-EVENT_CAP = (
-    16 << 20
-)  # bytes of one event: a model's, with its replies and losses, is well under 1 MiB
+# grader/compare's modules the job needs: no view, no plot
+JOB_MODULES = ("__init__", "job", "models", "corpus")
+# bytes of one event: a model's, with its replies and losses, is well under 1 MiB
+EVENT_CAP = 16 << 20
 TOO_SLOW = (
     "The training took longer than {limit:.0f} s and was stopped. Is your attention_head or attention_head_backward much slower "
     "than it needs to be (a Python loop over positions)? Vectorise it with matrix products."

@@ -29,11 +29,8 @@ LR = 0.02  # the lr handed to the student's train
 BETAS = (0.9, 0.999)
 SAMPLES = 100
 MAP_REPLY = 0  # index of the held-out reply whose attention is shown
-STREAM = {
-    "mlp": 0,
-    "attention": 1,
-    "attention_no_mask": 1,
-}  # random streams: both heads see the same
+# random streams: both heads see the same
+STREAM = {"mlp": 0, "attention": 1, "attention_no_mask": 1}
 
 
 class Timed:
@@ -144,9 +141,8 @@ def decision_probabilities(model, replies: list[str]) -> list[float]:
         logits, _ = model.forward(x)
         p = models.probabilities(model.softmax, logits.astype(np.float64))  # (B, T, V)
         for row, text in enumerate(chunk):
-            at = text.index(DECISION_CUE) + len(
-                DECISION_CUE
-            )  # the target at position `at` is that character
+            # the target at position `at` is that character
+            at = text.index(DECISION_CUE) + len(DECISION_CUE)
             probs.append(float(p[row, at, y[row, at]]))
     return probs
 

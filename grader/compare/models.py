@@ -165,9 +165,8 @@ class CharMLP:
     def top_backward(self, d_logits, cache):
         """Gradients of the tanh layer and the logits' weights, and of the MLP's input: (N, V) -> (N, 128)."""
         p, h, u = self.params, cache["h"], cache["u"]
-        ones = np.ones(
-            len(h), dtype=h.dtype
-        )  # sums over positions as products: faster than .sum(0)
+        # sums over positions as products: faster than .sum(0)
+        ones = np.ones(len(h), dtype=h.dtype)
         grads = {"w2": h.T @ d_logits, "b2": ones @ d_logits}
         slope = h * h
         np.subtract(1, slope, out=slope)
@@ -195,9 +194,10 @@ class CharMLP:
         _, first, where = np.unique(keys, return_index=True, return_inverse=True)
         ctx = ctx[first]  # (M, 8) the distinct contexts
         cache = {}
+        # (M, V)
         logits = self.head_forward(
             np.take(self.params["emb"], ctx, axis=0).reshape(len(ctx), -1), cache
-        )  # (M, V)
+        )
         loss, d_logits = shared_cross_entropy(logits, where, targets, self.softmax)
         grads, d_u = self.top_backward(d_logits, cache)  # (M, 128)
         grads["emb"] = scatter_rows(ctx, d_u.reshape(-1, EMBED), VOCAB)
@@ -288,9 +288,8 @@ def sample(model, rng: np.random.Generator, n: int) -> list[str]:
     tokens = np.zeros((n, 1), dtype=np.int64)  # (n, t)
     writing = np.ones(n, dtype=bool)
     while writing.any() and tokens.shape[1] < MAX_LEN:
-        probs = probabilities(
-            model.softmax, model.next_logits(tokens[writing]).astype(np.float64)
-        )  # (writing, V)
+        # (writing, V)
+        probs = probabilities(model.softmax, model.next_logits(tokens[writing]).astype(np.float64))
         picked = (probs.cumsum(axis=-1) < rng.random((len(probs), 1))).sum(axis=-1)
         step = np.zeros(n, dtype=np.int64)
         step[writing] = np.minimum(picked, VOCAB - 1)

@@ -8,10 +8,8 @@ from grader.compare.corpus import DECISION_CUE, check_reply
 from grader.exercises import BY_NAME
 from grader.style import mark, paint, shown_command
 
-LESSON = {
-    "mlp": (0.50, 38),
-    "attention": (0.86, 90),
-}  # the lesson's figures: p_decision, correct of 100
+# the lesson's figures: p_decision, correct of 100
+LESSON = {"mlp": (0.50, 38), "attention": (0.86, 90)}
 LABELS = {
     "mlp": "8-character MLP",
     "attention": "MLP + your head",
@@ -45,9 +43,8 @@ def locked(left: list, where: tuple[str, ...] = ()) -> str:
     lines = [f"grader compare unlocks once every exercise passes{which}. Still to do:"]
     names = {e.name for e in left}
     for e in left:
-        causes = [
-            used for used in BY_NAME[e.name].uses if used in names
-        ]  # an earlier exercise is the cause
+        # an earlier exercise is the cause
+        causes = [used for used in BY_NAME[e.name].uses if used in names]
         cause = f" (it uses {causes[0]}, listed here too: fix {causes[0]} first)" if causes else ""
         lines.append(f"  {mark(e.status)} {e.name}: {states.get(e.status, e.status)}{cause}")
     lines.append(f"Next: {shown_command('check', left[0].name, *where)}")

@@ -136,9 +136,8 @@ def grade_all(
             done += 1
             answering.progress.step(last=f"{new['student']}: {said(new)}")
     except KeyboardInterrupt:
-        previous = signal.signal(
-            signal.SIGINT, signal.SIG_IGN
-        )  # one Ctrl-C is enough: the rest is ours
+        # one Ctrl-C is enough: the rest is ours
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
             running.stop_all()
             pool.shutdown(wait=True, cancel_futures=True)
@@ -229,9 +228,8 @@ def grade(
             if answering
             else rowing.refused(submission)
         )
-    hashes = {
-        f"{name} sha256": digest for name, digest in submission.hashes().items()
-    }  # the row's, whatever the check says
+    # the row's, whatever the check says
+    hashes = {f"{name} sha256": digest for name, digest in submission.hashes().items()}
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as scratch:
         folder = Path(scratch) / "submission"
         folder.mkdir()

@@ -21,11 +21,8 @@ STATUS_WORDS = {  # the rows' statuses, in words a reader new to them understand
     "missing": "no submission in nbgrader's gradebook",
 }
 NOT_GRADES = ("fault", "missing")  # rows whose total is no grade: left out of the histogram
-OUTCOMES = {
-    "failed": "some checks fail",
-    "not_started": "not started",
-    "error": "did not run",
-}  # an exercise's statuses
+# an exercise's statuses
+OUTCOMES = {"failed": "some checks fail", "not_started": "not started", "error": "did not run"}
 DID_NOT_RUN = "Did not run: its module could not be imported, or it hung or crashed, so its checks stopped (not counted as failed below)."
 NO_CHECKS = "nbgrader's gradebook holds points per exercise, not which checks failed: `grader batch` on submitted/*/ASSIGNMENT gives those."
 BINS = (
@@ -42,9 +39,8 @@ class ClassReport:
     students: list[Student]
     source: str  # "batch" or "gradebook"
     statuses: Counter = field(default_factory=Counter)
-    by_check: dict[str, list[int]] = field(
-        default_factory=dict
-    )  # check id -> the students (indices) who failed it, most failed first
+    # check id -> the students (indices) who failed it, most failed first
+    by_check: dict[str, list[int]] = field(default_factory=dict)
     by_mistake: dict[str, list[int]] = field(default_factory=dict)
     histogram: list[tuple[str, int]] = field(default_factory=list)
 

@@ -26,11 +26,8 @@ td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .ok{background:#27ae60}h1{font-size:1.5em}h2{font-size:1.15em;margin-top:1.6em}p.note{color:#555;font-size:.9em;max-width:60em}
 details{margin:.2em 0 .4em}summary{cursor:pointer;color:#555}details a{margin-right:.5em}tr:target{background:#fff3c4}
 svg text{font:12px system-ui,sans-serif;fill:#333}"""
-WIDTH, HEIGHT, FOOT = (
-    720,
-    220,
-    34,
-)  # the histogram's size in pixels, and the room below its bars for the labels
+# the histogram's size in pixels, and the room below its bars for the labels
+WIDTH, HEIGHT, FOOT = (720, 220, 34)
 
 
 def bar(count: float, most: float, good: bool = False) -> str:

@@ -24,10 +24,8 @@ ESCAPES = (  # how a folder cell writes a name: outlet.name's escapes (one to on
     re.compile(r"\\(\\|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})"),
     re.compile(r"\\(x[89a-fA-F][0-9a-fA-F])"),
 )
-NBGRADER_FOLDERS = (
-    "submitted",
-    "autograded",
-)  # where nbgrader keeps a student's files: COURSE/STEP/STUDENT/ASSIGNMENT
+# where nbgrader keeps a student's files: COURSE/STEP/STUDENT/ASSIGNMENT
+NBGRADER_FOLDERS = ("submitted", "autograded")
 
 
 @dataclass
@@ -39,9 +37,8 @@ class Student:
     status: str = ""  # the batch row's: passed, graded, unreadable, timeout, error, fault; missing for no submission
     total: float = 0.0
     points: dict[str, float] = field(default_factory=dict)  # exercise -> points, for a graded row
-    statuses: dict[str, str] = field(
-        default_factory=dict
-    )  # exercise -> passed, failed, not_started, error
+    # exercise -> passed, failed, not_started, error
+    statuses: dict[str, str] = field(default_factory=dict)
     failed: list[str] = field(default_factory=list)  # ids of the checks that failed
     mistakes: list[str] = field(default_factory=list)  # the known mistakes named
     seconds: float = 0.0

@@ -53,9 +53,8 @@ def report_text(report: dict) -> str:
     read.exercises = [dataclasses.replace(e, same_as_reference=False) for e in read.exercises]
     with commands_as("grader"):  # the student's own `grader`, whatever this machine calls it
         text = click.unstyle(render(read, Path("exercises")))
-    return text.replace(
-        OWN_FOLDER, ""
-    )  # the student runs it in their own kit, where exercises/ is the default
+    # the student runs it in their own kit, where exercises/ is the default
+    return text.replace(OWN_FOLDER, "")
 
 
 def text(row: dict, report: dict | None, notes: list[str]) -> str:

@@ -35,22 +35,17 @@ class Code:
     """A submission's code as the report compares it: its K-grams' hashes and spans, each token's module and line."""
 
     hashes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))  # each K-gram's hash
-    starts: np.ndarray = field(
-        default_factory=lambda: np.zeros(0, np.int32)
-    )  # each K-gram's first token
-    ends: np.ndarray = field(
-        default_factory=lambda: np.zeros(0, np.int32)
-    )  # one past its last token
-    lines: np.ndarray = field(
-        default_factory=lambda: np.zeros(0, np.int32)
-    )  # each token's line in its module
+    # each K-gram's first token
+    starts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    # one past its last token
+    ends: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    # each token's line in its module
+    lines: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     modules: list[str] = field(default_factory=list)  # the modules with code, in order
-    firsts: np.ndarray = field(
-        default_factory=lambda: np.zeros(0, np.int32)
-    )  # the first token of each of them
-    texts: dict[str, str] = field(
-        default_factory=dict
-    )  # module -> its text as read (within the bounds)
+    # the first token of each of them
+    firsts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    # module -> its text as read (within the bounds)
+    texts: dict[str, str] = field(default_factory=dict)
     digests: dict[str, bytes] = field(default_factory=dict)  # module -> sha256 of its bytes as read
     cut: list[str] = field(default_factory=list)  # what the bounds left out, in words
 
@@ -145,9 +140,8 @@ def fingerprint(code: Code) -> Code:
 def kgrams(ids: np.ndarray) -> np.ndarray:
     """The hash of every K tokens in a row (a module shorter than K is one fingerprint of all of it)."""
     width = min(K, len(ids))
-    powers = BASE ** np.arange(
-        width - 1, -1, -1, dtype=np.uint64
-    )  # wraps modulo 2**64, as a rolling hash does
+    # wraps modulo 2**64, as a rolling hash does
+    powers = BASE ** np.arange(width - 1, -1, -1, dtype=np.uint64)
     windows = np.lib.stride_tricks.sliding_window_view(ids, width)
     return (windows * powers).sum(axis=1, dtype=np.uint64)
 

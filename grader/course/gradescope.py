@@ -29,14 +29,8 @@ SCRIPTS = {
     "setup.sh": HERE / "gradescope_setup.sh",
     "run_autograder": HERE / "gradescope_run_autograder",
 }
-KIT = (
-    "pyproject.toml",
-    "README.md",
-    "grader",
-    "exercises",
-    "solutions",
-    "data",
-)  # what pip install -e and grading need
+# what pip install -e and grading need
+KIT = ("pyproject.toml", "README.md", "grader", "exercises", "solutions", "data")
 LEFT_OUT = {"__pycache__", ".grader", ".hypothesis", ".pytest_cache"}
 STAMP = (1980, 1, 1, 0, 0, 0)  # the same kit gives the same zip, byte for byte
 SETTINGS = "attention_by_hand_settings.json"  # at the zip's root: the course's choices, read by each grading

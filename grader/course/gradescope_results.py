@@ -9,11 +9,8 @@ FAULT = (
 )
 
 
-HIDDEN_VISIBILITIES = (
-    "hidden",
-    "after_due_date",
-    "after_published",
-)  # Gradescope's, for the hidden checks' names and messages
+# Gradescope's, for the hidden checks' names and messages
+HIDDEN_VISIBILITIES = ("hidden", "after_due_date", "after_published")
 HIDDEN_TEST = "Hidden checks: which did not pass, and why"
 
 

@@ -44,9 +44,8 @@ class Policy:
             return 0.0
         if self.most is not None and seconds_late > self.most:
             return 1.0
-        units = max(
-            1, math.ceil(seconds_late / self.unit)
-        )  # a unit begun counts whole, however small the part (5e-324 s too)
+        # a unit begun counts whole, however small the part (5e-324 s too)
+        units = max(1, math.ceil(seconds_late / self.unit))
         return min(1.0, self.percent / 100 * units)
 
 

@@ -28,13 +28,8 @@ from grader.exercises import BY_NAME, EXERCISES, NAMES
 
 FORMATS = ("canvas", "moodle", "csv")
 MAX_POINTS = sum(exercise.points for exercise in EXERCISES)
-CANVAS_HEAD = (
-    "Student",
-    "ID",
-    "SIS User ID",
-    "SIS Login ID",
-    "Section",
-)  # then one column per assignment (Canvas's export)
+# then one column per assignment (Canvas's export)
+CANVAS_HEAD = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 MOODLE_HEAD = (
     "Identifier",
     "Full name",

@@ -28,18 +28,10 @@ HERE = Path(__file__).resolve().parent
 LEFT_OUT = ("check/checks/hidden", "check/diagnosis.py")  # under grader/: built from the reference
 # grader/course/: only what the notebook's cells run at the student's side
 COURSE_KEPT = {"__init__.py", "errors.py", "nbgrader/__init__.py", "nbgrader/cells.py"}
-OWNED = (
-    "README.md",
-    "pyproject.toml",
-    ".gitignore",
-    "exercises",
-    "grader",
-)  # what the release writes, and --force replaces
-FORBIDDEN = (
-    "solutions",
-    "grader.check.diagnosis",
-    "grader.check.checks.hidden",
-)  # no module of the release imports these
+# what the release writes, and --force replaces
+OWNED = ("README.md", "pyproject.toml", ".gitignore", "exercises", "grader")
+# no module of the release imports these
+FORBIDDEN = ("solutions", "grader.check.diagnosis", "grader.check.checks.hidden")
 KIT_LINES = {
     'KIND = "full"': 'KIND = "student"',
     'DISTRIBUTION = "attention-by-hand"': 'DISTRIBUTION = "attention-by-hand-student"',
@@ -47,9 +39,8 @@ KIT_LINES = {
 COURSE_INIT = '"""In the student\'s kit, only what the notebook\'s cells run for the student (nbgrader/cells.py); imports check, sandbox."""\n'
 NBGRADER_INIT = '"""In the student\'s kit, only cells.py: what the notebook\'s cells run for the student; imports course, sandbox."""\n'
 FIRST_COMMAND = "python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/grader"
-GUIDE = (
-    KIT_ROOT / "docs" / "students.md"
-)  # the one source of the student guide: the release's README holds it below its set-up line
+# the one source of the student guide: the release's README holds it below its set-up line
+GUIDE = KIT_ROOT / "docs" / "students.md"
 
 
 def release(out_dir: Path, force: bool = False) -> int:
@@ -115,9 +106,8 @@ def grader_files() -> list[Path]:
 
 def write_kit(out: Path) -> dict:
     """Write every file of the student's kit; how many of each kind."""
-    readme = fill(
-        HERE / "release_README.md"
-    )  # before anything is written: it raises when the guide is missing
+    # before anything is written: it raises when the guide is missing
+    readme = fill(HERE / "release_README.md")
     out.mkdir(parents=True, exist_ok=True)
     for name in OWNED:
         target = out / name
@@ -137,9 +127,8 @@ def write_kit(out: Path) -> dict:
     stored = examples.write(
         package / "check" / "checks" / examples.STORED.name, examples.from_reference
     )
-    write_stubs(
-        out / "exercises"
-    )  # made from the reference: the release is pristine whatever exercises/ holds
+    # made from the reference: the release is pristine whatever exercises/ holds
+    write_stubs(out / "exercises")
     (out / "README.md").write_text(readme, encoding="utf-8")
     (out / "pyproject.toml").write_text(fill(HERE / "release_pyproject.toml"), encoding="utf-8")
     (out / ".gitignore").write_text(

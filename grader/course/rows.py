@@ -20,12 +20,8 @@ from grader.sandbox.intake import Submission, Upload
 MODULE_SHA = tuple(f"{name}.py sha256" for name in MODULES)
 # for the class report: each exercise's status, every check that failed, the known mistakes named
 CHECK_COLUMNS = ("exercise statuses", "failed checks", "mistakes")
-IDENTITY = (
-    "student",
-    "student id",
-    "student name",
-    "folder",
-)  # the key; the route's id and name; where the upload was
+# the key; the route's id and name; where the upload was
+IDENTITY = ("student", "student id", "student name", "folder")
 COLUMNS = (
     *IDENTITY,
     "status",

@@ -39,9 +39,8 @@ def runs(a_starts: np.ndarray, b_starts: np.ndarray) -> list[tuple[int, int]]:
     """Runs of matched K-grams that start one token after the other in both: (first, last), as indices into the matches."""
     if not len(a_starts):
         return []
-    broken = (
-        np.flatnonzero((np.diff(a_starts) != 1) | (np.diff(b_starts) != 1)) + 1
-    )  # a module's end breaks a run too
+    # a module's end breaks a run too
+    broken = np.flatnonzero((np.diff(a_starts) != 1) | (np.diff(b_starts) != 1)) + 1
     heads = np.concatenate(([0], broken))
     return list(zip(heads.tolist(), np.concatenate((broken - 1, [len(a_starts) - 1])).tolist()))
 
@@ -92,10 +91,8 @@ def blocks(
             and before[2] <= b_start <= before[3]
             and a.module_of(start) == a.module_of(before[0])
         ):
-            before[1], before[3] = (
-                max(before[1], end),
-                max(before[3], b_end),
-            )  # overlaps the run before in both: one block
+            # overlaps the run before in both: one block
+            before[1], before[3] = (max(before[1], end), max(before[3], b_end))
         else:
             spans.append([start, end, b_start, b_end])
     found = [(end - start, start, end, b_start, b_end) for start, end, b_start, b_end in spans]
@@ -129,6 +126,5 @@ def details(
             else np.union1d(np.union1d(stubs, idioms), reference)
         )
         pair.blocks, pair.lines, modules = blocks(a, b, left_out, anonymous)
-        pair.modules = (
-            pair.modules or modules
-        )  # a copy of the reference names the reference's modules it holds
+        # a copy of the reference names the reference's modules it holds
+        pair.modules = pair.modules or modules

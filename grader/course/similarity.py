@@ -56,9 +56,8 @@ class Held:
     own: int  # tokens of code that are not the stubs'
     of_reference: int  # of those, tokens the reference holds
     reference_held: int  # tokens of the reference's own code that this one holds
-    reference_modules: dict[
-        str, int
-    ]  # the reference's modules this one holds nearly whole (REFERENCE_MODULE) -> their tokens
+    # the reference's modules this one holds nearly whole (REFERENCE_MODULE) -> their tokens
+    reference_modules: dict[str, int]
     digests: dict[str, bytes]
     cut: list[str]
 
@@ -72,12 +71,10 @@ class Pair:
     tokens: int  # the smaller of the two: what both hold
     held: tuple[int, int]  # tokens of each one's own code that the other holds
     own: tuple[int, int]  # each one's own tokens
-    identical: list[str] = field(
-        default_factory=list
-    )  # modules the same byte for byte (neither the stub nor the reference)
-    blocks: list = field(
-        default_factory=list
-    )  # the shared lines side by side (shared_lines.py), for the listed pairs
+    # modules the same byte for byte (neither the stub nor the reference)
+    identical: list[str] = field(default_factory=list)
+    # the shared lines side by side (shared_lines.py), for the listed pairs
+    blocks: list = field(default_factory=list)
     lines: int = 0  # lines of the first's code that hold shared tokens
     modules: list[str] = field(default_factory=list)  # the first's modules that hold shared code
 
@@ -164,10 +161,19 @@ def hold(code: fingerprints.Code, known: Given) -> Held:
     }
     keep = ~stub & ~in_reference
     hashes, first = np.unique(code.hashes[keep], return_index=True)
+    # fmt: skip
     return Held(
-        hashes, code.starts[keep][first], code.ends[keep][first], code.tokens, int(mine.sum()), int(theirs.sum()), int(of_theirs.sum()),
-        whole, code.digests, code.cut,
-    )  # fmt: skip
+        hashes,
+        code.starts[keep][first],
+        code.ends[keep][first],
+        code.tokens,
+        int(mine.sum()),
+        int(theirs.sum()),
+        int(of_theirs.sum()),
+        whole,
+        code.digests,
+        code.cut,
+    )
 
 
 def counted(held: list[Held], common: int) -> tuple[np.ndarray, np.ndarray]:
@@ -256,9 +262,10 @@ def similar(
                 )
             )
     listed = sorted(pairs, key=lambda p: (-p.tokens, p.first.id, p.second.id))[:top]
+    # ids may repeat
     digests = {id(s): h.digests for s, h in zip(present, held)} | {
         id(reference): known.reference.digests
-    }  # ids may repeat
+    }
     for pair in listed:
         mine, theirs = digests[id(pair.first)], digests[id(pair.second)]
         left_out = known.stub_digests | (

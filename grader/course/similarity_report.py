@@ -12,10 +12,20 @@ from grader import outlet
 from grader.course.similarity import REFERENCE, Found, Pair, Submission, similar
 
 CAUTION = "A pair is evidence to read, never a penalty by itself: short exercises have few ways to be right."
+# fmt: skip
 PAIR_COLUMNS = (
-    "student", "other", "rank", "shared tokens", "shared lines", "student's share", "other's share",
-    "modules", "identical modules", "student name", "other name",
-)  # fmt: skip
+    "student",
+    "other",
+    "rank",
+    "shared tokens",
+    "shared lines",
+    "student's share",
+    "other's share",
+    "modules",
+    "identical modules",
+    "student name",
+    "other name",
+)
 STYLE = """body{font:15px/1.4 system-ui,sans-serif;margin:2em;max-width:90em;color:#222}table{border-collapse:collapse;margin:.5em 0 1.5em}
 td,th{padding:.25em .8em;text-align:left;vertical-align:top;border-bottom:1px solid #ddd}th,td.n,a{white-space:nowrap}
 td.n,th.n{text-align:right}td.words{max-width:28em;overflow-wrap:anywhere}

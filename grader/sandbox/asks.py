@@ -20,13 +20,12 @@ import numpy as np
 from grader.sandbox.errors import AskRefused
 from grader.sandbox.worker.codec import ArrayHead
 
-BATCH, T = (
-    16,
-    141,
-)  # the comparison's batch and positions (grader.check.checks.scale): a worked example's scores
+# the comparison's batch and positions (grader.check.checks.scale): a worked example's scores
+BATCH, T = (16, 141)
+# the model's
 PARAM_NUMBERS = (
     40 * 16 + 128 * 128 + 128 + 128 * 40 + 40 + 40 * 32 + 160 * 32 + 32 * 32 * 2 + 32 * 128
-)  # the model's
+)
 MARGIN = 4  # times the largest honest call
 BUDGET = MARGIN * max(BATCH * T * T, PARAM_NUMBERS)  # numbers an ask may hold or be answered with
 

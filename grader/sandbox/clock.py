@@ -63,15 +63,12 @@ class Clock:
         self.tree = tree if tree is not None else _tree(root_pid)
         self.root_pid = root_pid
         taken, self.before = (sample or Sample()).latest(self.tree)
-        self.slack = (
-            self.started - taken
-        )  # CPU the calls since the sample may have used, counted in `used` but not the call's
+        # CPU the calls since the sample may have used, counted in `used` but not the call's
+        self.slack = self.started - taken
         self.earliest = self.started + limit / CORES  # no CPU limit can be reached before this
         self.looked = self.started
-        self.sample, self.rate = (
-            (self.started, 0.0),
-            1.0,
-        )  # (when, CPU seconds used) and the CPU share since
+        # (when, CPU seconds used) and the CPU share since
+        self.sample, self.rate = ((self.started, 0.0), 1.0)
 
     def wall_left(self) -> float:
         """Seconds left on the clock before the backstop (a call still computing has until HARD_FACTOR times the limit)."""

@@ -64,9 +64,8 @@ def unpack(download: Path, target: Path, bounds: Bounds, whole: Bounds) -> dict[
         if top in refused:
             continue
         walk = Walk(bounds)
-        walk.bytes = (
-            walks[top].bytes if top in walks else 0
-        )  # what its members took in the download, counted once
+        # what its members took in the download, counted once
+        walk.bytes = walks[top].bytes if top in walks else 0
         if not os.path.lexists(
             source_of(top)
         ):  # none of its members was a file that could be unpacked
@@ -155,9 +154,10 @@ def _write(root: Path, place: Parts, stream: IO[bytes], walk: Walk) -> None:
         OSError,
         ValueError,
     ):  # the same place twice (a zip beside the folder it unpacks to: the first kept), or a name
+        # the disk cannot hold
         walk.left_out.setdefault(
             place, "a name written already, or one this file system cannot hold"
-        )  # the disk cannot hold
+        )
         return
     with os.fdopen(fd, "wb") as out:
         walk.copy(stream, out, place)
@@ -175,6 +175,5 @@ def _refuse(root: Path, top: bytes, why: str, folder: bool) -> None:
         os.makedirs(path, exist_ok=True)
     note = os.path.join(path, NOT_UNPACKED) if folder else path + b"-" + NOT_UNPACKED
     with open(note, "w", encoding="utf-8") as out:
-        out.write(
-            f"{why}\n"
-        )  # why the upload was not unpacked, for the collector to tell the student
+        # why the upload was not unpacked, for the collector to tell the student
+        out.write(f"{why}\n")

@@ -28,13 +28,8 @@ from grader.sandbox.worker.codec import (
 )
 from grader.sandbox.worker.toymodel import TAKEN
 
-WORKER_KINDS = (
-    "not_started",
-    "raised",
-    "import",
-    "bad_output",
-    "refused",
-)  # what a worker may say went wrong
+# what a worker may say went wrong
+WORKER_KINDS = ("not_started", "raised", "import", "bad_output", "refused")
 REPLY_BASE = 4 << 20  # bytes a reply may have beyond REPLY_FACTOR times its request
 REPLY_FACTOR = 16  # times the request's arrays' bytes
 
@@ -116,9 +111,8 @@ class StudentCode:
         if module not in self._imported:
             self._import(module, limit)
         feeds = [arg for arg in args if type(arg) is Batches and not arg.sent]
-        self._pairs = (
-            feeds[0].pairs if feeds else []
-        )  # kept here: the worker asks for each pair (grader.sandbox.worker.toymodel.TAKEN)
+        # kept here: the worker asks for each pair (grader.sandbox.worker.toymodel.TAKEN)
+        self._pairs = feeds[0].pairs if feeds else []
         request = tuple(
             Batches([]) if type(arg) is Batches and not arg.sent else arg for arg in args
         )

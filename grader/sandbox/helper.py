@@ -26,18 +26,15 @@ from grader.sandbox.tree import RUN_VAR
 from grader.sandbox.worker.codec import MAX_FRAME, encode
 from grader.sandbox.worker.frames import read_frame, write_frame
 
-MEMORY_BYTES = (
-    2 << 30
-)  # the helper's address space: numpy's own and a few answers at the asks' budget
+# the helper's address space: numpy's own and a few answers at the asks' budget
+MEMORY_BYTES = 2 << 30
 ASK_SECONDS = 10.0  # one answer's deadline, at most
 START_SECONDS = 30.0
-KEPT_BYTES = (
-    8 << 20
-)  # answers kept for asks that come again, at most (a run's checks ask the same often; a few at full scale)
+# answers kept for asks that come again, at most (a run's checks ask the same often; a few at full scale)
+KEPT_BYTES = 8 << 20
 ANSWER_CAP = 256 << 20  # bytes of one answer: a few times the largest the asks' budget allows
-THREADS = {
-    name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-}  # one core, a small address space
+# one core, a small address space
+THREADS = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 KIT = str(Path(__file__).resolve().parents[2])
 BOOT = (
     "import sys; sys.path.insert(0, sys.argv[1]); from grader.sandbox.helper import serve; serve()"
@@ -220,9 +217,8 @@ def _run(request: dict, frame: bytes) -> dict:
     message = decode(frame)
     function = getattr(importlib.import_module(request["module"]), request["function"])
     name, args = message["ask"], message["args"]
-    copies = as_sent(
-        args
-    )  # the stand-in keeps its own large arrays that come back unchanged (None here)
+    # the stand-in keeps its own large arrays that come back unchanged (None here)
+    copies = as_sent(args)
     try:
         with warnings.catch_warnings(), _quiet():
             warnings.simplefilter("ignore")

@@ -35,9 +35,9 @@ from pathlib import Path
 from grader import outlet
 from grader.paths import MODULES
 from grader.sandbox import download as lms
-from grader.sandbox.download import (
-    NOT_UNPACKED as NOT_UNPACKED,
-)  # the note an upload refused leaves, for the collector
+
+# the note an upload refused leaves, for the collector
+from grader.sandbox.download import NOT_UNPACKED as NOT_UNPACKED
 from grader.sandbox.walk import (
     SKIPPED,
     Bounds,
@@ -53,12 +53,8 @@ from grader.sandbox.walk import (
     size,
 )
 
-__all__ = [
-    "NOT_UNPACKED",
-    "Bounds",
-    "Refused",
-    "shown",
-]  # of the mechanics, what the routes name too
+# of the mechanics, what the routes name too
+__all__ = ["NOT_UNPACKED", "Bounds", "Refused", "shown"]
 
 MODULE_FILES = tuple(f"{name}.py" for name in MODULES)
 _MODULE_OF = {name.encode(): name for name in MODULE_FILES}
@@ -87,9 +83,8 @@ BOUNDS = Bounds(
     notebook=8 << 20,  # a notebook's bytes (the kit's: 20 KiB; with plots, a few MiB)
     cells=1_000,  # a notebook's cells (the kit's: 17)
 )
-DOWNLOAD = replace(
-    BOUNDS, entries=100_000, directory=8 << 20
-)  # an LMS download as a whole: a class's uploads, each within BOUNDS
+# an LMS download as a whole: a class's uploads, each within BOUNDS
+DOWNLOAD = replace(BOUNDS, entries=100_000, directory=8 << 20)
 
 
 @dataclass(frozen=True)
@@ -115,9 +110,8 @@ class Submission:
     """An upload as the intake took it: the five modules and where they lay, or why it cannot be graded."""
 
     upload: Upload
-    modules: dict[str, bytes] = field(
-        default_factory=dict
-    )  # "scores.py" -> bytes: all five, or none
+    # "scores.py" -> bytes: all five, or none
+    modules: dict[str, bytes] = field(default_factory=dict)
     where: str = ""  # the folder that held them, as the student sees the upload
     problem: str = ""  # why it cannot be graded, for the student; "" when it can
 
@@ -275,9 +269,8 @@ def gradescope(root: Path, bounds: Bounds = BOUNDS) -> Upload:
     ids, names = [], []
     try:
         with open_regular(None, root / "submission_metadata.json") as stream:
-            users = json.loads(stream.read(bounds.module)).get(
-                "users", []
-            )  # Gradescope's own file: bounded all the same
+            # Gradescope's own file: bounded all the same
+            users = json.loads(stream.read(bounds.module)).get("users", [])
         for user in users if isinstance(users, list) else []:
             ids.append(str(user.get("sid") or user.get("id") or ""))
             names.append(str(user.get("name", "")))

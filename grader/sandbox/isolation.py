@@ -50,14 +50,10 @@ from grader.sandbox.tree import (
 )
 
 TIERS = ("namespaces", "user", "landlock", "none")
-APART = (
-    "namespaces",
-    "user+landlock",
-    "landlock",
-)  # the recorded tiers that keep one submission from reading another's files
-LANDLOCK_VERSION = (
-    1 << 0
-)  # landlock_create_ruleset's flag: return the kernel's Landlock ABI version
+# the recorded tiers that keep one submission from reading another's files
+APART = ("namespaces", "user+landlock", "landlock")
+# landlock_create_ruleset's flag: return the kernel's Landlock ABI version
+LANDLOCK_VERSION = 1 << 0
 TIER_VAR = "ATTENTION_BY_HAND_ISOLATION"
 BOOT = "grader/sandbox/worker/boot.py"  # in a room's copy of the kit: the first lines of every process that runs student code
 FILTER = "seccomp.bpf"  # in a room's copy of the kit: the worker's seccomp filter
@@ -327,9 +323,8 @@ def choose(name: str | None = None) -> Portable:
 
 
 _probed: dict[str, str] = {}  # each tier's probe, once per process
-_probing = (
-    threading.Lock()
-)  # one probe at a time: a thread that asks while another probes waits for its answer
+# one probe at a time: a thread that asks while another probes waits for its answer
+_probing = threading.Lock()
 
 
 def _probe(tier: str) -> str:
@@ -386,9 +381,8 @@ def probe(confinement) -> str:
         worker = WorkerProcess(confinement, None)
         worker.hello()
     except StudentError as error:
-        return error.message.replace(
-            f" {GRADER_FAULT}", ""
-        )  # for the instructor: the student's wording is not theirs
+        # for the instructor: the student's wording is not theirs
+        return error.message.replace(f" {GRADER_FAULT}", "")
     except OSError as error:
         return str(error)
     worker.stop()

@@ -24,15 +24,10 @@ from grader.sandbox.tree import RUN_VAR, TOKEN_VAR, end_tree, kill_marked, new_s
 PYTHON = sys.executable
 UTF8 = ("-X", "utf8")  # the same text encoding on every OS
 ISOLATED = ("-I",)  # no PYTHON* variable, no user site, no current folder on sys.path
-BARE = (
-    "-I",
-    "-S",
-    "-B",
-)  # nor site-packages nor bytecode written: for code that sets sys.path itself
-WORKER_FLAGS = (
-    *BARE,
-    *UTF8,
-)  # a worker's: it sets sys.path itself, to its own code and the site folders
+# nor site-packages nor bytecode written: for code that sets sys.path itself
+BARE = ("-I", "-S", "-B")
+# a worker's: it sets sys.path itself, to its own code and the site folders
+WORKER_FLAGS = (*BARE, *UTF8)
 DEVNULL = subprocess.DEVNULL  # for a process another library starts (jupyter_client's kernel)
 OUTPUT_KEPT = 1 << 20  # bytes of a child's output kept, from its end
 KIT_MODULE = "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); runpy.run_module(sys.argv.pop(1), run_name='__main__', alter_sys=True)"
@@ -133,14 +128,12 @@ class Child:
     def _start(self, argv, env, cwd, output, feed, scratch, popen) -> None:
         self.token, self.started = secrets.token_hex(8), time.time()
         env = dict(os.environ if env is None else env)
-        env.update(
-            {TOKEN_VAR: self.token, RUN_VAR: self.token}
-        )  # the run is passed on to the workers it starts
+        # the run is passed on to the workers it starts
+        env.update({TOKEN_VAR: self.token, RUN_VAR: self.token})
         self.scratch = Path(tempfile.mkdtemp(prefix="grader-child-")) if scratch else None
         if self.scratch is not None:
-            os.chmod(
-                self.scratch, 0o711
-            )  # as the folders made in it: a worker's user passes through to its room
+            # as the folders made in it: a worker's user passes through to its room
+            os.chmod(self.scratch, 0o711)
             env.update(dict.fromkeys(("TMPDIR", "TEMP", "TMP"), str(self.scratch)))
         self.kept = None if output == "terminal" else tempfile.TemporaryFile()
         pipes: dict[str, Any] = {

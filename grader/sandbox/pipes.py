@@ -64,9 +64,8 @@ class FramedPipe:
         self.intercept = None
         self.frames: queue.Queue = queue.Queue()
         self.outbox: queue.Queue = queue.Queue()
-        self.sending = (
-            threading.Lock()
-        )  # one frame at a time into the child's stdin, from either thread that writes
+        # one frame at a time into the child's stdin, from either thread that writes
+        self.sending = threading.Lock()
         self.ended = False  # the child's stdout has closed
         for target in (self._read, self._write):
             threading.Thread(

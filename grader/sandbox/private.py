@@ -15,9 +15,8 @@ from pathlib import Path
 from grader.paths import MODULES
 from grader.sandbox.errors import NotRegular
 
-WORKER_DIR = (
-    Path(__file__).resolve().parent / "worker"
-)  # what runs in the worker, copied whole: no reference, no check
+# what runs in the worker, copied whole: no reference, no check
+WORKER_DIR = Path(__file__).resolve().parent / "worker"
 PACKAGE_INITS = {
     "grader": '"""The worker\'s copy of the kit: grader.sandbox.worker alone."""\n',
     "grader/sandbox": '"""The worker\'s copy of the sandbox: its worker package alone."""\n',
@@ -115,9 +114,8 @@ class Snapshot:
 
     def __init__(self, folder: Path):
         self.source = Path(folder).resolve()  # the folder it was read from
-        self.files = {
-            f"{name}.py": read_module(Path(folder), name) for name in MODULES
-        }  # the one read of each file
+        # the one read of each file
+        self.files = {f"{name}.py": read_module(Path(folder), name) for name in MODULES}
         self.hashes = {name: hashlib.sha256(data).hexdigest() for name, data in self.files.items()}
         self.root = Path(tempfile.mkdtemp(prefix="grader-snapshot-"))
         os.chmod(self.root, 0o711)

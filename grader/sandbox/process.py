@@ -133,9 +133,8 @@ class WorkerProcess:
             "parent": self.launch.parent,
         }
         ready = self._greeted(init, "ready")
-        self.processes = _tree(
-            self.process.pid
-        )  # now with the worker itself, inside bubblewrap's processes
+        # now with the worker itself, inside bubblewrap's processes
+        self.processes = _tree(self.process.pid)
         self.watch_memory = "RLIMIT_AS" in ready.get("unlimited", ())
         self.landlocked = ready.get("landlocked") is True
 

@@ -113,11 +113,8 @@ SELF_ONLY = {  # syscall: the arguments that must be 0 (this process), else refu
 IOPRIO_WHO_PROCESS = 1
 SIGNALS = ("tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_send_signal")
 CLONE_THREAD = 0x00010000
-F_SETOWN, F_SETSIG, F_SETOWN_EX = (
-    8,
-    10,
-    15,
-)  # fcntl commands that make the kernel signal another process
+# fcntl commands that make the kernel signal another process
+F_SETOWN, F_SETSIG, F_SETOWN_EX = (8, 10, 15)
 FIOSETOWN, SIOCSPGRP = 0x8901, 0x8902  # their ioctl equivalents
 MISSING_HINT = (
     "install libseccomp (apt-get install libseccomp2) and pyseccomp (pip install pyseccomp)"
@@ -144,9 +141,8 @@ def program(shared_user: bool = False, scoped: bool = True) -> bytes:
     import pyseccomp as s
 
     rules = s.SyscallFilter(s.ALLOW)
-    rules.set_attr(
-        s.Attr.ACT_BADARCH, s.KILL_PROCESS
-    )  # the default kills one thread, leaving the others running
+    # the default kills one thread, leaving the others running
+    rules.set_attr(s.Attr.ACT_BADARCH, s.KILL_PROCESS)
     refuse = _refuser(rules, s.ERRNO(errno.EPERM))
     for name in REFUSED:
         refuse(name)
@@ -155,9 +151,8 @@ def program(shared_user: bool = False, scoped: bool = True) -> bytes:
     if shared_user and not scoped:
         for name in SIGNALS:
             refuse(name)
-        refuse(
-            "kill", s.Arg(0, s.NE, 0)
-        )  # kill(0, sig): its own process group, which holds it alone
+        # kill(0, sig): its own process group, which holds it alone
+        refuse("kill", s.Arg(0, s.NE, 0))
         for command in (F_SETOWN, F_SETSIG, F_SETOWN_EX):
             refuse("fcntl", s.Arg(1, s.EQ, command))
         for request in (FIOSETOWN, SIOCSPGRP):
@@ -178,9 +173,8 @@ def _shared_user(rules, refuse, s) -> None:
     for name in SHARED_USER:
         refuse(name)
     refuse("clone", s.Arg(0, s.MASKED_EQ, CLONE_THREAD, 0))
-    rules.add_rule(
-        s.ERRNO(errno.ENOSYS), "clone3"
-    )  # its flags sit behind a pointer: glibc then falls back to clone
+    # its flags sit behind a pointer: glibc then falls back to clone
+    rules.add_rule(s.ERRNO(errno.ENOSYS), "clone3")
     for name, arguments in SELF_ONLY.items():
         for argument in arguments:
             refuse(name, s.Arg(argument, s.NE, 0))

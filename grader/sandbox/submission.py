@@ -34,9 +34,8 @@ def find_submission(submission: Path | None = None, solutions: bool = False) -> 
         )
     for name in MODULES:
         try:
-            intake.check_module(
-                folder, name
-            )  # a look, not a read (regular, within a module's size): the snapshot reads it once
+            # a look, not a read (regular, within a module's size): the snapshot reads it once
+            intake.check_module(folder, name)
         except intake.Refused as error:
             raise SubmissionError(f"In {folder}: {error}.") from None
     return folder.resolve()

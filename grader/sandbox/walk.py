@@ -20,16 +20,17 @@ from grader import outlet
 
 Parts = tuple[bytes, ...]  # a place in an upload: its folders' and its own name, as bytes
 
+# never a student's work
 SKIPPED = frozenset(
     {b"__MACOSX", b"__pycache__", b".grader", b".git", b".hypothesis", b".ipynb_checkpoints"}
-)  # never a student's work
+)
 CHUNK = 1 << 16
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _READ = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 _FOLDER = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW
-_BY_DESCRIPTOR = (
-    os.scandir in os.supports_fd and os.open in os.supports_dir_fd
-)  # POSIX; Windows goes by path
+# POSIX; Windows goes by path
+_BY_DESCRIPTOR = os.scandir in os.supports_fd and os.open in os.supports_dir_fd
+# damaged, encrypted
 UNPACKING = (
     zipfile.BadZipFile,
     zlib.error,
@@ -38,7 +39,7 @@ UNPACKING = (
     RuntimeError,
     NotImplementedError,
     ValueError,
-)  # damaged, encrypted
+)
 
 
 @dataclass(frozen=True)
@@ -177,9 +178,10 @@ class Walk:
             raise Refused(
                 f"{shown(place)} is an archive inside {nesting} others, more than an upload may nest"
             )
+        # a member: read whole, bounded
         archive = (
             stream if nesting == 0 else io.BytesIO(self.read(stream, self.bounds.upload, place))
-        )  # a member: read whole, bounded
+        )
         at = place[:-1] + (place[-1][:-4],) if unpack_at is None else unpack_at
         yield from self._archive(archive, place, at, nesting + 1)
 

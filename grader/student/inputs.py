@@ -19,9 +19,8 @@ def read_inputs(given: tuple, function: str) -> dict | None:
             )
             return None
         try:
-            value = eval(
-                text, {"np": np, "__builtins__": {}}
-            )  # the student's own expression, on their own machine
+            # the student's own expression, on their own machine
+            value = eval(text, {"np": np, "__builtins__": {}})
         except Exception as error:  # noqa: BLE001  (any mistake in the expression is theirs to see)
             click.echo(
                 f"--input {item!r}: the expression could not be read ({type(error).__name__}: {error}).",

@@ -35,9 +35,8 @@ class Recheck:
             feed=names is None,
             scratch=True,
         )
-        self.saved = (
-            threading.Event()
-        )  # the verdict is saved: the job's stopping of its workers need not be waited for
+        # the verdict is saved: the job's stopping of its workers need not be waited for
+        self.saved = threading.Event()
         threading.Thread(target=self._listen, daemon=True, name="watch-job").start()
 
     def _listen(self) -> None:

@@ -21,14 +21,10 @@ from grader.check.checks.harness import (
 from grader.check.checks.unchanged import expect_unchanged
 from grader.sandbox.worker.codec import Batches, ToyModel
 
-BACKWARD = {
-    "softmax_backward",
-    "attention_head_backward",
-}  # judged with the gradients' tolerance, as their checks do
-CHANGED = {
-    "sgd_step": 1,
-    "train": 2,
-}  # how many of its first arguments a function changes by design (params; model and batches)
+# judged with the gradients' tolerance, as their checks do
+BACKWARD = {"softmax_backward", "attention_head_backward"}
+# how many of its first arguments a function changes by design (params; model and batches)
+CHANGED = {"sgd_step": 1, "train": 2}
 
 
 def tolerance_for(function: str, kept: dict | None = None) -> dict:
@@ -142,9 +138,8 @@ def without_values(message: str, names) -> str:
     )
     kept, skipping = [], False
     for line in message.splitlines():
-        skipping = (
-            line.startswith(labels) or skipping and line.startswith("    ")
-        )  # a value's first line, or one continuing it
+        # a value's first line, or one continuing it
+        skipping = line.startswith(labels) or skipping and line.startswith("    ")
         if not skipping:
             kept.append(line)
     return "\n".join(kept)

@@ -156,7 +156,8 @@ def first_problem(result) -> str:
     for check in result.checks:
         if check.status != "passed" and check.message.strip():
             lines = [line.strip() for line in check.message.strip().splitlines()]
+            # a lead-in says nothing alone
             return (
                 f"{lines[0]} {lines[1]}" if lines[0].endswith(":") and len(lines) > 1 else lines[0]
-            )  # a lead-in says nothing alone
+            )
     return f"{sum(c.status != 'passed' for c in result.checks)} of {len(result.checks)} checks did not pass."

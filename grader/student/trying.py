@@ -47,9 +47,8 @@ def try_function(
     if folder is None or unknown_function(exercise, function):
         return 2
     functions = BY_NAME[exercise].functions
-    target = function or (
-        functions[0] if len(functions) == 1 else None
-    )  # the one function --input is for
+    # the one function --input is for
+    target = function or (functions[0] if len(functions) == 1 else None)
     if given and (target is None or defined(target)):
         click.echo(
             f"--input goes with one function of arrays: name it, as in `grader try {exercise} FUNCTION --input ...`"
@@ -365,9 +364,8 @@ def run_confined(folder: Path, exercise: str, function: str, args: tuple) -> dic
     served = {} if kit.is_student_kit() else reference_for(reference_functions(exercise))
     with StudentCode(folder, reference=served, timeout=CONFINED_SECONDS) as worker:
         try:
-            worker.call(
-                exercise, function, *judging.other_input(args)
-            )  # as the checks call it: after another call
+            # as the checks call it: after another call
+            worker.call(exercise, function, *judging.other_input(args))
         except StudentError:
             pass  # what the call shown does is what counts
         try:

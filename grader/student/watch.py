@@ -23,6 +23,7 @@ from grader.style import colour_on, mark, paint, shown_command
 POLL = 0.05  # seconds between looks at the files (five stat calls each)
 SETTLE = 0.03  # seconds a changed file is left before it is read: an editor may write a file in two steps
 SHOWN_FAILURES = 3
+# every mark the screen uses, by status
 LEGEND = {
     "passed": "passes",
     "failed": "fails",
@@ -30,7 +31,7 @@ LEGEND = {
     "not_started": "not started",
     "checking": "being checked",
     "unknown": "no verdict yet",
-}  # every mark the screen uses, by status
+}
 
 
 def watch(exercise: str | None = None, submission: Path | None = None) -> int:
@@ -39,9 +40,8 @@ def watch(exercise: str | None = None, submission: Path | None = None) -> int:
     if folder is None:
         return 2
     watcher = Watcher(folder, exercise)
-    ours = (
-        signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    )  # not when ignored, as in a shell's background job
+    # not when ignored, as in a shell's background job
+    ours = signal.getsignal(signal.SIGINT) is signal.default_int_handler
     if ours:
         signal.signal(signal.SIGINT, watcher.ctrl_c)
     try:
@@ -76,22 +76,17 @@ class Watcher:
         self.folder, self.fixed = folder, exercise
         self.files = snapshot(folder)
         self.where = submission_args(folder, False)  # the options that name the folder in a command
-        self.prints = live_fingerprints(
-            folder
-        )  # each exercise's fingerprint of the files as last saved: read once a save
-        self.state = State.load(
-            folder
-        )  # the saved verdicts: read once a save, and once a check has saved its own
-        self.tried: set[tuple[str, str]] = (
-            set()
-        )  # (exercise, fingerprint) of runs that saved nothing
+        # each exercise's fingerprint of the files as last saved: read once a save
+        self.prints = live_fingerprints(folder)
+        # the saved verdicts: read once a save, and once a check has saved its own
+        self.state = State.load(folder)
+        # (exercise, fingerprint) of runs that saved nothing
+        self.tried: set[tuple[str, str]] = set()
         self.faults: dict[str, str] = {}  # exercise -> what stopped the grader from checking it
         self.screen = ""
         self.target, self.saved = exercise or self.first_unpassed(), None
-        self.checking, self.started = (
-            None,
-            0.0,
-        )  # the exercise being checked, since when (time.monotonic())
+        # the exercise being checked, since when (time.monotonic())
+        self.checking, self.started = (None, 0.0)
         self.ready: Recheck | None = None  # a check process made ready ahead of the next save
         self.stopping = False  # Ctrl-C was pressed: the watch ends at its next pause
 
@@ -126,9 +121,8 @@ class Watcher:
 
     def after_save(self, changed: list[str]) -> None:
         """Work on the exercise just saved; show it at once when its files did not really change."""
-        self.target = (
-            self.fixed or changed[0]
-        )  # of files saved together, the earliest in the lesson: later ones build on it
+        # of files saved together, the earliest in the lesson: later ones build on it
+        self.target = self.fixed or changed[0]
         times = [self.files[m][0] / 1e9 for m in changed if self.files[m]]
         self.saved = max(times, default=time.time())
         if self.target not in self.to_check():
@@ -152,9 +146,8 @@ class Watcher:
         try:
             self.show()  # while the process starts: the old verdict is no longer shown as current
             while job.running():
-                self.pause(
-                    POLL / 2, until=job.saved
-                )  # the verdict is shown as soon as the job says it is saved
+                # the verdict is shown as soon as the job says it is saved
+                self.pause(POLL / 2, until=job.saved)
                 if snapshot(self.folder) != self.files:
                     return self.wait_for_save()  # saved again: the next check replaces this one
                 seconds = int(time.monotonic() - self.started)
@@ -165,22 +158,19 @@ class Watcher:
             self.checking = None
             job.stop()
             if target or self.ready is None:
-                self.ready = Recheck(
-                    self.folder, None
-                )  # for the next save, ready while the student edits
+                # for the next save, ready while the student edits
+                self.ready = Recheck(self.folder, None)
         if job.failure:
             self.faults[name] = job.failure
         else:
             self.faults.pop(name, None)
         self.state = State.load(self.folder)
         if snapshot(self.folder) != self.files:
-            return (
-                self.wait_for_save()
-            )  # saved as the check ended: its verdict may be of the files before
+            # saved as the check ended: its verdict may be of the files before
+            return self.wait_for_save()
         if name not in self.state.fresh(self.prints):
-            self.tried.add(
-                (name, self.prints[name])
-            )  # it saved nothing: do not run it again on the same files
+            # it saved nothing: do not run it again on the same files
+            self.tried.add((name, self.prints[name]))
         return []
 
     def take_ready(self) -> "Recheck":
@@ -227,9 +217,8 @@ class Watcher:
             [known[n] if n in fresh else unvouched(known[n]) for n in NAMES if n in known],
             seed=self.state.seed,
         )
-        since = (
-            self.started if self.checking == target else None
-        )  # its check has begun: "checking", even if the job saved
+        # its check has begun: "checking", even if the job saved
+        since = self.started if self.checking == target else None
         result = (
             None
             if since is not None
@@ -238,9 +227,8 @@ class Watcher:
         if result is not None and result.status == "passed":
             advice = next_step(report, self.folder, watching=True)
         else:
-            fix = (
-                result.cause if result is not None and result.cause else target
-            )  # an earlier exercise at fault is the one to fix
+            # an earlier exercise at fault is the one to fix
+            fix = result.cause if result is not None and result.cause else target
             advice = (
                 f"Edit {shown(self.folder)}{fix}.py and save to check it again; {shown_command('hint', fix, *where)} "
                 f"gives a hint, and {shown_command('try', fix, *where)}, in another terminal, runs your functions "
@@ -286,9 +274,8 @@ def progress(report, fresh: dict, checking: str | None = None) -> str:
         else:
             sign = mark("checking" if name == checking else "unknown")
         marks.append(f"{sign} {name}")
-    current = Report(
-        [e for e in report.exercises if e.name in fresh], seed=report.seed
-    )  # a verdict on files since changed counts for nothing
+    # a verdict on files since changed counts for nothing
+    current = Report([e for e in report.exercises if e.name in fresh], seed=report.seed)
     waiting = [name for name in NAMES if name not in fresh]
     later = (
         f", {len(waiting)} exercise{'s' if len(waiting) > 1 else ''} still to check"
@@ -325,9 +312,8 @@ def verdict(name: str, result, since: float | None = None, where: tuple[str, ...
             fg="green",
             bold=True,
         )
-        return passes + (
-            f"\n  {result.note}" if result.note else ""
-        )  # it passes, but with an earlier exercise failing
+        # it passes, but with an earlier exercise failing
+        return passes + (f"\n  {result.note}" if result.note else "")
     if result.status == "not_started":
         functions = BY_NAME[name].functions
         verb = "raises" if len(functions) == 1 else "raise"

@@ -7,9 +7,8 @@ from .softmax import softmax
 
 
 def softmax_backward(shares, d_shares):
-    logits = np.log(
-        np.maximum(shares, 1e-300)
-    )  # complex-step differentiation through the softmax stand-in
+    # complex-step differentiation through the softmax stand-in
+    logits = np.log(np.maximum(shares, 1e-300))
     return np.imag(softmax(logits + 1e-20j * d_shares)) / 1e-20
 
 

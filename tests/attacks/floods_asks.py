@@ -13,9 +13,8 @@ def _channel():
 
 def _flood():
     channel = _channel()
-    ask = type(channel).ask.__globals__["encode"](
-        {"ask": "batches.next", "args": ()}
-    )  # the worker's own codec
+    # the worker's own codec
+    ask = type(channel).ask.__globals__["encode"]({"ask": "batches.next", "args": ()})
     for _ in range(200_000):  # answers pile up in the pipe back, unread
         channel.write(ask)
     return channel.read()

@@ -15,9 +15,8 @@ def softmax(x):
         except OSError as error:
             tries.append(str(error))
     tries.append(f"unshare {libc.unshare(0x10000000)}")  # CLONE_NEWUSER
-    tries.append(
-        f"mount {libc.mount(b'none', b'/usr', None, 32 | 4096, None)}"
-    )  # MS_REMOUNT | MS_BIND
+    # MS_REMOUNT | MS_BIND
+    tries.append(f"mount {libc.mount(b'none', b'/usr', None, 32 | 4096, None)}")
     try:
         open("/usr/abh-attack", "w").write("x")
         tries.append("wrote /usr")

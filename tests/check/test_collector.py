@@ -89,13 +89,10 @@ def test_every_worker_of_a_run_starts_ahead_of_the_checks_never_in_the_middle_of
         return start(handle)
 
     monkeypatch.setattr(StudentCode, "_start", recorded)
-    report = run_checks(
-        SOLUTIONS_DIR, ["training"]
-    )  # in the full kit, some checks of training have the reference serve two of its own
+    # in the full kit, some checks of training have the reference serve two of its own
+    report = run_checks(SOLUTIONS_DIR, ["training"])
     assert report.passed
-    assert (
-        len({tuple(reference) for reference, _ in started}) == 2
-    )  # a worker for each set of functions the reference serves
-    assert {thread for _, thread in started} == {"worker-start"}, (
-        started
-    )  # none started while a check waited
+    # a worker for each set of functions the reference serves
+    assert len({tuple(reference) for reference, _ in started}) == 2
+    # none started while a check waited
+    assert {thread for _, thread in started} == {"worker-start"}, started

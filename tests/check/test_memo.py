@@ -66,9 +66,8 @@ def test_a_failure_is_remembered_too(workers):
 def test_the_reference_served_is_part_of_the_call(workers):
     x = np.zeros((2, 3))
     mine = workers.call(frozenset(), "softmax", "softmax", (x,))
-    served = workers.call(
-        frozenset({"scores.attention_scores"}), "softmax", "softmax", (x,)
-    )  # another worker: counts from 1 too
+    # another worker: counts from 1 too
+    served = workers.call(frozenset({"scores.attention_scores"}), "softmax", "softmax", (x,))
     assert mine.value[0, 0] == served.value[0, 0] == 1.0
     assert len(workers.memo) == 2
 
@@ -79,9 +78,8 @@ def test_a_run_keeps_no_answer_once_it_ends(tmp_path):
     folder = tmp_path / "exercises"
     shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
     before = outcomes()
-    report = run_checks(
-        folder, exercises=["heads"]
-    )  # heads asks the reference for scores, masking and softmax
+    # heads asks the reference for scores, masking and softmax
+    report = run_checks(folder, exercises=["heads"])
     assert report.exercises[0].status == "passed"
     assert outcomes() - before == set() and HELPER.kept == {}
 

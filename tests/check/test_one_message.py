@@ -78,6 +78,5 @@ def test_a_worked_example_with_many_inputs_names_them_by_shape():
     shown = shown_inputs(example)
     assert len(shown) == 8 and all(repr(v).startswith("an array of shape") for v in shown.values())
     small = examples("scores.attention_scores")[0]
-    assert not any(
-        repr(v).startswith("an array of shape") for v in shown_inputs(small).values()
-    )  # q (3, 2) and k (5, 2): in full
+    # q (3, 2) and k (5, 2): in full
+    assert not any(repr(v).startswith("an array of shape") for v in shown_inputs(small).values())

@@ -135,9 +135,8 @@ def test_a_function_earns_its_share_by_its_own_checks(data):
             else c
             for c in checks
         ]
-        assert (
-            function_points(exercise, others)[function] == earned
-        )  # the same work, whatever the other functions do
+        # the same work, whatever the other functions do
+        assert function_points(exercise, others)[function] == earned
     assert partial_points(exercise, checks) == (
         exercise.points
         if checks and all(c.status == "passed" for c in checks)
@@ -159,9 +158,8 @@ def test_a_failure_that_comes_from_an_earlier_function_counts_for_it_only_when_i
     caused = CheckResult(
         "masking.a3", "failed", functions={"apply_causal_mask": "passed", "causal_mask": "failed"}
     )
-    assert (
-        function_points(masking, own + apply + [caused])["causal_mask"]["points"] == 3.5
-    )  # 5 × 3/4: its own checks miss it
+    # 5 × 3/4: its own checks miss it
+    assert function_points(masking, own + apply + [caused])["causal_mask"]["points"] == 3.5
     assert function_points(masking, own + apply + [caused])["apply_causal_mask"]["points"] == 10.0
     failing = [
         dataclasses.replace(own[0], status="failed", functions={"causal_mask": "failed"}),
@@ -171,9 +169,8 @@ def test_a_failure_that_comes_from_an_earlier_function_counts_for_it_only_when_i
         function_points(masking, failing + apply),
         function_points(masking, failing + apply + [caused]),
     )
-    assert (
-        alone["causal_mask"]["points"] == shared["causal_mask"]["points"] == 3.0
-    )  # its own checks judge it, whoever calls it
+    # its own checks judge it, whoever calls it
+    assert alone["causal_mask"]["points"] == shared["causal_mask"]["points"] == 3.0
 
 
 def variant(

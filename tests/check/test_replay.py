@@ -59,18 +59,16 @@ def test_a_passing_run_keeps_the_examples_and_a_failing_mutant_gets_the_same_mes
 def test_the_record_is_what_runs_the_check(tmp_path, cache, monkeypatch):
     run_checks(SOLUTIONS_DIR, ["scores"])
     (record,) = [p for p in records(cache) if "public.test_scores.test_ones_score_sqrt_d" in p.name]
-    record.write_bytes(
-        encode([((), {"d": 1})])
-    )  # one example only, on which dividing by d is right (1/1 = 1/√1)
+    # one example only, on which dividing by d is right (1/1 = 1/√1)
+    record.write_bytes(encode([((), {"d": 1})]))
     wrong = with_module(tmp_path / "wrong", "scores", MUTANTS / "wrong" / "scores__divides_by_d.py")
     checks = {c.id: c for c in run_checks(wrong, ["scores"]).exercises[0].checks}
     # the record is trusted (it lives where no student's code can write): only the run at the comparison's sizes is left to fail
     assert checks["scores.ones_score_sqrt_d"].message.startswith(SAID)
     monkeypatch.setenv(replay.CACHE_VAR, "off")
     drawn = {c.id: c for c in run_checks(wrong, ["scores"]).exercises[0].checks}
-    assert not drawn["scores.ones_score_sqrt_d"].message.startswith(
-        SAID
-    )  # drawn afresh, a small d shows it first
+    # drawn afresh, a small d shows it first
+    assert not drawn["scores.ones_score_sqrt_d"].message.startswith(SAID)
 
 
 @pytest.mark.slow

@@ -154,15 +154,13 @@ def test_failure_message_is_small_named_and_free_of_tracebacks(tmp_path):
     """A failed check shows the shrunk input, expected and got, the mistake's name, no grader code; every run alike."""
     folder = submission(tmp_path / "s", scores=mutant("scores__no_scale"))
     report = run_checks(folder, ["scores"])
-    assert (
-        run_checks(folder, ["scores"]).to_json() == report.to_json()
-    )  # the same verdict, word for word
+    # the same verdict, word for word
+    assert run_checks(folder, ["scores"]).to_json() == report.to_json()
     failed = [c for c in report.exercises[0].checks if c.status == "failed"]
     message = failed[0].message
     assert "expected:" in message and "got:" in message
-    assert (
-        "(shape (1, 2))" in message
-    )  # the smallest q and k that show a missing √d: one row, d = 2
+    # the smallest q and k that show a missing √d: one row, d = 2
+    assert "(shape (1, 2))" in message
     assert "without dividing by √d" in message
     assert "Traceback" not in message and "grader/" not in message
 
@@ -388,9 +386,8 @@ def test_a_dead_worker_is_described_without_contradicting_itself():
 @pytest.mark.slow
 def test_the_root_cause_is_named_when_only_the_later_exercise_is_asked_for(tmp_path, monkeypatch):
     """masking checked (and failing) earlier, then `grader check heads` alone: heads' report says to fix masking first."""
-    monkeypatch.chdir(
-        tmp_path
-    )  # the student's own exercises/, where grader check keeps its verdicts
+    # the student's own exercises/, where grader check keeps its verdicts
+    monkeypatch.chdir(tmp_path)
     folder = tmp_path / "exercises"
     shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
     wrong = Path(__file__).resolve().parents[1] / "mutants" / "wrong" / "masking__fills_zero.py"
@@ -409,12 +406,10 @@ def test_an_earlier_module_that_cannot_be_imported_is_named_as_the_cause(tmp_pat
     """The student's kit, masking.py with a syntax error and never checked: `grader check training` alone says to fix masking first."""
     from grader import kit
 
-    examples(
-        "training.softmax_backward"
-    )  # the worked examples now, which the student's kit reads from its examples.npz
-    monkeypatch.setattr(
-        kit, "is_student_kit", lambda: True
-    )  # training runs with the student's own masking
+    # the worked examples now, which the student's kit reads from its examples.npz
+    examples("training.softmax_backward")
+    # training runs with the student's own masking
+    monkeypatch.setattr(kit, "is_student_kit", lambda: True)
     broken = (
         (SOLUTIONS_DIR / "masking.py")
         .read_text(encoding="utf-8")
@@ -443,12 +438,10 @@ def test_an_earlier_function_a_check_found_wrong_is_named_as_the_cause(tmp_path,
     """The student's kit, masking wrong on batches and never checked: training's finite differences call it, and the note says so."""
     from grader import kit
 
-    examples(
-        "training.softmax_backward"
-    )  # the worked examples now, which the student's kit reads from its examples.npz
-    monkeypatch.setattr(
-        kit, "is_student_kit", lambda: True
-    )  # training runs with the student's own masking
+    # the worked examples now, which the student's kit reads from its examples.npz
+    examples("training.softmax_backward")
+    # training runs with the student's own masking
+    monkeypatch.setattr(kit, "is_student_kit", lambda: True)
     folder = submission(tmp_path / "work", masking=mutant("masking__first_axis_size"))
     result = CliRunner().invoke(main, ["check", "training", "--submission", str(folder)])
     said = "Note: training's checks call your own apply_causal_mask (in masking.py), and the message says it went wrong there: fix masking first"

@@ -83,9 +83,8 @@ def test_the_verdict_is_filed_under_the_files_it_was_given(folder):
     snapshot_hashes = {
         f"{m}.py": hashlib.sha256(files[f"{m}.py"]).hexdigest() for m in depends_on(files, "scores")
     }
-    (folder / "scores.py").write_text(
-        "# saved while the checks ran\n"
-    )  # after the snapshot, before the verdict is saved
+    # after the snapshot, before the verdict is saved
+    (folder / "scores.py").write_text("# saved while the checks ran\n")
     verdict = ExerciseResult(
         "scores",
         "passed",
@@ -95,9 +94,8 @@ def test_the_verdict_is_filed_under_the_files_it_was_given(folder):
         files=snapshot_hashes,
     )
     State(folder).save(Report([verdict], seed=0))
-    assert "scores" not in State.load(folder).fresh(
-        live_fingerprints(folder)
-    )  # the live file is not the one graded
+    # the live file is not the one graded
+    assert "scores" not in State.load(folder).fresh(live_fingerprints(folder))
     shutil.copy(SOLUTIONS_DIR / "scores.py", folder)
     assert "scores" in State.load(folder).fresh(live_fingerprints(folder))
 

@@ -79,9 +79,8 @@ def test_saved_verdict_is_reused_until_its_file_changes(submission):
     assert cached(submission, ["scores"]) is not None
     (submission / "scores.py").write_text("# started\n")
     assert cached(submission, ["scores"]) is None
-    assert (
-        "scores" in State.load(submission).last()
-    )  # the last verdict is still known, as of other files
+    # the last verdict is still known, as of other files
+    assert "scores" in State.load(submission).last()
 
 
 def test_a_change_to_an_earlier_exercise_rechecks_what_builds_on_it(submission):
@@ -142,9 +141,8 @@ def test_a_verdict_comes_back_as_the_run_gave_it(submission):
         "by": "watch",
     }
     assert second.example is None
-    State(submission).save(
-        Report([back], seed=0), by="status"
-    )  # saved again, as a later run keeps it: when and by whom stay
+    # saved again, as a later run keeps it: when and by whom stay
+    State(submission).save(Report([back], seed=0), by="status")
     assert State.load(submission).failing["heads.c"]["by"] == "watch"
 
 

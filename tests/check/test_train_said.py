@@ -35,9 +35,8 @@ def test_the_order_used_is_found_from_the_losses():
     assert order_used(PARAMS, PAIRS, reversed_losses, 0.1) == [1, 0]
     in_order, _ = by_definition(PARAMS, PAIRS, 3, 0.1)
     assert order_used(PARAMS, PAIRS, in_order, 0.1) == [0, 1, 2] and order_note([0, 1, 2]) is None
-    assert (
-        order_used(PARAMS, PAIRS, [in_order[0], 123.0], 0.1) is None
-    )  # a loss no pair gives: nothing said
+    # a loss no pair gives: nothing said
+    assert order_used(PARAMS, PAIRS, [in_order[0], 123.0], 0.1) is None
     assert "pairs 2, 1, numbered as batches gave them" in order_note([1, 0])
     assert "some pair more than once" in order_note([0, 0])
 
@@ -84,6 +83,5 @@ def test_the_pairs_shown_are_as_many_as_were_given_beside_how_many_were_taken(tm
     )
     steps = int(re.search(r"steps = (\d+)", message).group(1))
     assert taken == steps + 1 and given == steps + 2
-    assert (
-        len(re.findall(r"^ +\d+: x = .*, y = ", message, re.M)) == given
-    )  # one line per pair, x beside its y
+    # one line per pair, x beside its y
+    assert len(re.findall(r"^ +\d+: x = .*, y = ", message, re.M)) == given

@@ -73,9 +73,8 @@ def test_a_result_narrower_than_its_input_or_the_expected_one_fails():
         CheckFailed, match="should be float64, as its input is, but its dtype is float32"
     ):
         expect_close(x.astype(np.float32), x, "y", {"params": {"w": x}})
-    expect_close(
-        x, x.astype(np.float32), "y", {"x": x.astype(np.float32)}
-    )  # float32 in, float64 out
+    # float32 in, float64 out
+    expect_close(x, x.astype(np.float32), "y", {"x": x.astype(np.float32)})
 
 
 def test_a_result_less_precise_than_float64_fails_the_precise_comparison():

@@ -25,9 +25,8 @@ def test_a_stub_that_depends_on_stubs_only_is_untouched(submission):
     assert untouched_stubs(files) == set(MODULES)
     files["masking.py"] += b"\n# a change\n"
     assert untouched_stubs(files) == {"scores", "softmax"}  # heads and training import masking
-    files["softmax.py"] = files["softmax.py"].replace(
-        b"\n", b"\r\n"
-    )  # as a Windows checkout writes it
+    # as a Windows checkout writes it
+    files["softmax.py"] = files["softmax.py"].replace(b"\n", b"\r\n")
     assert "softmax" in untouched_stubs(files)
 
 

@@ -98,9 +98,8 @@ def test_a_float64_result_with_float32_digits_names_float32():
             "scores should equal the worked example's.", {"q": q, "k": k}, expected, expected * 1.01
         )
     assert "float32" not in str(failed.value)
-    near = expected + 7e-6 * np.abs(expected).max() * np.sign(
-        expected
-    )  # a mistake Hypothesis shrank to just beyond the tolerance
+    # a mistake Hypothesis shrank to just beyond the tolerance
+    near = expected + 7e-6 * np.abs(expected).max() * np.sign(expected)
     with pytest.raises(CheckFailed) as failed:
         fail("scores should equal the worked example's.", {"q": q, "k": k}, expected, near)
     assert "float32" not in str(failed.value)
@@ -117,9 +116,8 @@ def test_shares_of_scores_scaled_by_another_number_are_named():
     assert "times 0.816497 (= √2/√3)" in scaled_shares(softmax(scores * np.sqrt(2 / 3)), right, 2)
     assert "times 1.41421 (= √2)" in scaled_shares(softmax(scores * np.sqrt(2)), right, 2)
     assert scaled_shares(right, right, 2) is None  # right shares: nothing to say
-    assert (
-        scaled_shares(softmax(np.where(np.isinf(scores), 0.0, scores)), right, 2) is None
-    )  # no mask: not a matter of scale
+    # no mask: not a matter of scale
+    assert scaled_shares(softmax(np.where(np.isinf(scores), 0.0, scores)), right, 2) is None
     assert scaled_shares(softmax(scores + RNG.normal(size=scores.shape)), right, 2) is None
 
 

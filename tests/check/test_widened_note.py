@@ -26,9 +26,10 @@ def test_np_sqrt_passes_scores_with_the_note(tmp_path):
     assert result.status == "passed" and result.points == result.max_points
     noted = [check for check in result.checks if NOTE in check.message]
     assert noted and all(check.status == "passed" for check in noted)
+    # float32 kept: no note
     assert all(
         check.message == "" for check in run_checks(SOLUTIONS_DIR, ["scores"]).exercises[0].checks
-    )  # float32 kept: no note
+    )
     shown = render(report, folder)
     assert f"scores: attention_scores: {NOTE}" in shown and "np.sqrt(d)" in shown
 

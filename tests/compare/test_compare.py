@@ -76,9 +76,8 @@ def test_gate_uses_the_verdict_of_the_real_checks(monkeypatch, tmp_path, capsys)
 @pytest.mark.slow
 def test_a_verdict_file_edited_to_passed_unlocks_nothing(monkeypatch, tmp_path, capsys):
     folder = write_stubs(tmp_path / "exercises")
-    monkeypatch.chdir(
-        tmp_path
-    )  # the student's own exercises/: grader check keeps its verdict there
+    # the student's own exercises/: grader check keeps its verdict there
+    monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(comparison, "run_job", no_training)
     assert CliRunner().invoke(main, ["check", "softmax"]).exit_code == 1
     saved = list((folder / ".grader").glob("*.json"))
@@ -127,9 +126,8 @@ def test_the_plots_tick_labels_do_not_overlap(tmp_path):
         n: {"p_decision": p, "correct_replies": c, "sampled_replies": 100}
         for n, p, c in (("mlp", 0.5, 30), ("attention", 1.0, 95))
     }
-    fig, axes = pyplot.subplots(
-        figsize=(16 * 2 / 9, 4.5)
-    )  # the bars' share of the figure draw() makes
+    # the bars' share of the figure draw() makes
+    fig, axes = pyplot.subplots(figsize=(16 * 2 / 9, 4.5))
     plot.kit_and_lesson(axes, figures)
     fig.canvas.draw()
     boxes = [label.get_window_extent() for label in axes.get_xticklabels()]

@@ -106,9 +106,8 @@ def test_gradients_match_finite_differences(make):
         picks = [
             tuple(i) for i in used[rng.choice(len(used), size=min(6, len(used)), replace=False)]
         ]
-        picks.append(
-            tuple(rng.integers(0, s) for s in p.shape)
-        )  # maybe an unused entry, gradient 0
+        # maybe an unused entry, gradient 0
+        picks.append(tuple(rng.integers(0, s) for s in p.shape))
         for index in picks:
             keep = p[index]
             p[index] = keep + 1e-6
@@ -135,9 +134,8 @@ def test_mask_makes_a_position_blind_to_later_characters():
 def test_model_reads_weights_from_params_on_every_call():
     model, (x, y) = mlp(), tiny_batch()
     loss, _ = model.loss_and_grads(x, y)
-    model.params["w2"] = (
-        model.params["w2"] * 0
-    )  # a replaced entry, as a dict-replacing sgd_step leaves it
+    # a replaced entry, as a dict-replacing sgd_step leaves it
+    model.params["w2"] = model.params["w2"] * 0
     other, _ = model.loss_and_grads(x, y)
     assert other == pytest.approx(np.log(models.VOCAB)) and other != pytest.approx(loss)
 
@@ -161,9 +159,8 @@ def test_sampling_is_deterministic_for_a_seed():
 
 def test_mlp_loss_counts_every_position_of_a_shared_context():
     model = float64(models.CharMLP(np.random.default_rng(5), softmax))
-    x, y = models.batch(
-        ["hi anna, hi anna, hi anna.", "hi anna, ok."]
-    )  # 8-character contexts repeat
+    # 8-character contexts repeat
+    x, y = models.batch(["hi anna, hi anna, hi anna.", "hi anna, ok."])
     loss, grads = model.loss_and_grads(x, y)
     logits, _ = model.forward(x)
     expected, d_logits = models.cross_entropy(logits, y, softmax)
@@ -177,9 +174,8 @@ def test_no_mask_takes_the_mask_out_of_the_students_own_head_and_puts_it_back():
 
     head, head_backward = unmasked_pair()
     assert still_masked(head, head_backward) is None
-    assert (
-        still_masked(attention_head, attention_head_backward) is not None
-    )  # masked: the probe says so
+    # masked: the probe says so
+    assert still_masked(attention_head, attention_head_backward) is not None
     assert solutions.heads.apply_causal_mask is apply_causal_mask  # put back after the calls
 
 

@@ -36,10 +36,8 @@ def test_the_table_shows_the_loss_at_the_decision_beside_the_loss_over_every_cha
     models = {"mlp": {"decision_probs": [0.5, 0.5]}, "attention": {"decision_probs": [0.9, 0.8]}}
     table = view.table(result, models)
     line = next(row for row in table.splitlines() if row.startswith("loss at the decision"))
-    assert all(
-        len(row.split("  ")[0]) < 40 for row in table.splitlines()[3:]
-    )  # every title apart from its figures
+    # every title apart from its figures
+    assert all(len(row.split("  ")[0]) < 40 for row in table.splitlines()[3:])
     assert f"{-math.log(0.5):.3f}" in line and f"{-(math.log(0.9) + math.log(0.8)) / 2:.3f}" in line
-    assert "loss at the decision" not in view.table(
-        result
-    )  # without the models' events, no such row
+    # without the models' events, no such row
+    assert "loss at the decision" not in view.table(result)

@@ -324,9 +324,10 @@ def make_class(root: Path, size: int, seed: int = 0) -> Class:
     reference_copies = sorted(planted[at:])
     reference = {m: (SOLUTIONS_DIR / f"{m}.py").read_bytes() for m in MODULES}
     for number, group in enumerate(groups):
+        # worth copying
         original = student(
             rng, "right" if number < 3 else "mistake" if number == 3 else "unfinished", least=8
-        )  # worth copying
+        )
         made[group[0]], kinds[group[0]] = original, "copied"
         for copier in group[1:]:
             made[copier], kinds[copier] = disguised(rng, original), "copy"

@@ -27,12 +27,29 @@ NAMES = {  # role -> what students call it
     "losses": ["losses", "history", "out", "ls", "loss_list", "record"],
     "step": ["_", "i", "step", "t", "s", "it"],
 }
+# fmt: skip
 COMMENTS = [
-    "compute the scores", "scale by sqrt(d)", "mask out the future", "numerically stable", "subtract the max for stability",
-    "normalise each row", "project the input", "TODO: check the shapes", "this took me a while", "see lecture 4",
-    "weights sum to 1", "backprop through the softmax", "chain rule", "gradient descent step", "sum over the batch",
-    "as in the notes", "not sure about this", "keepdims so it broadcasts", "transpose the last two axes", "works for batches too",
-]  # fmt: skip
+    "compute the scores",
+    "scale by sqrt(d)",
+    "mask out the future",
+    "numerically stable",
+    "subtract the max for stability",
+    "normalise each row",
+    "project the input",
+    "TODO: check the shapes",
+    "this took me a while",
+    "see lecture 4",
+    "weights sum to 1",
+    "backprop through the softmax",
+    "chain rule",
+    "gradient descent step",
+    "sum over the batch",
+    "as in the notes",
+    "not sure about this",
+    "keepdims so it broadcasts",
+    "transpose the last two axes",
+    "works for batches too",
+]
 SHAPES = [
     "(..., T, S)",
     "(..., T, d)",
@@ -43,6 +60,7 @@ SHAPES = [
     "(C, d)",
     "(N, C)",
 ]
+# parameters that are one array
 ARRAYS = {
     "q",
     "k",
@@ -55,7 +73,7 @@ ARRAYS = {
     "w_k",
     "w_v",
     "w_o",
-}  # parameters that are one array
+}
 FIRST_NAMES = [
     "Ada",
     "Bo",
@@ -99,12 +117,24 @@ class Style:
     @classmethod
     def draw(cls, rng: random.Random) -> "Style":
         names = {role: rng.choice(options) for role, options in NAMES.items()}
+        # fmt: skip
         return cls(
-            rng, names, rng.randrange(5), rng.randrange(3), rng.randrange(4), rng.randrange(6), rng.randrange(4),
-            rng.choice([0.0, 0.0, 0.1, 0.25, 0.5]), rng.random() < 0.25, rng.random() < 0.4, rng.random() < 0.4,
-            rng.choice(FIRST_NAMES) if rng.random() < 0.1 else "", rng.choice([0.0, 0.0, 0.2, 0.5, 0.8]),
-            rng.random() < 0.35, rng.choice([0.0, 0.1, 0.3]),
-        )  # fmt: skip
+            rng,
+            names,
+            rng.randrange(5),
+            rng.randrange(3),
+            rng.randrange(4),
+            rng.randrange(6),
+            rng.randrange(4),
+            rng.choice([0.0, 0.0, 0.1, 0.25, 0.5]),
+            rng.random() < 0.25,
+            rng.random() < 0.4,
+            rng.random() < 0.4,
+            rng.choice(FIRST_NAMES) if rng.random() < 0.1 else "",
+            rng.choice([0.0, 0.0, 0.2, 0.5, 0.8]),
+            rng.random() < 0.35,
+            rng.choice([0.0, 0.1, 0.3]),
+        )
 
     def habit(self, usual: int, count: int) -> int:
         """The usual form, or now and then another."""
@@ -150,9 +180,8 @@ class Style:
 
     def sum(self, a: str) -> str:
         form = self.habit(self.rowsum, 6)
-        a = (
-            f"({a})" if " " in a and form in (1, 2, 4, 5) else a
-        )  # a method of an expression needs its brackets
+        # a method of an expression needs its brackets
+        a = f"({a})" if " " in a and form in (1, 2, 4, 5) else a
         return [f"np.sum({a}, axis=-1, keepdims=True)", f"{a}.sum(axis=-1, keepdims=True)", f"{a}.sum(-1, keepdims=True)",
                 f"np.sum({a}, -1, keepdims=True)", f"{a}.sum(axis=-1)[..., None]", f"np.expand_dims({a}.sum(axis=-1), -1)"][form]  # fmt: skip
 
@@ -217,6 +246,7 @@ def causal_mask(st: Style, mistake: str = "") -> list[str]:
         if mistake == "int_mask"
         else st.rng.choice([", dtype=bool", ", bool", ", dtype=np.bool_"])
     )
+    # fmt: skip
     ways = {
         "tril": [f"return {tril}(np.ones((T, T){dtype}){diagonal})"],
         "tri": [f"return np.tri(T{', k=-1' if diagonal else ''}{', dtype=bool' if dtype else ''})"]
@@ -224,9 +254,13 @@ def causal_mask(st: Style, mistake: str = "") -> list[str]:
         else [f"return {tril}(np.ones((T, T){dtype}))"],
         "arange": [f"{i} = np.arange(T)", f"return {i}[:, None] {op} {i}[None, :]"],
         "reshape": [f"{i} = np.arange(T)", f"return {i}.reshape(-1, 1) {op} {i}.reshape(1, -1)"],
-        "loops": [f"{m} = np.zeros((T, T){dtype or ', dtype=int'})", "for row in range(T):",
-                  f"    {m}[row, : row{'' if op == '>' else ' + 1'}] = True", f"return {m}"],
-    }  # fmt: skip
+        "loops": [
+            f"{m} = np.zeros((T, T){dtype or ', dtype=int'})",
+            "for row in range(T):",
+            f"    {m}[row, : row{'' if op == '>' else ' + 1'}] = True",
+            f"return {m}",
+        ],
+    }
     if mistake == "wrong_triangle":
         ways["arange"][-1] = ways["arange"][-1].replace(op, "<=")
         ways["reshape"][-1] = ways["reshape"][-1].replace(op, "<=")

@@ -80,9 +80,8 @@ def test_late_work_loses_its_share_and_the_student_reads_why_in_the_feedback(tmp
         tmp_path, feedback=tmp_path / "feedback", late_policy="10%/day,max 3 days", due=DUE
     )
     on_time = submitted(tmp_path, "ada", "2025-05-01 23:00:00.000000 UTC")
-    later = submitted(
-        tmp_path, "bo", "2025-05-03 11:59:00.000000 UTC"
-    )  # 1 day 12 h late: two days begun
+    # 1 day 12 h late: two days begun
+    later = submitted(tmp_path, "bo", "2025-05-03 11:59:00.000000 UTC")
     assert (
         care.graded(on_time, graded_row(on_time), result_json(tmp_path / "a.json"))["total"]
         == "92.0"
@@ -184,9 +183,8 @@ def test_options_that_cannot_be_followed_say_what_to_write(asked, words):
     st.floats(-1e6, 1e7),
     st.floats(0, 1e7),
 )
-@example(
-    1.0, "day", 1, 5e-324, 0.0
-)  # found by Hypothesis: a denormal second late once rounded to no day late
+# found by Hypothesis: a denormal second late once rounded to no day late
+@example(1.0, "day", 1, 5e-324, 0.0)
 def test_the_penalty_grows_with_lateness_from_nothing_to_everything(
     percent, unit, most, seconds, more
 ):

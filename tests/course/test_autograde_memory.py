@@ -36,10 +36,8 @@ pytestmark = [
 ASSIGNMENT = "attention-by-hand"
 ATTACKS = Path(__file__).resolve().parents[1] / "attacks"
 CEILING = 512 << 20  # bytes autograde's whole process tree may hold while the attacker is graded
-COSTLY = {
-    "heads": "costly_asks.py",
-    "training": "costly_sgd_ask.py",
-}  # the attacker's modules; the other three are right
+# the attacker's modules; the other three are right
+COSTLY = {"heads": "costly_asks.py", "training": "costly_sgd_ask.py"}
 
 
 def environment(home: Path) -> dict[str, str]:
@@ -117,10 +115,8 @@ def test_autograde_stays_under_its_ceiling_while_an_attacker_asks_and_grades_the
     log = process.communicate(timeout=900)[0].decode(errors="replace")
     watcher.join()
     assert process.returncode == 0, log[-3000:]
-    assert 64 << 20 < peaks[0] < CEILING, (
-        peaks[0] >> 20,
-        log[-3000:],
-    )  # nbgrader and the grader alone hold more than 64 MiB
+    # nbgrader and the grader alone hold more than 64 MiB
+    assert 64 << 20 < peaks[0] < CEILING, (peaks[0] >> 20, log[-3000:])
     assert "fault in the grader" not in log, log[-3000:]
 
     full = {name: BY_NAME[name].points for name in NAMES}

@@ -87,9 +87,8 @@ def test_a_batch_of_eight_with_two_hostile_folders_gives_eight_rows(tmp_path, pr
         and rows["broken"]["scores"] == "0.0"
         and rows["broken"]["softmax"] == "20.0"
     )
-    killer = rows[
-        "kills_grader"
-    ]  # it cannot reach the grader: its wrong softmax is all that counts
+    # it cannot reach the grader: its wrong softmax is all that counts
+    killer = rows["kills_grader"]
     assert (
         killer["status"] == "graded"
         and float(killer["softmax"]) < 20
@@ -133,10 +132,8 @@ def test_a_rerun_skips_the_folders_already_in_the_csv(tmp_path, capsys, pristine
 def test_folders_named_like_a_formula_or_not_in_utf8_get_one_inert_row_each_and_a_rerun_grades_neither_again(
     tmp_path, capsys, pristine
 ):
-    names = [
-        "=cmd|' -C calc'!A0",
-        b"Jos\xe9".decode("utf-8", "surrogateescape"),
-    ]  # as Python reads a Latin-1 name
+    # as Python reads a Latin-1 name
+    names = ["=cmd|' -C calc'!A0", b"Jos\xe9".decode("utf-8", "surrogateescape")]
     folders = [make(tmp_path, name, base=pristine) for name in names]
     csv_file = tmp_path / "grades.csv"
     assert batch(folders, jobs=1, csv_file=csv_file) == 0
@@ -162,9 +159,8 @@ def test_a_killed_batch_leaves_a_whole_csv_and_the_rerun_completes(tmp_path, pri
         "--csv",
         str(csv_file),
     ]
-    scratch = (
-        tmp_path / "tmp"
-    )  # what a killed batch cannot remove stays here, not in the machine's /tmp
+    # what a killed batch cannot remove stays here, not in the machine's /tmp
+    scratch = tmp_path / "tmp"
     scratch.mkdir(mode=0o711)
     env = {**os.environ, "TMPDIR": str(scratch)}
     process = subprocess.Popen(
@@ -220,9 +216,8 @@ def test_rows_from_the_checks_json(tmp_path):
         graded["exercise statuses"]
         == "scores:passed masking:passed softmax:error heads:passed training:passed"
     )
-    assert (
-        graded["failed checks"] == ""
-    )  # a check stopped by a hang is no failure of its property: its exercise says error
+    # a check stopped by a hang is no failure of its property: its exercise says error
+    assert graded["failed checks"] == ""
     result.write_text('{"total": ')  # a torn or missing result is an error, never a pass
     assert row(upload("/s"), 0, result, "last words\n", False, 300, 1)["status"] == "error"
     refused = row(
@@ -265,12 +260,10 @@ def test_nbgrader_folders_are_rows_keyed_by_student_with_each_files_sha256(tmp_p
     )
     assert result.exit_code == 0, result.output
     rows = {r["student"]: r for r in rows_of(csv_file)}
-    assert (
-        sorted(rows) == ["ada", "grace"] and "2/2 graded (100%)" in result.output
-    )  # not a terminal: a line a minute, and the last
-    copies = result.output.split("byte for byte the kit's reference solution (2):")[
-        1
-    ]  # gathered for the instructor, at the end
+    # not a terminal: a line a minute, and the last
+    assert sorted(rows) == ["ada", "grace"] and "2/2 graded (100%)" in result.output
+    # gathered for the instructor, at the end
+    copies = result.output.split("byte for byte the kit's reference solution (2):")[1]
     assert "ada: scores.py" in copies and "grace: scores.py" in copies
     digest = hashlib.sha256((SOLUTIONS_DIR / "softmax.py").read_bytes()).hexdigest()
     for found in rows.values():
@@ -360,9 +353,8 @@ def test_the_regrade_option_grades_the_named_folder_again(tmp_path, pristine):
 def test_force_regrades_every_row_with_the_settings_of_now(tmp_path, pristine, monkeypatch):
     from grader.check.results import SCORING_VAR
 
-    monkeypatch.setenv(
-        SCORING_VAR, ""
-    )  # partial points; the option below sets it for this test only
+    # partial points; the option below sets it for this test only
+    monkeypatch.setenv(SCORING_VAR, "")
     overflowing = (HOSTILE.parent / "mutants" / "wrong" / "softmax__no_max_shift.py").read_text()
     folders = [
         str(make(tmp_path, "stub", base=pristine)),

@@ -70,7 +70,6 @@ def test_one_ctrl_c_ends_the_running_checks_keeps_the_finished_rows_and_the_reru
     assert rerun.close(timeout=30) == 0 and "4 to grade, 1 already in" in said
     with csv_file.open(newline="") as f:
         rerows = {Path(r["folder"]).name: r for r in csv.DictReader(f)}
-    assert (
-        sorted(rerows) == names and rerows["a_stub"] == rows[0]
-    )  # the row finished before Ctrl-C, kept as it was
+    # the row finished before Ctrl-C, kept as it was
+    assert sorted(rerows) == names and rerows["a_stub"] == rows[0]
     assert [rerows[n]["status"] for n in names if "hangs" in n] == ["timeout"] * 3

@@ -224,14 +224,8 @@ def test_the_class_report_counts_checks_mistakes_and_times(tmp_path):
     ]
     assert [r[0] for r in tables.tables["exercises"][1:]] == [e.name for e in EXERCISES]
     assert tables.tables["exercises"][0][4:] == ["some checks fail", "not started", "did not run"]
-    assert tables.tables["exercises"][3][1:] == [
-        "12.0 / 20",
-        "2 of 5",
-        "",
-        "2",
-        "0",
-        "1",
-    ]  # softmax
+    # softmax
+    assert tables.tables["exercises"][3][1:] == ["12.0 / 20", "2 of 5", "", "2", "0", "1"]
 
 
 def test_the_totals_are_a_picture_in_the_page_and_the_terminal(tmp_path):
@@ -241,16 +235,16 @@ def test_the_totals_are_a_picture_in_the_page_and_the_terminal(tmp_path):
         line.split()[0]: line.split()[1:]
         for line in said.output.split("Totals")[1].split("\n\n")[0].splitlines()[1:]
     }
+    # ivy's 0
     assert (
         totals["100"] == ["1", "█" * 15]
         and totals["90-99"] == ["2", "█" * 30]
         and totals["0"] == ["1", "█" * 15]
-    )  # ivy's 0
+    )
     assert totals["10-19"] == ["0"] and len(totals) == 12
     tables = parsed(page)
-    assert (
-        len(tables.rects) == 12 and max(tables.rects) == 2 * sorted(tables.rects)[-2]
-    )  # the 90-99 bar, twice the others
+    # the 90-99 bar, twice the others
+    assert len(tables.rects) == 12 and max(tables.rects) == 2 * sorted(tables.rects)[-2]
     assert "1 at 0, 1 at 50-59, 1 at 80-89, 2 at 90-99, 1 at 100" in tables.title
 
 
@@ -258,16 +252,10 @@ def test_bars_are_scaled_to_the_largest_of_their_table(tmp_path):
     page = tmp_path / "class.html"
     CliRunner().invoke(main, ["report", str(batch_csv(tmp_path)), "--html", str(page)])
     tables = parsed(page)
-    assert (
-        max(tables.bars["checks"]) == 12 and max(tables.bars["exercises"]) == 12
-    )  # the largest bar is full, not a sliver of the class
-    assert sorted(tables.bars["exercises"]) == [
-        4.8,
-        7.2,
-        9.6,
-        12.0,
-        12.0,
-    ]  # softmax 2 of 5, scores 3 of 5, training 4 of 5, against the best 5 of 5
+    # the largest bar is full, not a sliver of the class
+    assert max(tables.bars["checks"]) == 12 and max(tables.bars["exercises"]) == 12
+    # softmax 2 of 5, scores 3 of 5, training 4 of 5, against the best 5 of 5
+    assert sorted(tables.bars["exercises"]) == [4.8, 7.2, 9.6, 12.0, 12.0]
 
 
 def test_from_each_check_and_mistake_to_the_students_concerned(tmp_path):
@@ -287,9 +275,8 @@ def test_from_each_check_and_mistake_to_the_students_concerned(tmp_path):
     targets = [link.removeprefix("#") for link in tables.links]
     assert all(target in students for target in targets)
     by_name = {row[0]: row_id for row_id, row in students.items()}
-    assert (
-        targets.count(by_name["cy"]) == 3 + 1
-    )  # two checks and one mistake, and the slowest table
+    # two checks and one mistake, and the slowest table
+    assert targets.count(by_name["cy"]) == 3 + 1
     assert (
         students[by_name["bob"]][2:4] == ["graded", "90"]
         and MISTAKE in students[by_name["bob"]][-1]
@@ -309,12 +296,10 @@ def test_a_long_mistake_wraps_in_the_terminal_and_on_the_page(tmp_path):
         max(len(line) for line in said.output.splitlines() if "mistake a mistake" in line) <= width
     )
     html = page.read_text(encoding="utf-8")
-    assert (
-        "td.words{max-width:34em;overflow-wrap:anywhere}" in html
-    )  # the cell wraps, even a word longer than it
-    assert (
-        html.count(f"<td class='words'>{long.strip()}") == 3
-    )  # in the table of mistakes, and bob's and cy's rows
+    # the cell wraps, even a word longer than it
+    assert "td.words{max-width:34em;overflow-wrap:anywhere}" in html
+    # in the table of mistakes, and bob's and cy's rows
+    assert html.count(f"<td class='words'>{long.strip()}") == 3
 
 
 def test_a_csv_with_an_id_and_a_name_column_is_read_by_them(tmp_path):
@@ -363,26 +348,25 @@ def test_anonymised_reports_name_no_one_and_keep_the_key_apart(tmp_path):
     assert key.stat().st_mode & 0o777 == 0o600
     secret = key.read_text().strip()
     pages = [path.read_text(encoding="utf-8") for path in written]
-    said = "\n".join(
-        line for line in first.output.splitlines() if not line.startswith("Wrote ")
-    )  # the instructor's own paths
+    # the instructor's own paths
+    said = "\n".join(line for line in first.output.splitlines() if not line.startswith("Wrote "))
     for text in [*pages, said]:
         assert secret not in text, text
         assert str(tmp_path) not in text, text
         assert not re.search(r"\b(ada|bob|cy|dee|ivy)\b|onerror", text), text
-    assert (
-        "math.sqrt keeps float32 inputs float32" not in pages[1]
-    )  # the shared lines shown without their comments
+    # the shared lines shown without their comments
+    assert "math.sqrt keeps float32 inputs float32" not in pages[1]
     pseudonyms = sorted(set(re.findall(r"anon-[0-9a-f]{10}", pages[0])))
     assert len(pseudonyms) == 6
     with written[2].open(encoding="utf-8") as f:
         assert {row["student"] for row in csv.DictReader(f)} == set(pseudonyms)
     again = CliRunner().invoke(main, [*args, "--anonymise", str(key)])
     assert again.exit_code == 0 and key.read_text().strip() == secret
+    # the same key, the same
     assert (
         sorted(set(re.findall(r"anon-[0-9a-f]{10}", written[0].read_text(encoding="utf-8"))))
         == pseudonyms
-    )  # the same key, the same
+    )
     named = CliRunner().invoke(main, args)
     assert named.exit_code == 0 and "math.sqrt keeps float32 inputs float32" in written[
         1
@@ -476,11 +460,8 @@ def test_the_class_report_reads_nbgrader_s_gradebook_without_grading_again(tmp_p
     course_command(course, "grader", "nbgrader", ".")
     course_command(course, "nbgrader", "generate_assignment", assignment)
     reference = {m: (SOLUTIONS_DIR / f"{m}.py").read_text(encoding="utf-8") for m in MODULES}
-    written = {
-        "ada": reference,
-        "bob": reference | {"softmax": NAIVE_SOFTMAX},
-        "cy": {},
-    }  # cy hands in the stubs
+    # cy hands in the stubs
+    written = {"ada": reference, "bob": reference | {"softmax": NAIVE_SOFTMAX}, "cy": {}}
     for student, first, last in (
         ("ada", "Ada", "Lovelace"),
         ("bob", "Bob", "Jones"),
@@ -536,12 +517,8 @@ def test_the_class_report_reads_nbgrader_s_gradebook_without_grading_again(tmp_p
     exercises = {row[0]: row for row in parsed(page).tables["exercises"][1:]}
     mean = sum(scores[s]["softmax"] for s in written) / len(written)
     assert exercises["softmax"][1:3] == [f"{mean:.1f} / 20", "1 of 3"]
-    assert exercises["softmax"][4:] == [
-        "1",
-        "1",
-        "0",
-    ]  # bob's fails some checks, cy's is not started
+    # bob's fails some checks, cy's is not started
+    assert exercises["softmax"][4:] == ["1", "1", "0"]
     assert "nbgrader's gradebook holds points per exercise" in said.output
-    assert re.search(
-        r"^ +1 +\d+ .* ada \(Ada Lovelace\)  ~  solutions/", said.output, re.M
-    )  # nbgrader's folders, compared
+    # nbgrader's folders, compared
+    assert re.search(r"^ +1 +\d+ .* ada \(Ada Lovelace\)  ~  solutions/", said.output, re.M)

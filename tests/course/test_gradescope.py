@@ -123,9 +123,8 @@ def assert_graded(data: dict, hidden: str = "after_published") -> None:
     assert all(t["visibility"] == "visible" for t in exercises)
     assert (last["name"], last["max_score"], last["visibility"]) == (gs.HIDDEN_TEST, 0.0, hidden)
     hidden_ids = re.findall(r"^(\w+\.\w+)(?:, \w+\.\w+)*: ", last["output"], flags=re.M)
-    assert not [
-        i for i in hidden_ids for t in exercises if i in t["output"]
-    ]  # no visible test names a hidden check
+    # no visible test names a hidden check
+    assert not [i for i in hidden_ids for t in exercises if i in t["output"]]
     assert data["score"] == sum(t["score"] for t in data["tests"])
 
 
@@ -191,9 +190,8 @@ def test_a_correct_submission_gets_every_point(root):
     submit(root)
     data, instructors_only = autograde(root)
     assert_graded(data)
-    seen = [data["output"]] + [
-        t["output"] for t in data["tests"]
-    ]  # what the student sees (extra_data is not shown)
+    # what the student sees (extra_data is not shown)
+    seen = [data["output"]] + [t["output"] for t in data["tests"]]
     assert not [text for text in seen if "byte for byte" in text or "instructor:" in text.lower()]
     assert "byte for byte the kit's reference solution" in instructors_only
     assert data["score"] == 100.0 and all(t["output"].startswith("All ") for t in data["tests"])
@@ -442,9 +440,8 @@ def test_a_late_policy_from_the_zip_takes_its_share_by_gradescope_s_times(root):
     (root / "submission_metadata.json").write_text(json.dumps(metadata))
     submit(root)
     data = run_autograder(root)
-    assert (
-        data["score"] == 80.0 and sum(t["score"] for t in data["tests"]) == 100.0
-    )  # the exercises' points, then the penalty
+    # the exercises' points, then the penalty
+    assert data["score"] == 80.0 and sum(t["score"] for t in data["tests"]) == 100.0
     assert data["output"].startswith(
         "Submitted 1 day 12 h late: 20% of the points taken off (10%/day,max 3 days).\n"
     )

@@ -125,9 +125,8 @@ def test_moodle_gets_its_grading_worksheet_with_the_participant_and_the_exercise
 ):
     run("export", grades(tmp_path), "--to", "moodle", "--out", tmp_path / "moodle.csv")
     head, *rows = table(tmp_path / "moodle.csv")
-    assert {"Identifier", "Grade", "Last modified (grade)", "Feedback comments"} <= set(
-        head
-    )  # what Moodle's upload requires
+    # what Moodle's upload requires
+    assert {"Identifier", "Grade", "Last modified (grade)", "Feedback comments"} <= set(head)
     by = {row[head.index("Full name")]: dict(zip(head, row)) for row in rows}
     assert (
         by["Ada Lovelace"]["Identifier"] == "Participant 1001"
@@ -182,14 +181,8 @@ def test_an_override_is_set_logged_with_who_when_why_and_applied_again_on_export
         "heads set to 12.0 by prof"
     )
     run("export", path, "--out", tmp_path / "plain.csv")
-    assert table(tmp_path / "plain.csv")[3][3:9] == [
-        "15.0",
-        "7.5",
-        "20.0",
-        "12.0",
-        "0.0",
-        "54.5",
-    ]  # once, not twice
+    # once, not twice
+    assert table(tmp_path / "plain.csv")[3][3:9] == ["15.0", "7.5", "20.0", "12.0", "0.0", "54.5"]
 
 
 def test_an_override_by_the_lms_id_and_one_out_of_range_or_without_why_or_of_no_one(tmp_path):
@@ -209,9 +202,10 @@ def test_an_override_by_the_lms_id_and_one_out_of_range_or_without_why_or_of_no_
 @pytest.mark.nbgrader
 def test_overrides_on_a_gradebook_apply_at_export(tmp_path, monkeypatch):
     api = pytest.importorskip("nbgrader.api")
+    # nbgrader runs alembic
     monkeypatch.setenv(
         "PATH", str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
-    )  # nbgrader runs alembic
+    )
     book = tmp_path / "gradebook.db"
     with api.Gradebook(f"sqlite:///{book}") as gb:
         gb.add_assignment("attention-by-hand")

@@ -40,10 +40,11 @@ def test_any_split_of_a_class_into_shards_merges_to_the_unsharded_csv(
 ):
     tmp_path = tmp_path_factory.mktemp("merge")
     count = data.draw(st.integers(1, 4))
+    # a student twice: same files
     homes = [
         data.draw(st.lists(st.integers(0, count - 1), min_size=1, max_size=2, unique=True))
         for _ in class_rows
-    ]  # a student twice: same files
+    ]
     write_csv(tmp_path / "whole.csv", class_rows)
     shards = [tmp_path / f"shard-{n}.csv" for n in range(count)]
     for n, shard in enumerate(shards):

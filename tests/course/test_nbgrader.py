@@ -51,9 +51,8 @@ pytestmark = [
     ),
     pytest.mark.slow,
 ]
-round_trip = (
-    pytest.mark.nbgrader
-)  # select or skip the slow round trip with -m nbgrader / -m "not nbgrader"
+# select or skip the slow round trip with -m nbgrader / -m "not nbgrader"
+round_trip = pytest.mark.nbgrader
 
 ASSIGNMENT = "attention-by-hand"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
@@ -144,9 +143,8 @@ def environment(
     home: Path, config_dir: Path | None = None, python: Path | None = None
 ) -> dict[str, str]:
     """nbgrader's environment: the venv's scripts first; home, Jupyter's folders and config inside the test's folder."""
-    scripts = str(
-        Path(python or sys.executable).parent
-    )  # nbgrader runs its own `alembic` from there
+    # nbgrader runs its own `alembic` from there
+    scripts = str(Path(python or sys.executable).parent)
     env = dict(os.environ, PATH=scripts + os.pathsep + os.environ.get("PATH", ""), HOME=str(home))
     env.pop("PYTHONPATH", None)
     env.update(
@@ -251,23 +249,12 @@ for folder in ["exercises", "../../../submitted/copier/{assignment}/exercises"]:
             print("refused", folder, name, type(error).__name__)
 """
 
-EXCHANGE = (
-    "correct",
-    "blank",
-    "quiet",
-    "mallory",
-)  # fetch, change and submit through nbgrader's exchange
-LMS = (
-    "partial",
-    "zipper",
-)  # from an LMS download: partial's files one by one, zipper's folder as one zip
-COPIED = (
-    "hanging",
-    "noisy",
-    "copier",
-    "killer",
-    "sleeper",
-)  # copied into submitted/ by the instructor
+# fetch, change and submit through nbgrader's exchange
+EXCHANGE = ("correct", "blank", "quiet", "mallory")
+# from an LMS download: partial's files one by one, zipper's folder as one zip
+LMS = ("partial", "zipper")
+# copied into submitted/ by the instructor
+COPIED = ("hanging", "noisy", "copier", "killer", "sleeper")
 STUDENTS = EXCHANGE + LMS + COPIED
 
 
@@ -365,9 +352,8 @@ def through_the_exchange(root: Path, course: Path, student: str, python: Path) -
         if student in ("correct", "blank")
         else ""
     )
-    nbgrader(
-        home, env, "submit", ASSIGNMENT, "--student", student, python=python
-    )  # as root every student is root: say who submits
+    # as root every student is root: say who submits
+    nbgrader(home, env, "submit", ASSIGNMENT, "--student", student, python=python)
     return home / ASSIGNMENT, said
 
 
@@ -620,9 +606,8 @@ def test_expected_scores_are_what_each_submission_deserves(course):
     for student in ("blank", "quiet", "copier", "mallory"):  # the attackers' own files are stubs
         assert expected[student] == dict.fromkeys(NAMES, 0.0), student
     assert expected["killer"] == expected["sleeper"] == early
-    assert (
-        0 < expected["partial"]["softmax"] < BY_NAME["softmax"].points
-    )  # partial credit within an exercise
+    # partial credit within an exercise
+    assert 0 < expected["partial"]["softmax"] < BY_NAME["softmax"].points
     assert expected["hanging"]["training"] < BY_NAME["training"].points
     assert expected["noisy"]["scores"] == BY_NAME["scores"].points
 
@@ -667,12 +652,10 @@ def test_a_cell_that_hangs_or_kills_the_kernel_costs_at_most_the_cell_timeout(co
 @round_trip
 def test_a_cell_that_copies_the_reference_over_exercises_changes_no_grade(course):
     said = outputs(course, "copier", "mine")
-    assert (
-        "copied exercises softmax" in said
-    )  # the kernel's copy of the folder is the student's to change...
-    assert outputs(course, "copier", "try-softmax") == not_run(
-        "softmax"
-    )  # ...and no try cell runs it at autograde
+    # the kernel's copy of the folder is the student's to change...
+    assert "copied exercises softmax" in said
+    # ...and no try cell runs it at autograde
+    assert outputs(course, "copier", "try-softmax") == not_run("softmax")
     if confined(course):  # ...the submitted one is not, nor is the kit's reference to be seen
         assert "refused ../../../submitted/copier" in said and "reference on disk: False" in said, (
             said
@@ -811,9 +794,8 @@ def test_export_leaves_a_course_config_alone_and_says_what_to_add(tmp_path, caps
         "'week4': ['exercises/scores.py'" in said
         and "grader.course.nbgrader.autograde.GradeModules" in said
     )
-    assert (
-        "Exchange.root" not in said
-    )  # the course has its own id: nbgrader's default exchange, or its own
+    # the course has its own id: nbgrader's default exchange, or its own
+    assert "Exchange.root" not in said
     assert "course_id = 'nlp'" in (course / "for-students" / "nbgrader_config.py").read_text()
     assert (course / "source" / "week4" / "week4.ipynb").is_file()
 
@@ -955,15 +937,13 @@ def softmax(x):
 @round_trip
 def test_autograde_shows_its_progress_leaves_out_the_expected_warnings_and_gathers_the_rest(course):
     log = course["log"]
-    done = re.findall(
-        r"^(\d+)/(\d+) graded \((\d+)%\)", log, re.M
-    )  # not a terminal: a line a minute, and the last
+    # not a terminal: a line a minute, and the last
+    done = re.findall(r"^(\d+)/(\d+) graded \((\d+)%\)", log, re.M)
     assert done and done[-1][0] == done[-1][1] and int(done[-1][0]) >= len(course["expected"]), log[
         -3000:
     ]
-    assert (
-        "has changed! (should be" not in log and "not in session" not in log
-    )  # nbgrader's checksum and SQLAlchemy's, expected
+    # nbgrader's checksum and SQLAlchemy's, expected
+    assert "has changed! (should be" not in log and "not in session" not in log
     assert re.search(
         r"^Left out of the log: \d+ warnings that a graded cell's checksum changed", log, re.M
     )
@@ -1000,12 +980,10 @@ def test_export_sets_nbgrader_s_late_penalty_to_the_kit_s_policy(tmp_path):
     plugin = penalties.plugin_inst
     assert type(plugin) is KitLatePenalty and plugin.policy == "10%/day,max 3 days"
     assert plugin.late_submission_penalty("ada", 92.0, 0.0) is None
-    assert (
-        plugin.late_submission_penalty("ada", 92.0, 1.5 * 86400) == 92.0 - 73.5
-    )  # two days begun: 20%, kept to a half point
-    assert (
-        plugin.late_submission_penalty("ada", 92.0, 4 * 86400) == 92.0
-    )  # past the most days: nothing kept
+    # two days begun: 20%, kept to a half point
+    assert plugin.late_submission_penalty("ada", 92.0, 1.5 * 86400) == 92.0 - 73.5
+    # past the most days: nothing kept
+    assert plugin.late_submission_penalty("ada", 92.0, 4 * 86400) == 92.0
 
 
 def test_export_refuses_a_late_policy_it_cannot_read(tmp_path, capsys):

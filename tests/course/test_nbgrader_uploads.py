@@ -41,11 +41,8 @@ LMS_PATTERN = (
     r".*?/[^/]+_(?P<student_id>\w+)_assignsubmission_file_/(?P<file_id>.+)"  # the README's
 )
 SHAPES = ("folder", "flat", "nonotebook")  # the three upload shapes of the issue
-ATTACKS = (
-    "aaron",
-    "bomb",
-    "linker",
-)  # files a classmate's softmax (sorting before it); unpacks past the bounds; only a link
+# files a classmate's softmax (sorting before it); unpacks past the bounds; only a link
+ATTACKS = ("aaron", "bomb", "linker")
 STUDENTS = (*SHAPES, "essay", "broken", "reflagged", "scripter", *ATTACKS)
 
 NAIVE_SOFTMAX = '''
@@ -113,9 +110,8 @@ def student_folder(release: Path, folder: Path, student: str) -> None:
     path = folder / NOTEBOOK
     nb = json.loads(path.read_text(encoding="utf-8"))
     if student == "broken":
-        path.write_text(
-            path.read_text(encoding="utf-8")[:-200], encoding="utf-8"
-        )  # cut short: not JSON
+        # cut short: not JSON
+        path.write_text(path.read_text(encoding="utf-8")[:-200], encoding="utf-8")
         return
     if student == "reflagged":
         for cell in nb["cells"]:
@@ -289,9 +285,8 @@ def test_an_upload_without_the_notebook_is_told_so(course):
     [("broken", "could not be read as a notebook"), ("reflagged", "test_scores_mine")],
 )
 def test_a_notebook_nbgrader_cannot_grade_is_replaced_and_the_modules_graded(course, student, why):
-    expected = {
-        name: float(course["batch"]["flat"][name]) for name in NAMES
-    }  # the same modules as flat's
+    # the same modules as flat's
+    expected = {name: float(course["batch"]["flat"][name]) for name in NAMES}
     assert gradebook_scores(course, student) == expected
     said = feedback(course, student)
     assert "was not graded as submitted" in said and why in said
@@ -330,29 +325,27 @@ def test_the_students_html_and_javascript_are_not_live_in_the_autograded_noteboo
 ):
     cells = json.loads(autograded_text(course, "scripter"))["cells"]
     notes = "".join(next(cell for cell in cells if cell.get("id") == "notes")["source"])
+    # the student's words kept
     assert (
         "<script" not in notes and "<img" not in notes and "My notes" in notes and "a list" in notes
-    )  # the student's words kept
+    )
     shown = [
         output.get("data", {})
         for cell in cells
         if cell["cell_type"] == "code"
         for output in cell["outputs"]
     ]
-    assert {"text/html", "text/plain"} in [
-        set(data) for data in shown
-    ]  # the HTML output kept, cleaned
+    # the HTML output kept, cleaned
+    assert {"text/html", "text/plain"} in [set(data) for data in shown]
     assert not [data for data in shown if "application/javascript" in data]
     html = "".join("".join(data.get("text/html", "")) for data in shown)
     assert "<b>bold</b>" in html and "<script" not in html and "onclick" not in html
     for page in (feedback(course, "scripter"), formgrader_view(course, "scripter")):
         live = Live()
-        live.feed(
-            page[page.index('id="notebook-container"') :]
-        )  # the cells: the formgrader's own buttons have handlers
-        assert (
-            live.found == [] and "My notes" in page and "a list" in page
-        )  # the student's text is on the page only as text
+        # the cells: the formgrader's own buttons have handlers
+        live.feed(page[page.index('id="notebook-container"') :])
+        # the student's text is on the page only as text
+        assert live.found == [] and "My notes" in page and "a list" in page
     assert gradebook_scores(course, "scripter") == {
         name: float(course["batch"]["flat"][name]) for name in NAMES
     }
@@ -440,11 +433,9 @@ def test_grader_export_gives_every_uploader_one_row_with_the_id_and_name_moodle_
     with out.open(encoding="utf-8") as f:
         rows = {r["student id"]: r for r in csv.DictReader(f)}
     assert set(rows) == set(course["export"])  # every student nbgrader exports, one row each
-    assert all(
-        rows[s]["student name"] == f"Student {s}" for s in rows
-    )  # from Moodle's folder names, at zip_collect
-    assert (
-        rows["essay"]["total"] == "0.0" and rows["essay"]["reason"]
-    )  # an upload that gave nothing: 0, and why
+    # from Moodle's folder names, at zip_collect
+    assert all(rows[s]["student name"] == f"Student {s}" for s in rows)
+    # an upload that gave nothing: 0, and why
+    assert rows["essay"]["total"] == "0.0" and rows["essay"]["reason"]
     for student in SHAPES:
         assert float(rows[student]["total"]) == float(course["batch"][student]["total"])

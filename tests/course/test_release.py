@@ -114,11 +114,12 @@ def test_no_file_of_the_release_holds_a_reference_functions_body(kit):
         path: set(statements(ast.parse(path.read_text(encoding="utf-8"))))
         for path in kit.rglob("*.py")
     }
+    # code in a README or a comment-free text; .py files by their statements
     texts = {
         path: squeezed(path.read_text(encoding="utf-8", errors="replace"))
         for path in kit.rglob("*")
         if path.is_file() and path.suffix not in (".py", ".npz")
-    }  # code in a README or a comment-free text; .py files by their statements
+    }
     for function, body in bodies.items():
         for statement in (s for s in body if not trivial(s)):
             found += [
@@ -252,9 +253,8 @@ def test_the_worked_examples_include_the_comparisons_sizes():
     from grader.compare import models
     from grader.compare.corpus import load_replies
 
-    reply = (
-        max(len(r) for r in load_replies("train") + load_replies("valid")) + 1
-    )  # positions, with the start token
+    # positions, with the start token
+    reply = max(len(r) for r in load_replies("train") + load_replies("valid")) + 1
     by_name = {size.name: size for size in examples.SIZES}
     batch, whole = by_name["comparison batch"], by_name["comparison reply"]
     assert (batch.c, batch.d, batch.d_v, batch.dtype) == (

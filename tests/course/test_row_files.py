@@ -19,9 +19,8 @@ def row(student: str, total: str = "100.0") -> dict:
 
 def test_each_row_is_a_file_of_its_own_and_the_csv_is_made_from_them_now_and_then(tmp_path):
     csv_file = tmp_path / "grades.csv"
-    write_csv(
-        csv_file, [row("old", total="10.0"), row("ada", total="0.0")]
-    )  # a CSV from before the folder, or merge's
+    # a CSV from before the folder, or merge's
+    write_csv(csv_file, [row("old", total="10.0"), row("ada", total="0.0")])
     kept = Rows(csv_file)
     assert sorted(kept.by_student) == ["ada", "old"]
     rewrites = []
@@ -31,9 +30,8 @@ def test_each_row_is_a_file_of_its_own_and_the_csv_is_made_from_them_now_and_the
     assert rewrites == [1, 2, 4, 8]  # the CSV is rewritten O(log n) times
     kept.put(row("ada", total="100.0"))
     files = sorted(folder_of(csv_file).iterdir())
-    assert (
-        len(files) == 10 and file_of(folder_of(csv_file), "ada") in files
-    )  # one per student: ada's replaced
+    # one per student: ada's replaced
+    assert len(files) == 10 and file_of(folder_of(csv_file), "ada") in files
     assert json.loads(file_of(folder_of(csv_file), "ada").read_text())["total"] == "100.0"
     (folder_of(csv_file) / "notes.json").write_text("[1, 2]")  # not a row: left out
     (folder_of(csv_file) / ".abc.json.999999999.tmp").write_text("{")  # what a killed batch left
@@ -57,12 +55,10 @@ def test_a_row_file_newer_than_the_csv_wins_and_an_older_one_gives_way(tmp_path)
     kept.put(row("cy", total="30.0"))  # the 3rd is in its file only, as when a run is killed here
     assert sorted(Rows(csv_file).by_student) == ["ada", "bo", "cy"]
     kept.put(row("ada", total="15.0"))  # the 4th: the CSV again, ada 15
-    text = csv_file.read_text().replace(
-        ",15.0,", ",99.0,"
-    )  # then the instructor edits ada's total by hand
+    # then the instructor edits ada's total by hand
+    text = csv_file.read_text().replace(",15.0,", ",99.0,")
     csv_file.write_text(text)
-    later = (
-        file_of(folder_of(csv_file), "ada").stat().st_mtime_ns + 10**9
-    )  # a second after: a file system's clock is coarse
+    # a second after: a file system's clock is coarse
+    later = file_of(folder_of(csv_file), "ada").stat().st_mtime_ns + 10**9
     os.utime(csv_file, ns=(later, later))
     assert Rows(csv_file).by_student["ada"]["total"] == "99.0"

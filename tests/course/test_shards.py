@@ -82,9 +82,8 @@ def test_a_shard_is_read_as_written():
 
 def test_jobs_default_to_the_cpus_this_process_may_use(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(batches, "usable_cpus", lambda: 3)
-    monkeypatch.setattr(
-        batches, "isolation_problem", lambda allowed: ""
-    )  # nothing is graded: no isolation needed
+    # nothing is graded: no isolation needed
+    monkeypatch.setattr(batches, "isolation_problem", lambda allowed: "")
     assert batches.batch([], csv_file=tmp_path / "grades.csv") == 0
     assert "0 to grade, 0 already in" in (said := capsys.readouterr().out) and "3 at a time" in said
     assert "default: the CPUs this process may use" in " ".join(
@@ -119,9 +118,8 @@ def test_the_guides_shards_then_merged_are_the_class_graded_at_once(
         shutil.copytree(
             SOLUTIONS_DIR if name == ones[0] else pristine, tmp_path / "submissions" / name
         )
-    folders = sorted(
-        str(path) for path in (tmp_path / "submissions").iterdir()
-    )  # what the shell makes of submissions/*
+    # what the shell makes of submissions/*
+    folders = sorted(str(path) for path in (tmp_path / "submissions").iterdir())
     commands = guide_commands()
     assert [words[:2] for words in commands] == [
         ["grader", "batch"],

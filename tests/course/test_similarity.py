@@ -151,9 +151,8 @@ def test_copies_are_ranked_by_shared_code_the_reference_named_and_short_or_given
     assert not parsed.live and len(parsed.rows) == 1 + len(found)
     shown_lines = "".join(parsed.pre)
     assert "np.swapaxes(k, -1, -2)" in shown_lines  # the reference's lines, beside the copy's
-    assert (
-        "Hint:" not in shown_lines and "raise NotImplementedError" not in shown_lines
-    )  # docstrings and stubs are never shared lines
+    # docstrings and stubs are never shared lines
+    assert "Hint:" not in shown_lines and "raise NotImplementedError" not in shown_lines
 
 
 def moved_onto_docstrings(text: str) -> str:
@@ -188,9 +187,8 @@ def without_docstrings(text: str) -> str:
 def test_the_reference_with_its_code_on_the_docstrings_lines_is_listed_as_the_reference(tmp_path):
     """The attack on a report that dropped docstring lines: it dropped the code moved onto them. The tokens are what count."""
     attack = {m: moved_onto_docstrings(text.decode("utf-8")) for m, text in reference().items()}
-    assert (
-        attack["scores"].count("\n") < reference()["scores"].count(b"\n") - 1
-    )  # code moved: fewer lines
+    # code moved: fewer lines
+    assert attack["scores"].count("\n") < reference()["scores"].count(b"\n") - 1
     for (
         module,
         text,
@@ -220,9 +218,8 @@ def test_a_folder_named_in_bytes_that_are_not_utf8_is_compared_and_shown_escaped
     assert said.exit_code == 0, said.output
     assert list(listed(said.output)) == [("Jos\\xe9", REFERENCE)]
     assert "Similarity of 2 submissions" in said.output
-    assert (
-        f"Not compared, its folder not found: {gone}" in said.output
-    )  # a row whose folder is not there is named, never left out
+    # a row whose folder is not there is named, never left out
+    assert f"Not compared, its folder not found: {gone}" in said.output
 
 
 def test_a_module_of_megabytes_is_cut_to_the_bounds_and_says_so(tmp_path):
@@ -246,15 +243,12 @@ def test_a_module_of_megabytes_is_cut_to_the_bounds_and_says_so(tmp_path):
         f"training.py: {len(big['training']):,} bytes, its first {fingerprints.MODULE_BYTES:,} compared"
         in run.stdout
     )
-    assert (
-        "training.py: its tokens of code past its first" in run.stdout
-    )  # and of those bytes, the tokens within the bound
-    assert ("huge", REFERENCE) in listed(run.stdout) and ("ref", REFERENCE) in listed(
-        run.stdout
-    )  # the honest one beside it too
-    assert 16 << 20 < peaks[0] < 256 << 20, (
-        f"{peaks[0] >> 20} MiB"
-    )  # the interpreter and numpy alone hold more than 16 MiB
+    # and of those bytes, the tokens within the bound
+    assert "training.py: its tokens of code past its first" in run.stdout
+    # the honest one beside it too
+    assert ("huge", REFERENCE) in listed(run.stdout) and ("ref", REFERENCE) in listed(run.stdout)
+    # the interpreter and numpy alone hold more than 16 MiB
+    assert 16 << 20 < peaks[0] < 256 << 20, f"{peaks[0] >> 20} MiB"
 
 
 @pytest.mark.slow
@@ -300,9 +294,8 @@ submissions = st.lists(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(submissions)
-@example(
-    [(b"\\\x80", {}, True)]
-)  # a backslash before a byte that is not UTF-8: today's folder cell writes it ambiguously
+# a backslash before a byte that is not UTF-8: today's folder cell writes it ambiguously
+@example([(b"\\\x80", {}, True)])
 def test_hostile_names_and_modules_never_crash_the_report_nor_go_missing(
     tmp_path_factory, submissions
 ):
@@ -332,12 +325,10 @@ def test_hostile_names_and_modules_never_crash_the_report_nor_go_missing(
         main, ["report", str(grades), "--similarity", str(page), "--min-tokens", "1"]
     )
     assert said.exit_code == 0, said.output
-    assert (
-        f"Similarity of {len(folders) - len(gone)} submissions" in said.output
-    )  # every folder there compared
-    assert said.output.count("Not compared, its folder not found: ") == len(
-        gone
-    )  # and every other one named
+    # every folder there compared
+    assert f"Similarity of {len(folders) - len(gone)} submissions" in said.output
+    # and every other one named
+    assert said.output.count("Not compared, its folder not found: ") == len(gone)
     assert not [c for c in said.output if c != "\n" and (c < " " or c in outlet.BIDI)]
     parsed = Page()
     parsed.feed(page.read_text(encoding="utf-8"))

@@ -97,9 +97,8 @@ def test_the_kits_tests_pass_whatever_exercises_holds(tmp_path):
         timeout=300,
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
-    header = next(
-        line for line in run.stdout.splitlines() if "kit's own tests" in line
-    )  # before pytest's rootdir: line
+    # before pytest's rootdir: line
+    header = next(line for line in run.stdout.splitlines() if "kit's own tests" in line)
     assert "`grader check`" in header and run.stdout.index(header) < run.stdout.index("rootdir:")
 
 

@@ -88,9 +88,8 @@ def url_scheme(url: str) -> str:
 def exporter():
     from nbconvert.exporters import HTMLExporter
 
-    return HTMLExporter(
-        template_name="classic"
-    )  # what nbgrader's feedback and formgrade templates extend
+    # what nbgrader's feedback and formgrade templates extend
+    return HTMLExporter(template_name="classic")
 
 
 def student_part(page: str) -> str:
@@ -130,16 +129,14 @@ def test_no_html_the_feedback_shows_runs_or_fetches_anything_of_the_students(tex
     nb, _ = SanitizeStudentHTML().preprocess(nb, {})
     from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
-    assert (
-        markdown2html_mistune(nb.cells[0].source).strip() == nb.cells[0].source
-    )  # rendered again, it is itself
+    # rendered again, it is itself
+    assert markdown2html_mistune(nb.cells[0].source).strip() == nb.cells[0].source
     page, _ = exporter().from_notebook_node(nb)
     found = Found()
     found.feed(student_part(page))
     note(student_part(page)[:2000])
-    assert (
-        found.bad == []
-    )  # a link to another host may stay (it is followed only when clicked), nothing that fetches it
+    # a link to another host may stay (it is followed only when clicked), nothing that fetches it
+    assert found.bad == []
 
 
 def terminal_bytes(text: str) -> list[str]:
@@ -170,9 +167,8 @@ def test_batch_and_report_write_no_control_byte_to_the_terminal(tmp_path, names)
     root = tmp_path / "example"
     shutil.rmtree(root, ignore_errors=True)
     for name in names:
-        lay(
-            root / "class", {name: {b"notes.txt": b"not graded"}}
-        )  # refused by the intake: a row, and no check to run
+        # refused by the intake: a row, and no check to run
+        lay(root / "class", {name: {b"notes.txt": b"not graded"}})
     csv_file = root / "grades.csv"
     folders = [str(p) for p in sorted((root / "class").iterdir())]
     batched = CliRunner().invoke(
@@ -218,9 +214,8 @@ def test_zip_collect_files_nothing_outside_a_students_own_upload(tmp_path, stude
             top = f"Student {student}_{student}_assignsubmission_file_/"
             for name in ("scores.py", "softmax.py"):
                 archive.writestr(top + "exercises/" + name, f"# {student}\n")
-            classmate = data.draw(
-                st.sampled_from(["ada", "bob", "carol", "dan"])
-            )  # a folder named like a classmate's
+            # a folder named like a classmate's
+            classmate = data.draw(st.sampled_from(["ada", "bob", "carol", "dan"]))
             inner = io.BytesIO()
             with zipfile.ZipFile(inner, "w") as nested:
                 nested.writestr(
@@ -293,9 +288,8 @@ def test_a_submitted_notebook_of_any_shape_is_read_within_bounds_or_replaced_by_
     resources = {"nbgrader": {"assignment": "week-4", "notebook": "week-4"}}
     output, _ = KitNotebookExporter().from_file(io.StringIO(text), resources=resources)
     nb = nbformat.reads(output, as_version=4)
-    assert (
-        changed_graded_cells(nb) == "" and len(nb.cells) <= intake.BOUNDS.cells + 1
-    )  # the kit's graded cells, within bounds
+    # the kit's graded cells, within bounds
+    assert changed_graded_cells(nb) == "" and len(nb.cells) <= intake.BOUNDS.cells + 1
 
 
 def test_zip_collects_log_names_a_students_file_with_its_control_characters_escaped(

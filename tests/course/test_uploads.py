@@ -126,9 +126,8 @@ def test_the_students_html_and_scripts_are_cleaned_once_and_stored_as_they_show(
     nb.cells[1].outputs = [shown_html, script, link, far]
     nb, _ = SanitizeStudentHTML().preprocess(nb, {})
     notes = nb.cells[0].source
-    assert (
-        "\n" not in notes and markdown2html_mistune(notes).strip() == notes
-    )  # as the feedback page renders it: as it is
+    # as the feedback page renders it: as it is
+    assert "\n" not in notes and markdown2html_mistune(notes).strip() == notes
     assert "<h2>Notes" in notes and "<b>b</b>" in notes and ">l</a>" in notes and "a list" in notes
     assert not [
         bad
@@ -148,9 +147,8 @@ def test_the_students_html_and_scripts_are_cleaned_once_and_stored_as_they_show(
         set(nb.cells[1].outputs[2].data) == {"text/html", "text/plain"}
         and "javascript" not in nb.cells[1].outputs[2].data["text/html"]
     )
-    assert (
-        nb.cells[1].outputs[3].metadata == {}
-    )  # the page writes an image's width into its tag, unquoted
+    # the page writes an image's width into its tag, unquoted
+    assert nb.cells[1].outputs[3].metadata == {}
 
 
 @pytest.mark.parametrize(

@@ -25,9 +25,8 @@ def test_the_checksum_warnings_of_the_kits_graded_cells_are_left_out_and_counted
     watch = Watch(log, 2, stream=stream)
     log.warning(CHECKSUM, "checksum", "test_softmax", "abc", "def")
     log.warning(CHECKSUM, "checksum", "a_cell_of_their_own", "abc", "def")
-    log.warning(
-        CHECKSUM, "points", "test_softmax", 20, 100
-    )  # a changed point value is not expected
+    # a changed point value is not expected
+    log.warning(CHECKSUM, "points", "test_softmax", 20, 100)
     log.warning("For the instructor: ada's scores.py is byte for byte the kit's reference solution")
     lines = stream.getvalue().splitlines()
     assert (
@@ -41,9 +40,8 @@ def test_the_checksum_warnings_of_the_kits_graded_cells_are_left_out_and_counted
     watch.graded("bo")
     watch.finish()
     said = stream.getvalue()
-    assert (
-        "1/2 graded" not in said and "2/2 graded (100%)" in said
-    )  # not a terminal: the last line only, within the minute
+    # not a terminal: the last line only, within the minute
+    assert "1/2 graded" not in said and "2/2 graded (100%)" in said
     assert "Left out of the log: 1 warnings that a graded cell's checksum changed" in said
 
 

@@ -9,13 +9,14 @@ import numpy as np
 
 from grader.sandbox.worker.toymodel import BatchFeed, LinearModel
 
+# batch, T, C, d, d_v
 SIZES = [
     ((), 1, 1, 1, 1),
     ((), 3, 2, 2, 2),
     ((2,), 4, 3, 2, 3),
     ((2, 3), 5, 3, 4, 2),
     ((1,), 12, 32, 32, 128),
-]  # batch, T, C, d, d_v
+]
 SCALES = [1.0, 1e-150, 1e150, 3e9]
 
 
@@ -141,14 +142,8 @@ def _comparison_like(rng: np.random.Generator, dtype) -> tuple[dict, dict]:
         "w_q": (32, 32),
     }
     params = {name: rng.normal(size=shape).astype(dtype) for name, shape in shapes.items()}
-    order = [
-        "w2",
-        "b2",
-        "w1",
-        "b1",
-        "emb",
-        "w_q",
-    ]  # the layers' backward order, as the comparison's models give gradients
+    # the layers' backward order, as the comparison's models give gradients
+    order = ["w2", "b2", "w1", "b1", "emb", "w_q"]
     return params, {name: rng.normal(size=shapes[name]).astype(dtype) for name in order}
 
 

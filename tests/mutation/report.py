@@ -23,10 +23,8 @@ import mutants
 HERE = Path(__file__).resolve().parent
 JSON = HERE / "report.json"
 MARKDOWN = HERE / "REPORT.md"
-MADE_FROM = [
-    HERE / "operators.py",
-    HERE / "mutants.py",
-]  # with solutions/*.py and Cosmic Ray's version: the mutant set
+# with solutions/*.py and Cosmic Ray's version: the mutant set
+MADE_FROM = [HERE / "operators.py", HERE / "mutants.py"]
 
 
 def mutant_set_hash() -> str:
@@ -182,9 +180,8 @@ def main(argv: list[str]) -> int:
         return 0
     load = os.getloadavg()[1]
     report = build(lambda m, v: print(f"{m.id}: {v['status']} ({v['seconds']} s)", flush=True))
-    grading = report.pop(
-        "grading"
-    )  # kept only as a full run's time: a run from kept verdicts changes nothing
+    # kept only as a full run's time: a run from kept verdicts changes nothing
+    grading = report.pop("grading")
     if grading["graded_now"] >= 0.9 * len(
         report["mutants"]
     ):  # (nearly) nothing was kept: this run's time is a full run's

@@ -26,9 +26,8 @@ from grader.sandbox.helper import HELPER
 from grader.sandbox.worker.codec import decode, encode
 
 CEILING = 512 << 20  # bytes the whole grading's process tree may hold while an attacker is graded
-FULL = {
-    name: BY_NAME[name].points for name in ("heads", "training")
-}  # the honest folder's, beside the attackers
+# the honest folder's, beside the attackers
+FULL = {name: BY_NAME[name].points for name in ("heads", "training")}
 
 
 def outline(*args):
@@ -148,16 +147,14 @@ def test_asks_are_answered_on_the_readers_thread_and_the_helper_started_on_the_c
         first = student.call("heads", "attention_head", x, w, w, w).value
         student.call("heads", "attention_head", 2 * x, w, w, w)
     assert spawned_on == [threading.main_thread()]
-    assert (
-        asked_on[0] is not threading.main_thread()
-    )  # the reader's try, which leaves a helper not running to the call
+    # the reader's try, which leaves a helper not running to the call
+    assert asked_on[0] is not threading.main_thread()
     assert asked_on[1] is threading.main_thread()
     assert len(asked_on) > 3 and all(
         thread is not threading.main_thread() for thread in asked_on[2:]
     )
-    assert (
-        HELPER.process is not None and HELPER.process.poll() is None
-    )  # alive after the worker's reader has ended
+    # alive after the worker's reader has ended
+    assert HELPER.process is not None and HELPER.process.poll() is None
     with StudentCode(
         folder, reference=reference_for(reference_functions("heads")), timeout=10
     ) as student:
@@ -224,11 +221,8 @@ def test_the_grading_stays_under_its_ceiling_while_an_attacker_asks(tmp_path, co
         watcher.start()
         out = process.communicate(timeout=600)[0].decode(errors="replace")
         watcher.join()
-        assert 32 << 20 < peaks[0] < CEILING, (
-            line[-1],
-            peaks[0] >> 20,
-            out[-2000:],
-        )  # the grader alone holds more than 32 MiB
+        # the grader alone holds more than 32 MiB
+        assert 32 << 20 < peaks[0] < CEILING, (line[-1], peaks[0] >> 20, out[-2000:])
         assert "fault in the grader" not in out, out[-2000:]
     if command == "batch":
         with (tmp_path / "g.csv").open(newline="", encoding="utf-8") as rows:

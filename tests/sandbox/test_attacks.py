@@ -96,9 +96,8 @@ def test_no_attack_gains_a_point_or_touches_anything_else(tmp_path, where):
     assert rows["honest_partial"]["total"] == alone(partial, tmp_path)
     assert digest([good, partial]) == honest_files
     assert kit_and_site() == before
-    assert (
-        digest([replay.folder()]) == records
-    )  # the grader's records of Hypothesis' examples, as it wrote them
+    # the grader's records of Hypothesis' examples, as it wrote them
+    assert digest([replay.folder()]) == records
     assert listener.received == []
     assert not list(Path("/tmp").glob("abh-attack*")) and not list(
         Path("/var/tmp").glob("abh-attack*")

@@ -24,9 +24,8 @@ def test_what_ran_before_the_call_is_not_counted_against_it(burning):
     time.sleep(SAMPLE_EVERY * 0.6)  # the child burns CPU that the next call did not use
     clock = Clock(burning.pid, 0.2, [burning], sample)
     assert clock.slack >= SAMPLE_EVERY * 0.6
-    time.sleep(
-        0.12
-    )  # past the earliest moment the limit could be reached, but the call itself has used about 0.12 s
+    # past the earliest moment the limit could be reached, but the call itself has used about 0.12 s
+    time.sleep(0.12)
     assert clock.over() is None
 
 

@@ -114,9 +114,8 @@ def test_an_ask_for_an_array_of_shape_0_by_10_to_the_20_is_the_students_and_the_
             "sizes": [len(npy)],
         }
     ).encode()
-    answer = decode(
-        HELPER.answer(softmax, struct.pack("<I", len(head)) + head + npy)
-    )  # past the grader's refusal, straight to the helper
+    # past the grader's refusal, straight to the helper
+    answer = decode(HELPER.answer(softmax, struct.pack("<I", len(head)) + head + npy))
     assert answer["error"] == "ValueError" and HELPER.process is helper and helper.poll() is None
 
 

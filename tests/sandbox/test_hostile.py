@@ -24,12 +24,8 @@ HOSTILE = Path(__file__).resolve().parents[1] / "hostile"
 X = np.array([[1.0, 2.0, 3.0], [0.5, 0.0, -np.inf]])
 RIGHT = np.array([[0.09003057, 0.24472847, 0.66524096], [0.62245933, 0.37754067, 0.0]])
 LIMIT = 2.0  # seconds per call in these tests
-OTHERS = (
-    "scores",
-    "masking",
-    "heads",
-    "training",
-)  # heads and training use softmax, graded with the reference
+# heads and training use softmax, graded with the reference
+OTHERS = ("scores", "masking", "heads", "training")
 
 
 def submission(tmp_path, case) -> Path:

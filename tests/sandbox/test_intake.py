@@ -65,9 +65,10 @@ def a_class(tmp_path: Path, students: dict[bytes, dict]) -> Path:
 def test_no_link_is_followed_and_no_upload_holds_anothers_bytes(tmp_path, students):
     top = a_class(tmp_path, students)
     found = intake.uploads(sorted(top.iterdir()))
+    # no row from outside
     assert sorted(upload.key for upload in found) == sorted(
         outlet.name(student) for student in students
-    )  # no row from outside
+    )
     for upload in found:
         submission = intake.take(upload, SMALL)
         note(f"{upload.key}: {submission.where or submission.problem}")
@@ -87,17 +88,15 @@ def test_every_top_level_entry_is_one_upload_named_one_to_one(tmp_path, names, d
             {name: data.draw(st.sampled_from([{}, honest(name), {b"notes.txt": b"x"}]))},
         )
     found = intake.uploads(sorted((root / "class").iterdir()))
-    assert (
-        len(found) == len(names) == len({upload.key for upload in found})
-    )  # every folder one row, none shared
+    # every folder one row, none shared
+    assert len(found) == len(names) == len({upload.key for upload in found})
     assert {upload.key for upload in found} == {outlet.name(name) for name in names}
     for upload in found:
         assert "\n" not in upload.key and not [c for c in upload.key if ord(c) < 0x20]
         submission = intake.take(upload)
         assert submission.problem or submission.where == "exercises/"
-        assert (
-            not submission.problem or "Upload your five files" in submission.problem
-        )  # an empty upload: 0 and why
+        # an empty upload: 0 and why
+        assert not submission.problem or "Upload your five files" in submission.problem
 
 
 @FILES
@@ -117,9 +116,8 @@ def test_nothing_is_read_past_its_bound(tmp_path, tree, bounds):
     finally:
         tracemalloc.stop()
     note(submission.problem)
-    assert peak < 3 * bounds.upload + (
-        2 << 20
-    )  # zip bombs of up to 4 MiB and every nesting, within the upload's bound
+    # zip bombs of up to 4 MiB and every nesting, within the upload's bound
+    assert peak < 3 * bounds.upload + (2 << 20)
     assert sum(map(len, submission.modules.values())) <= 5 * bounds.module
 
 
@@ -218,9 +216,8 @@ def test_a_zip_and_the_folder_unpacked_from_it_by_hand_are_one_upload(tmp_path):
     assert intake.take(again).where == "exercises/" and intake.take(again).modules == first.modules
     lay(tmp_path / "loose", {b"ada.zip": work})
     (zipped,) = intake.uploads([tmp_path / "loose" / "ada.zip"])
-    assert (
-        zipped.key == "ada" and intake.take(zipped).where == "exercises/"
-    )  # a zip given as the upload itself
+    # a zip given as the upload itself
+    assert zipped.key == "ada" and intake.take(zipped).where == "exercises/"
 
 
 def test_two_folders_whose_names_differ_by_one_byte_are_two_rows(tmp_path):

@@ -89,9 +89,8 @@ pytestmark = pytest.mark.linux("Landlock and seccomp are Linux's")
 @pytest.mark.parametrize("tier", CONFINING)
 def test_a_worker_in_every_confining_tier_opens_no_tcp_connection(tmp_path, monkeypatch, tier):
     found, listener = probed(tmp_path, monkeypatch, tier)
-    assert (
-        found["tcp"] == "PermissionError" and listener.received == []
-    )  # the filter's refusal, not a closed port
+    # the filter's refusal, not a closed port
+    assert found["tcp"] == "PermissionError" and listener.received == []
     assert found["thread"] == "done"
 
 
@@ -226,9 +225,8 @@ def test_in_an_emulated_pod_grader_batch_grades_in_the_landlock_tier_and_the_att
     assert all(re.search(rf"\b{name}:(EACCES|EPERM)\b", attack["reason"]) for name in REFUSED), (
         attack["reason"]
     )
-    assert (
-        attack["status"] == "graded" and "sa:" in attack["reason"]
-    )  # its grader outlived its kill(-1), as the batch did
+    # its grader outlived its kill(-1), as the batch did
+    assert attack["status"] == "graded" and "sa:" in attack["reason"]
     assert (
         digest([good, SOLUTIONS_DIR]) == before
         and listener.received == []

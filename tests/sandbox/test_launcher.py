@@ -54,9 +54,8 @@ def test_the_probe_starts_a_worker_with_no_files_and_stops_it(monkeypatch, tmp_p
         return worker
 
     monkeypatch.setattr(isolation, "WorkerProcess", remember)
-    monkeypatch.setattr(
-        "grader.paths.EXERCISES_DIR", tmp_path / "missing"
-    )  # the kit's exercises/ gone: no matter
+    # the kit's exercises/ gone: no matter
+    monkeypatch.setattr("grader.paths.EXERCISES_DIR", tmp_path / "missing")
     assert isolation.probe(isolation.Portable()) == ""
     (worker,) = started
     assert worker.process.poll() is not None and not worker.launch.room.root.exists()

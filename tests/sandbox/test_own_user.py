@@ -124,9 +124,8 @@ def test_attacks_as_a_user_of_their_own_get_nothing(grader_env, tmp_path):
     text = csv_file.read_text(encoding="utf-8")
     rows = {r["student"]: r for r in csv.DictReader(text.splitlines())}
     assert SECRET not in text and "forged" not in text and len(rows) == len(folders)
-    tier = (
-        "user+landlock" if landlock_abi() else "user"
-    )  # Landlock narrows the user's view where the kernel has it
+    # Landlock narrows the user's view where the kernel has it
+    tier = "user+landlock" if landlock_abi() else "user"
     for name in CASES:
         assert (rows[name]["total"], rows[name]["isolation"]) == ("0.0", tier), (
             name,
@@ -134,9 +133,8 @@ def test_attacks_as_a_user_of_their_own_get_nothing(grader_env, tmp_path):
         )
     assert rows["honest_good"]["total"] == "100.0"
     assert digest([good, kit]) == before
-    assert (
-        listener.received == []
-    )  # no TCP connection: the seccomp filter, and Landlock's network rule from ABI 4
+    # no TCP connection: the seccomp filter, and Landlock's network rule from ABI 4
+    assert listener.received == []
     assert not list(Path("/tmp").glob("abh-attack*")) and not list(
         Path("/var/tmp").glob("abh-attack*")
     )

@@ -339,9 +339,8 @@ def test_a_large_argument_left_alone_comes_back_as_sent_and_one_changed_by_a_sin
     x = np.full((300, 300), np.nan)  # NaN: unchanged means the same bytes, not equal values
     x[:, :150] = 1.0
     with StudentCode(submission(tmp_path, softmax=WRITES_ONE)) as student:
-        alone = student.call(
-            "softmax", "softmax", x[:, :100].copy()
-        )  # 100 columns: 234 KiB, over the size sent as None
+        # 100 columns: 234 KiB, over the size sent as None
+        alone = student.call("softmax", "softmax", x[:, :100].copy())
         changed = student.call("softmax", "softmax", x)
     assert (
         alone.args[0] is not x

@@ -90,9 +90,8 @@ def test_grader_batch_refuses_the_user_tier_without_landlock_unless_allowed(
 def test_a_forced_none_tier_is_refused_saying_it_was_asked_for(monkeypatch):
     monkeypatch.setenv(isolation.TIER_VAR, "none")
     said = batch.isolation_problem(False)
-    assert re.search(r"\(namespaces: [^;]+; user: [^;]+; landlock: [^;)]+\)", said), (
-        said
-    )  # each tier's reason named, none left empty
+    # each tier's reason named, none left empty
+    assert re.search(r"\(namespaces: [^;]+; user: [^;]+; landlock: [^;)]+\)", said), said
     assert (
         isolation.not_apart("namespaces")
         == isolation.not_apart("user+landlock")

@@ -54,9 +54,8 @@ def test_every_function_has_a_ladder_of_three_or_four_rungs():
 
 
 def test_no_rung_gives_the_code():
-    code = re.compile(
-        r"\w\([\w.]|\bdef \w+\(|\bfor \w+ in\b|=\s?np\."
-    )  # a call with its arguments, a def, a loop
+    # a call with its arguments, a def, a loop
+    code = re.compile(r"\w\([\w.]|\bdef \w+\(|\bfor \w+ in\b|=\s?np\.")
     for exercise, functions in LADDERS.items():
         for function, ladder in functions.items():
             for rung in ladder:
@@ -91,9 +90,8 @@ def test_every_check_records_the_functions_of_its_exercise_it_called():
         last = {
             functions[-1] for check, functions in about.items() if check.startswith(exercise + ".")
         }
-        assert last == set(BY_NAME[exercise].functions), (
-            exercise
-        )  # every function has a check of its own
+        # every function has a check of its own
+        assert last == set(BY_NAME[exercise].functions), exercise
 
 
 def test_checks_named_otherwise_map_to_the_function_they_call():
@@ -158,9 +156,8 @@ def test_each_request_climbs_one_rung(submission):
     assert "again gives hint 2" in " ".join(first.output.split())
     second = hint(submission, "softmax")
     assert "Hint 2 of 4 for softmax" in second.output
-    assert (
-        "Stability" in second.output and "The idea" in second.output
-    )  # earlier rungs stay in view
+    # earlier rungs stay in view
+    assert "Stability" in second.output and "The idea" in second.output
 
 
 def test_a_named_function_gets_its_own_ladder_and_names_the_others(submission):
@@ -168,9 +165,8 @@ def test_a_named_function_gets_its_own_ladder_and_names_the_others(submission):
     assert result.exit_code == 0
     assert "Hint 1 of 3 for training: sgd_step(params, grads, lr)" in result.output
     said = " ".join(result.output.split())
-    assert re.search(r"hint training sgd_step --submission \S+` again gives hint 2", said), (
-        said
-    )  # the folder it was given
+    # the folder it was given
+    assert re.search(r"hint training sgd_step --submission \S+` again gives hint 2", said), said
     assert re.search(
         r"hint training FUNCTION --submission \S+` with FUNCTION softmax_backward, attention_head_backward or train\.",
         said,

@@ -26,9 +26,8 @@ def ready_job(folder) -> launcher.Child:
 @pytest.mark.slow
 def test_a_ready_job_checks_the_files_as_saved_after_it_started(submission):
     with ready_job(submission) as job:
-        time.sleep(
-            1.0
-        )  # it gets ready (the checks' modules imported, the confinement chosen) on the stubs as they were
+        # it gets ready (the checks' modules imported, the confinement chosen) on the stubs as they were
+        time.sleep(1.0)
         shutil.copy(SOLUTIONS_DIR / "softmax.py", submission / "softmax.py")  # the save
         job.send("softmax")
         assert job.wait(120), job.output()

@@ -63,9 +63,8 @@ def test_try_uses_the_failing_checks_input_and_names_the_float32(tmp_path):
     tried = grader("try", "softmax", "--submission", folder)
     assert tried.exit_code == 1, tried.output
     assert "softmax on the input of the failing check softmax." in tried.output
-    assert (
-        "should keep the precision of its input, but its dtype is float32" in tried.output
-    )  # the check's own words
+    # the check's own words
+    assert "should keep the precision of its input, but its dtype is float32" in tried.output
     assert (
         "Your result is float32, but the input is float64" in tried.output
         and "they differ" in tried.output
@@ -133,9 +132,8 @@ def test_the_students_kit_shows_the_worked_examples_stored_answer(tmp_path, monk
             }
         )
     )
-    examples(
-        "softmax.softmax"
-    )  # the worked examples now, which the student's kit would read from its examples.npz
+    # the worked examples now, which the student's kit would read from its examples.npz
+    examples("softmax.softmax")
     monkeypatch.setattr(kit, "is_student_kit", lambda: True)
     tried = grader("try", "softmax", "--submission", folder)
     assert (
@@ -151,15 +149,15 @@ def test_the_students_kit_says_what_the_check_said(tmp_path, monkeypatch):
         tmp_path, "masking", (MUTANTS / "masking__first_axis_size.py").read_text(encoding="utf-8")
     )
     examples("masking.apply_causal_mask")
-    monkeypatch.setattr(
-        kit, "is_student_kit", lambda: True
-    )  # public checks only, as in the student's kit
+    # public checks only, as in the student's kit
+    monkeypatch.setattr(kit, "is_student_kit", lambda: True)
     grader("check", "masking", "--submission", folder)
     record = tmp_path / "exercises" / ".grader" / "failing.json"
     kept = json.loads(record.read_text())
+    # the drawn inputs only
     record.write_text(
         json.dumps({check: found for check, found in kept.items() if "worked" not in check})
-    )  # the drawn inputs only
+    )
     tried = grader("try", "masking", "apply_causal_mask", "--submission", folder)
     assert (
         "No expected value for this input: the student's kit holds no reference solution; the check said: Position"
@@ -218,9 +216,8 @@ def test_a_given_input_that_cannot_be_read_says_how_to_write_one(tmp_path):
 
 def test_the_students_kit_has_no_expected_value_for_a_given_input(tmp_path, monkeypatch):
     folder = work(tmp_path)
-    examples(
-        "softmax.softmax"
-    )  # the worked examples now, which the student's kit would read from its examples.npz
+    # the worked examples now, which the student's kit would read from its examples.npz
+    examples("softmax.softmax")
     monkeypatch.setattr(kit, "is_student_kit", lambda: True)
     tried = grader("try", "softmax", "--submission", folder, "--input", "x=[1.0, 2.0]")
     assert (

@@ -103,9 +103,8 @@ def test_the_students_kit_shows_a_worked_examples_stored_answer(tmp_path, monkey
     """A failed worked example's answer is stored in the student's kit: try shows it rather than 'no reference'."""
     folder = work(tmp_path, "scores", "scores__transposed")
     recheck.main(str(folder), "scores")
-    record = (
-        folder / ".grader" / "failing.json"
-    )  # the worked example's input alone: try runs the input the report showed first
+    # the worked example's input alone: try runs the input the report showed first
+    record = folder / ".grader" / "failing.json"
     record.write_text(
         json.dumps(
             {
@@ -115,17 +114,15 @@ def test_the_students_kit_shows_a_worked_examples_stored_answer(tmp_path, monkey
             }
         )
     )
-    examples(
-        "scores.attention_scores"
-    )  # the worked examples now, which the student's kit reads from its examples.npz
+    # the worked examples now, which the student's kit reads from its examples.npz
+    examples("scores.attention_scores")
     monkeypatch.setattr(kit, "is_student_kit", lambda: True)
     result = tried(folder, "scores")
     assert (
         "failing check scores.worked_examples" in result.output and "expected:" in result.output
     ), result.output
-    assert (
-        "Its last two sizes are swapped: the result is transposed" in result.output
-    )  # as the check says it
+    # as the check says it
+    assert "Its last two sizes are swapped: the result is transposed" in result.output
     assert "they differ" in result.output and result.exit_code == 1
 
 
@@ -133,9 +130,8 @@ def test_the_students_kit_shows_a_worked_examples_stored_answer(tmp_path, monkey
 def test_the_students_kit_shows_the_gradient_the_finite_differences_found(tmp_path, monkeypatch):
     """softmax_backward without subtracting the weighted sum: the finite differences' gradient is try's expected value."""
     folder = work(tmp_path, "training", "training__softmax_backward_no_subtract")
-    examples(
-        "training.softmax_backward"
-    )  # the worked examples now, which the student's kit reads from its examples.npz
+    # the worked examples now, which the student's kit reads from its examples.npz
+    examples("training.softmax_backward")
     monkeypatch.setattr(kit, "is_student_kit", lambda: True)
     recheck.main(str(folder), "training")
     result = tried(folder, "training", "softmax_backward")

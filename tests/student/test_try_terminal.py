@@ -57,12 +57,10 @@ def test_another_folder_is_tried_confined_never_on_the_terminal(tmp_path):
         cwd=tmp_path,
     )
     try:
-        shown = terminal.wait_for(
-            "did not return", timeout=120
-        )  # no key typed: pdb never had the terminal
-        shown = terminal.wait_for(
-            "run your code without a terminal"
-        )  # the breakpoint() named, with where it stops
+        # no key typed: pdb never had the terminal
+        shown = terminal.wait_for("did not return", timeout=120)
+        # the breakpoint() named, with where it stops
+        shown = terminal.wait_for("run your code without a terminal")
     finally:
         code = terminal.close()
     assert code == 1 and "top is" in shown, shown

@@ -138,9 +138,8 @@ def test_a_slow_check_shows_that_it_is_checking_until_its_verdict_lands(submissi
     session = Session("scores", "--submission", str(submission))
     try:
         session.wait_for(r"scores passes all \d+ checks")
-        session.wait_for(
-            r"^[^?…~]* training {4}"
-        )  # every exercise has its verdict: nothing more to check
+        # every exercise has its verdict: nothing more to check
+        session.wait_for(r"^[^?…~]* training {4}")
         session.quiet()
         before = len(session.seen)
         save(
@@ -235,9 +234,8 @@ def test_the_first_screen_of_a_check_says_checking_even_when_the_verdict_is_save
     (a save is always followed by that screen, then the verdict), and the verdict follows once the check is over."""
     passed = ExerciseResult("scores", "passed", 1.0, 1.0, [CheckResult("scores.one", "passed")])
     monkeypatch.setattr(watch, "Recheck", DoneJob)
-    passed.files = hashes_for(
-        read_modules(submission), "scores"
-    )  # the verdict is on the files as they are
+    # the verdict is on the files as they are
+    passed.files = hashes_for(read_modules(submission), "scores")
     State(submission).save(Report([passed], seed=0))
     screens = []
     monkeypatch.setattr(watch.Watcher, "show", lambda self: screens.append(self.compose()))
@@ -257,9 +255,8 @@ def test_a_save_just_after_a_check_saved_its_verdict_does_not_mark_that_check_as
     class SavedThenEdited(DoneJob):
         meanwhile = staticmethod(lambda: save(submission / "training.py", "# saved again\n"))
 
-    monkeypatch.setattr(
-        watch, "Recheck", SavedThenEdited
-    )  # and no verdict is saved of the files now on disk
+    # and no verdict is saved of the files now on disk
+    monkeypatch.setattr(watch, "Recheck", SavedThenEdited)
     monkeypatch.setattr(watch.Watcher, "show", lambda self: None)
     watcher = watch.Watcher(submission, "training")
     before = live_fingerprints(submission)["training"]
@@ -297,9 +294,8 @@ def test_on_a_terminal_the_clock_counts_the_seconds_of_a_check(submission, monke
     out = capsys.readouterr().out
     assert f"{mark('checking')} scores  ? masking" in out
     seconds = [int(s) for s in re.findall(r"scores: checking \(started (\d+) s ago\)", out)]
-    assert (
-        seconds == list(range(len(seconds))) and len(seconds) >= 3
-    )  # redrawn once a second, and only then
+    # redrawn once a second, and only then
+    assert seconds == list(range(len(seconds))) and len(seconds) >= 3
     assert watcher.checking is None
 
 
@@ -309,11 +305,8 @@ def test_the_legend_explains_every_mark_the_screen_can_show(
 ):
     if encoding == "ascii":
         monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(io.BytesIO(), encoding="ascii"))
-    statuses = {
-        *STATUSES,
-        "checking",
-        "unknown",
-    }  # an exercise's verdict, its check running, no verdict yet
+    # an exercise's verdict, its check running, no verdict yet
+    statuses = {*STATUSES, "checking", "unknown"}
     assert set(watch.LEGEND) == statuses
     assert len({mark(status) for status in statuses}) == len(statuses)
     legend = watch.legend()
@@ -323,9 +316,8 @@ def test_the_legend_explains_every_mark_the_screen_can_show(
     watch.Watcher(submission, None).show()
     out = capsys.readouterr().out
     assert out.count(watch.legend()) == 1
-    assert (
-        out.splitlines()[3] == watch.legend() and "training" in out.splitlines()[2]
-    )  # under the progress line
+    # under the progress line
+    assert out.splitlines()[3] == watch.legend() and "training" in out.splitlines()[2]
 
 
 def test_a_failing_verdict_shows_the_first_check_in_full_and_names_the_rest():
@@ -433,9 +425,8 @@ def test_the_checks_a_watch_ends_leave_no_folder_behind(submission):
     """Each save's check runs in a job the watch ends once the verdict is saved, while the job still stops its workers;
     the job kept ready is ended with the watch. Their snapshots and their workers' rooms go with them (4 to 9 folders
     were left in the temporary folder by these three saves before)."""
-    scratch = Path(
-        tempfile.mkdtemp(prefix="abh-watch-tmp-")
-    )  # in the system's, which a worker's user may pass through
+    # in the system's, which a worker's user may pass through
+    scratch = Path(tempfile.mkdtemp(prefix="abh-watch-tmp-"))
     os.chmod(scratch, 0o711)
     stub, solved = (submission / "scores.py").read_text(), (SOLUTIONS_DIR / "scores.py").read_text()
     session = Session("scores", "--submission", str(submission), env={"TMPDIR": str(scratch)})
@@ -463,9 +454,8 @@ def test_the_checks_a_watch_ends_leave_no_folder_behind(submission):
 def test_the_recheck_runs_this_kits_code_not_the_one_installed(tmp_path):
     """A kit run from its folder (the student's, released) while another is installed: the recheck imports this one."""
     command = jobs.recheck_command(tmp_path, ["scores"])
-    assert command[command.index("grader.student.recheck") - 1] == str(
-        KIT_ROOT
-    )  # first on its sys.path (launcher.KIT_MODULE)
+    # first on its sys.path (launcher.KIT_MODULE)
+    assert command[command.index("grader.student.recheck") - 1] == str(KIT_ROOT)
 
 
 def test_a_job_is_done_once_its_verdict_is_saved_not_once_it_has_stopped_its_workers(

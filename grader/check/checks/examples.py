@@ -127,9 +127,8 @@ def made_inputs(size: Size) -> dict[str, dict]:
     masked = np.where(above, -np.inf, fill(b + (t, t), 30.0)).astype(size.dtype)
     masked[..., -1, :] += size.dtype(1e3)  # a row far from 0: exp overflows unless shifted
     share_weights = np.where(above, 0.0, rng.random(b + (t, t)) ** 3 + 1e-3)
-    shares = (share_weights / share_weights.sum(axis=-1, keepdims=True)).astype(
-        size.dtype
-    )  # a softmax's output, rows sum to 1
+    # a softmax's output, rows sum to 1
+    shares = (share_weights / share_weights.sum(axis=-1, keepdims=True)).astype(size.dtype)
     x, head = fill(b + (t, size.c), 2.0), weights()
     many = {f"{name}{h}": w for h in range(2) for name, w in weights().items()}
     found = {

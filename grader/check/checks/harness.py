@@ -11,6 +11,8 @@ from grader import kit
 from grader.check.checks.printed import Printed
 from grader.check.checks.seen import SEEN
 from grader.check.checks.signatures import ARG_NAMES
+
+# noqa: F401  (narrower and largest_difference for grader try)
 from grader.check.checks.where import (
     float32_digits,
     largest_difference,
@@ -18,7 +20,7 @@ from grader.check.checks.where import (
     relation,
     swapped_shape,
     widened,
-)  # noqa: F401  (narrower and largest_difference for grader try)
+)
 from grader.exercises import BUILDS_ON, BY_NAME
 from grader.sandbox.errors import StudentError
 from grader.sandbox.handle import Outcome
@@ -26,6 +28,7 @@ from grader.sandbox.worker.codec import Foreign, encode
 
 SEED = 20240604  # the fixed Hypothesis seed of every check, printed with every report
 BUDGET = 200.0  # seconds for all the checks of one run, within batch's and nbgrader's own limits
+# later calls would fail the same way
 FATAL = {
     "not_started",
     "timeout",
@@ -34,11 +37,10 @@ FATAL = {
     "refused",
     "memory",
     "grader",
-}  # later calls would fail the same way
+}
 MODULE_WIDE = {"import", "refused"}
-EXAMPLE_BYTES = (
-    32 << 10
-)  # the encoded size an example may have to be kept for `grader try` (about 4,000 numbers)
+# the encoded size an example may have to be kept for `grader try` (about 4,000 numbers)
+EXAMPLE_BYTES = 32 << 10
 SHOWN_ENTRIES = 400  # a larger array is named by its shape and dtype: its numbers would not help
 SHOWN_LINES = 8  # an array printing more lines is summarised, so one failure's message stays short
 MESSAGE_LINES = 25  # a failure's message longer than this in full shows every array of several lines by its start
@@ -227,12 +229,10 @@ class Submission:
         )
         self.exercise, self.functions = exercise, BY_NAME[exercise].functions
         self.called: set[str] = set()  # the functions of this exercise the current check called
-        self.own_earlier: set[str] = (
-            set()
-        )  # earlier functions of this exercise (BUILDS_ON) the student's own stood under a call
-        self.standing_in: frozenset[str] = (
-            frozenset()
-        )  # functions of this exercise the reference serves everywhere, for a rerun
+        # earlier functions of this exercise (BUILDS_ON) the student's own stood under a call
+        self.own_earlier: set[str] = set()
+        # functions of this exercise the reference serves everywhere, for a rerun
+        self.standing_in: frozenset[str] = frozenset()
         self.failing: set[str] = set()  # the functions of this exercise a check so far has failed
         self.widened = ""  # the note on the current check's first call that made float32 input float64 (where.widened)
 
@@ -279,9 +279,8 @@ class Submission:
         if (earlier := BUILDS_ON.get(function)) and f"{module}.{earlier}" not in served:
             self.own_earlier.add(earlier)
         broken = self.workers.broken
-        own = (
-            (module, function, self.standing_in) if self.standing_in else (module, function)
-        )  # a rerun's own record
+        # a rerun's own record
+        own = (module, function, self.standing_in) if self.standing_in else (module, function)
         for key in (own, (module, None)):
             if key in broken:
                 raise Halt(broken[key], {}, function)

@@ -74,9 +74,8 @@ def run(check, submission: Submission) -> None:
                 said = f"  {function} may call your {earlier}, which fails a check of its own: if it does, fix {earlier} first."
                 raise noted(stopped, said) from None
             raise
-        unwritten = (
-            isinstance(stopped, Halt) and earlier not in submission.failing
-        )  # the stub is the checked function itself
+        # the stub is the checked function itself
+        unwritten = isinstance(stopped, Halt) and earlier not in submission.failing
         if unwritten or not passes_with_reference(check, submission, earlier):
             raise
         submission.failing.discard(function)
@@ -173,7 +172,6 @@ def counted(check, error, status: str, submission: Submission) -> dict[str, str]
     function = blamed(check, submission, stopped) if stopped is not None else None
     if function is None:  # the check cannot say which: against every function it judges
         return dict.fromkeys(functions, status)
-    cleared = getattr(
-        stopped, "cleared", None
-    )  # it passes with the reference's earlier function standing in
+    # it passes with the reference's earlier function standing in
+    cleared = getattr(stopped, "cleared", None)
     return ({cleared: "passed"} if cleared else {}) | {function: status}

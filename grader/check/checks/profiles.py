@@ -13,9 +13,10 @@ COMMON = dict(
     phases=(Phase.explicit, Phase.generate, Phase.shrink),  # no explain phase: it reruns many times
 )
 settings.register_profile("default", max_examples=30, **COMMON)  # a student's run
+# the kit's mutant matrix
 settings.register_profile(
     "quick", max_examples=15, **dict(COMMON, phases=(Phase.explicit, Phase.generate))
-)  # the kit's mutant matrix
+)
 settings.register_profile("thorough", parent=settings.get_profile("ci"), max_examples=300, **COMMON)
 
 # For a property the values hardly matter to (whether a function changes its inputs): fewer examples,

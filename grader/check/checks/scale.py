@@ -14,19 +14,15 @@ import numpy as np
 from grader.check.checks import replay
 from grader.check.checks.harness import CheckFailed
 
-BATCH, T, C, D, D_V = (
-    16,
-    141,
-    32,
-    32,
-    128,
-)  # replies per batch, positions, head input, query and value sizes
+# replies per batch, positions, head input, query and value sizes
+BATCH, T, C, D, D_V = (16, 141, 32, 32, 128)
 HEAD_BATCH = 2  # replies in a head's input: each crosses to the grader three times (scores, mask, softmax), and 16
 # would double the time of `grader check heads`; the worked examples hold the comparison's batch of 16
 VOCAB = 40  # the comparison's alphabet and boundary token: the width of its logits
 STEPS = (
     1000  # steps of the comparison's longest train call, the MLP's (the attention model's is 400)
 )
+# the attention model's
 PARAMS = {
     "emb": (VOCAB, 16),
     "w1": (128, 128),
@@ -38,7 +34,8 @@ PARAMS = {
     "w_q": (C, D),
     "w_k": (C, D),
     "w_v": (C, D_V),
-}  # the attention model's
+}
+# its gradients, in the order its loss_and_grads gives them
 GRADS = (
     "w2",
     "b2",
@@ -50,7 +47,7 @@ GRADS = (
     "w_v",
     "tok",
     "pos",
-)  # its gradients, in the order its loss_and_grads gives them
+)
 DTYPE = np.float32  # the attention model's parameters and gradients
 LR = 0.02  # the learning rate the comparison hands to train
 SAID = (
@@ -105,9 +102,8 @@ def at_scale(*make):
         inner = test.hypothesis.inner_test
 
         def check(submission):
-            replay.run(
-                test, submission
-            )  # Hypothesis' examples, replayed when a run before drew them
+            # Hypothesis' examples, replayed when a run before drew them
+            replay.run(test, submission)
             submission.printed.new_example()
             try:
                 with submission.workers.patient():
@@ -178,10 +174,8 @@ def as_compared() -> tuple[dict, dict]:
 def training_run() -> tuple:
     """The toy model's weights, STEPS + 2 batches of BATCH rows, STEPS and the comparison's lr."""
     params = {"w": values((C, 2), 0.3), "b": values((2,), 0.3)}
-    xs, ys = (
-        values((STEPS + 2, BATCH, C), 1.0, 1),
-        values((STEPS + 2, BATCH, 2), 1.0, 2),
-    )  # one draw each (2,004 took 0.06 s)
+    # one draw each (2,004 took 0.06 s)
+    xs, ys = (values((STEPS + 2, BATCH, C), 1.0, 1), values((STEPS + 2, BATCH, 2), 1.0, 2))
     return params, list(zip(xs, ys)), STEPS, LR
 
 

@@ -8,9 +8,8 @@ from hypothesis import seed
 
 def seeded(check, number: int):
     """The check, its Hypothesis test given this seed and told of each new example; a check that draws nothing as it is."""
-    test = getattr(
-        check, "drawn", check
-    )  # a check also run at the comparison's sizes wraps its drawn test
+    # a check also run at the comparison's sizes wraps its drawn test
+    test = getattr(check, "drawn", check)
     if hasattr(test, "hypothesis"):
         seed(number)(test)
         test.hypothesis.inner_test = each_example(test.hypothesis.inner_test)

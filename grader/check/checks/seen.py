@@ -51,6 +51,5 @@ class Seen:
         return found
 
 
-SEEN = (
-    Seen()
-)  # the checks of a run run one at a time, each after Submission.new_check(), which forgets
+# the checks of a run run one at a time, each after Submission.new_check(), which forgets
+SEEN = Seen()

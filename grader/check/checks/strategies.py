@@ -9,12 +9,10 @@ SEEDS = st.integers(0, 999)  # few enough to shrink fast, many enough with the s
 RATES = st.sampled_from((0.5, 0.1, 0.01))  # learning rates
 
 
-DIGITS = st.sampled_from(
-    (4, None)
-)  # four significant digits, so a counterexample reads well; or every digit
-SHIFTS = st.one_of(
-    st.integers(-(10**4), 10**4).map(float), st.floats(-1e4, 1e4)
-)  # whole numbers first, then any
+# four significant digits, so a counterexample reads well; or every digit
+DIGITS = st.sampled_from((4, None))
+# whole numbers first, then any
+SHIFTS = st.one_of(st.integers(-(10**4), 10**4).map(float), st.floats(-1e4, 1e4))
 
 
 def _filled(shape: tuple, seed: int, bound: float, digits: int | None) -> np.ndarray:

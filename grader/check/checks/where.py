@@ -106,9 +106,10 @@ def scaled_shares(got, expected, d: int | None) -> str | None:
     with np.errstate(all="ignore"):
         logs = [np.log(np.where(seen, s.astype(float), 1.0)) for s in (got, expected)]
         count = np.maximum(seen.sum(axis=-1, keepdims=True), 1)
+        # each row's log-shares
         centred = [
             np.where(seen, v - (v * seen).sum(axis=-1, keepdims=True) / count, 0.0) for v in logs
-        ]  # each row's log-shares
+        ]
         mine, right = centred
         factor = _factor(mine, right, {"rtol": 1e-4, "atol": 1e-6})
     if factor is None:
@@ -242,9 +243,10 @@ def float32_digits(got, expected, inputs: dict) -> str | None:
         finite = np.isfinite(expected) & np.isfinite(got) & (np.abs(expected) > 1e-6)
         if not finite.any() or (np.isfinite(expected) != np.isfinite(got)).any():
             return None
+        # against the largest entry
         worst = float(
             np.max(np.abs(got[finite] - expected[finite])) / np.max(np.abs(expected[finite]))
-        )  # against the largest entry
+        )
     if (
         not 3e-8 < worst < 1e-6
     ):  # float32's rounding is a few of its steps of 1.2e-7; a shrunk mistake often differs by more
@@ -280,9 +282,8 @@ def largest_difference(got: np.ndarray, expected: np.ndarray) -> str:
     index = tuple(int(i) for i in np.unravel_index(int(np.argmax(gap)), gap.shape))
     where = f" at index {index}" if index else ""
     with np.errstate(all="ignore"):
-        apart = gap > CLOSE["atol"] + CLOSE["rtol"] * np.abs(
-            expected.astype(float)
-        )  # beyond rounding
+        # beyond rounding
+        apart = gap > CLOSE["atol"] + CLOSE["rtol"] * np.abs(expected.astype(float))
     first = tuple(int(i) for i in np.argwhere(apart)[0]) if apart.any() else index
     also = (
         f" The first entry to differ is at index {first}: expected {str(expected[first])}, got {str(got[first])}."
@@ -306,9 +307,8 @@ def narrower(got, inputs: dict, expected=None) -> str | None:
     wide = max(widths, key=lambda d: d.itemsize)
     if got.dtype.itemsize >= wide.itemsize:
         return None
-    digits = round(
-        (np.finfo(got.dtype).nmant + 1) * np.log10(2)
-    )  # float32: 24 bits, about 7 significant digits
+    # float32: 24 bits, about 7 significant digits
+    digits = round((np.finfo(got.dtype).nmant + 1) * np.log10(2))
     keep = "the input's dtype" if which == "the input" else str(wide)
     return (
         f"  Your result is {got.dtype}, but {which} is {wide}: {got.dtype} keeps about {digits} significant digits, "

@@ -19,10 +19,8 @@ from grader.sandbox.worker.codec import pieces
 from grader.sandbox.worker.messages import not_written
 
 PATIENCE = 3.0  # times its limit a call at the comparison's sizes may take: Python loops there are slow, not hung
-REMEMBERED = (
-    "raised",
-    "bad_output",
-)  # failures a call gives again on the same arguments (the others stop its function)
+# failures a call gives again on the same arguments (the others stop its function)
+REMEMBERED = ("raised", "bad_output")
 MEMO_BYTES = 64 << 20  # the arguments and answers kept, at most
 
 # Functions of an exercise's own that some of its checks have the reference serve, in the full kit (a check of
@@ -127,10 +125,8 @@ class StudentCodePool:
 
     def _remember(self, key: bytes | None, size: int, what) -> None:
         if key is not None and self.memo_bytes + 2 * size <= MEMO_BYTES:
-            self.memo[key], self.memo_bytes = (
-                what,
-                self.memo_bytes + 2 * size,
-            )  # the answer is about as large as the call
+            # the answer is about as large as the call
+            self.memo[key], self.memo_bytes = (what, self.memo_bytes + 2 * size)
 
     def limit(self) -> float:
         """Seconds the next call may take: its own limit (longer at the comparison's sizes), or what is left of the run's budget."""

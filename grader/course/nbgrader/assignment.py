@@ -152,9 +152,8 @@ def export(
 
 def write_assignment(target: Path, assignment: str) -> None:
     """The stub modules in exercises/ and the notebook."""
-    write_stubs(
-        target / "exercises"
-    )  # made from the reference, whatever the kit's exercises/ holds
+    # made from the reference, whatever the kit's exercises/ holds
+    write_stubs(target / "exercises")
     (target / f"{assignment}.ipynb").write_text(notebook.dumps(assignment), encoding="utf-8")
 
 
@@ -219,9 +218,8 @@ def write_settings(course_dir: Path, assignment: str, chosen: Course = DEFAULT) 
     course_id, exchange = configured(course_dir)
     if exchange == defaults(course_dir, chosen)[1] and not Path(exchange).exists():
         Path(exchange).mkdir(parents=True)
-        Path(exchange).chmod(
-            0o1777
-        )  # nbgrader's exchange: writable by everyone, as nbgrader requires
+        # nbgrader's exchange: writable by everyone, as nbgrader requires
+        Path(exchange).chmod(0o1777)
     return course_id, exchange
 
 
@@ -230,11 +228,12 @@ def missing_lines(
 ) -> list[str]:
     """The blocks of settings that an existing config lacks, each judged by the line that matters."""
     blocks = course_settings(course_dir, chosen) + [settings(assignment)]
+    # the block's newest line
     needles = [
         "CourseDirectory.course_id",
         "grader.course.nbgrader.collect.KitExtractor",
         f"{{{assignment!r}:",
-    ]  # the block's newest line
+    ]
     return [block for block, needle in zip(blocks, needles) if needle not in text]
 
 

@@ -38,10 +38,8 @@ from grader.sandbox.isolation import APART
 from grader.style import commands_as
 
 KEY = "attention_by_hand"  # where the grading waits in nbconvert's resources, for WriteGrades
-LITTER = {
-    ".hypothesis",
-    "__pycache__",
-}  # never left in an autograded folder, so never in the feedback
+# never left in an autograded folder, so never in the feedback
+LITTER = {".hypothesis", "__pycache__"}
 
 
 def read_modules(submission: Path) -> dict[str, bytes]:
@@ -169,9 +167,8 @@ def grade(files) -> dict:
         folder.mkdir()
         for name, data in files.items():
             (folder / f"{name}.py").write_bytes(data)
-        set_hypothesis_home_dir(
-            Path(tmp) / ".hypothesis"
-        )  # nothing written beside nbgrader's course
+        # nothing written beside nbgrader's course
+        set_hypothesis_home_dir(Path(tmp) / ".hypothesis")
         try:
             report = run_checks(folder)
         finally:
@@ -254,13 +251,8 @@ def outputs(text: str, points: float) -> list:
     ]
 
 
-SAFE_OUTPUTS = {
-    "text/plain",
-    "text/latex",
-    "image/png",
-    "image/jpeg",
-    "application/json",
-}  # shown as text, or as an image's data
+# shown as text, or as an image's data
+SAFE_OUTPUTS = {"text/plain", "text/latex", "image/png", "image/jpeg", "application/json"}
 
 
 class SanitizeStudentHTML(Preprocessor):
@@ -273,9 +265,8 @@ class SanitizeStudentHTML(Preprocessor):
     its metadata, which the page writes into the image's tag, is dropped.
     """
 
-    enabled = Bool(
-        True
-    )  # nbconvert's preprocessors are off unless enabled, and nbgrader does not enable them
+    # nbconvert's preprocessors are off unless enabled, and nbgrader does not enable them
+    enabled = Bool(True)
 
     def preprocess_cell(self, cell, resources, cell_index):
         if cell.cell_type == "markdown":
@@ -317,16 +308,13 @@ class KitNotebookExporter(NotebookExporter):
     """nbgrader's reader of submitted notebooks, which puts the kit's notebook in place of one it cannot grade."""
 
     def from_file(self, file_stream, resources=None, **kw):
-        watching.watch(
-            self
-        )  # from the first notebook read: nbgrader's checks of the cells come before GradeModules
+        # from the first notebook read: nbgrader's checks of the cells come before GradeModules
+        watching.watch(self)
         try:
-            nb = nbformat.reads(
-                intake.notebook(file_stream), as_version=4
-            )  # its bytes and cells bounded before it is read
-            nbformat.validate(
-                nb, relax_add_props=True
-            )  # as nbconvert does after each step, which would stop the grading
+            # its bytes and cells bounded before it is read
+            nb = nbformat.reads(intake.notebook(file_stream), as_version=4)
+            # as nbconvert does after each step, which would stop the grading
+            nbformat.validate(nb, relax_add_props=True)
             why = changed_graded_cells(nb)
         except intake.Refused as refused:
             nb, why = None, f"it was not read: {refused}"

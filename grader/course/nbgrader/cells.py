@@ -115,9 +115,8 @@ def try_it(
             str(request_file),
             str(limit),
         )
-        output, finished, status = run(
-            command, limit + TRY_STARTUP
-        )  # what the student's code left running is ended with it
+        # what the student's code left running is ended with it
+        output, finished, status = run(command, limit + TRY_STARTUP)
     print(output, end="", flush=True)
     if not finished:
         print(

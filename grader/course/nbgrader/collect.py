@@ -23,14 +23,12 @@ from grader.course.nbgrader import notebook
 from grader.paths import MODULES
 from grader.sandbox import intake
 
-ARCHIVES = {
-    ".zip"
-}  # unpacked by the kit's extractor before collecting, each into a folder beside it
+# unpacked by the kit's extractor before collecting, each into a folder beside it
+ARCHIVES = {".zip"}
 MODULE_FILES = {f"{name}.py" for name in MODULES}
 NOTE_BYTES = 4 << 10  # a note the extractor left (its own words) is at most this long
-MOODLE_FOLDER = re.compile(
-    r"(?P<name>.+)_(?P<id>[^_/]+)_assign(?:submission|feedback)_\w*"
-)  # Moodle's download, as text
+# Moodle's download, as text
+MOODLE_FOLDER = re.compile(r"(?P<name>.+)_(?P<id>[^_/]+)_assign(?:submission|feedback)_\w*")
 
 
 class Escaped(logging.Filter):
@@ -232,9 +230,10 @@ class KitCollector(FileNameCollectorPlugin):
         root = self.extracted_root()
         names: dict[str, str] = {}
         tops = [Path(root)] if root is not None and os.path.isdir(root) else []
+        # a download's own folder
         tops += [
             p for top in tops for p in sorted(top.iterdir()) if p.is_dir() and not p.is_symlink()
-        ]  # a download's own folder
+        ]
         for top in tops:
             for entry in sorted(top.iterdir()):
                 match = MOODLE_FOLDER.fullmatch(entry.name)

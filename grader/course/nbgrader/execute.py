@@ -27,9 +27,8 @@ from grader.course.nbgrader.watching import command_line
 from grader.sandbox.tree import end_processes
 
 PR_SET_CHILD_SUBREAPER = 36
-CELL_OUTPUT = (
-    4 << 20
-)  # bytes of messages one cell may send (an honest plot: 100 KiB), counted as they arrive
+# bytes of messages one cell may send (an honest plot: 100 KiB), counted as they arrive
+CELL_OUTPUT = 4 << 20
 NOTEBOOK_OUTPUT = 16 << 20  # bytes of messages all the notebook's cells may send
 
 
@@ -41,9 +40,8 @@ class RunNotebook(Execute):
     ).tag(config=True)
 
     def __init__(self, **kwargs):
-        kwargs.setdefault(
-            "shutdown_kernel", "immediate"
-        )  # a hung kernel is killed at once, not waited for
+        # a hung kernel is killed at once, not waited for
+        kwargs.setdefault("shutdown_kernel", "immediate")
         super().__init__(**kwargs)
         self.stopped, self.began, self.folder, self.manager = "", 0.0, "", None
         self.flooded, self.cell_bytes, self.notebook_bytes = "", 0, 0

@@ -34,12 +34,10 @@ CHECKS_DIR = KIT_ROOT / "grader" / "check" / "checks"
 BOOT = GRADER_DIR / "sandbox" / "kernel_boot.py"  # the confined kernel's first lines
 TMP_BYTES = 256 << 20  # the kernel's /tmp, where bubblewrap can bound it
 LOG_KEPT = 2000  # characters of the kernel's own stderr shown when it fails
-KERNEL_MEMORY = (
-    3 << 29
-)  # address space of the kernel and of each process it starts (an honest kernel's peak: 0.72 GiB)
-MESSAGE_BYTES = (
-    16 << 20
-)  # the largest message nbgrader's process takes from the kernel (a larger one is dropped unread)
+# address space of the kernel and of each process it starts (an honest kernel's peak: 0.72 GiB)
+KERNEL_MEMORY = 3 << 29
+# the largest message nbgrader's process takes from the kernel (a larger one is dropped unread)
+MESSAGE_BYTES = 16 << 20
 MESSAGES_QUEUED = 16  # messages waiting in nbgrader's process to be read, at most, on each channel
 
 
@@ -232,9 +230,8 @@ class ConfinedKernelManager(AsyncKernelManager):
     def client(self, **kwargs):
         """The client nbgrader reads the kernel by, whose sockets take no message past MESSAGE_BYTES and queue few."""
         client = super().client(**kwargs)
-        client.context.setsockopt(
-            zmq.MAXMSGSIZE, MESSAGE_BYTES
-        )  # for every socket made from now on: its channels
+        # for every socket made from now on: its channels
+        client.context.setsockopt(zmq.MAXMSGSIZE, MESSAGE_BYTES)
         client.context.setsockopt(zmq.RCVHWM, MESSAGES_QUEUED)
         return client
 

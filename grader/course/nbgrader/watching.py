@@ -28,9 +28,8 @@ CHECKSUM = "Attribute '%s' for cell %s has changed! (should be: %s, got: %s)"  #
 KIT_CELLS = frozenset(f"test_{name}" for name in NAMES)
 SESSION_WARNING = r"Object of type <Submitted\w+> not in session"  # SQLAlchemy 2.1's, for each new submission: harmless
 _WATCHES: dict[int, "Watch"] = {}  # one per converter (an autograde run)
-warnings.filterwarnings(
-    "ignore", message=SESSION_WARNING
-)  # from import: the first submission's comes before any Watch
+# from import: the first submission's comes before any Watch
+warnings.filterwarnings("ignore", message=SESSION_WARNING)
 
 
 class Expected(logging.Filter):

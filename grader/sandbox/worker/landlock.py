@@ -16,9 +16,8 @@ PATH_BENEATH = 1
 EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1, 2, 4, 8
 MAKE_CHAR, MAKE_BLOCK = 1 << 7, 1 << 11
 REFER, TRUNCATE, IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
-FILE_RIGHTS = (
-    EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV
-)  # the rights a rule on a file (not a folder) may carry
+# the rights a rule on a file (not a folder) may carry
+FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV
 READ = EXECUTE | READ_FILE | READ_DIR
 TCP = 0b11  # LANDLOCK_ACCESS_NET_BIND_TCP | CONNECT_TCP
 SCOPES = 0b11  # LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | SIGNAL
@@ -96,8 +95,7 @@ def drop_capabilities() -> None:
         raise OSError(f"capset's number is not known on {os.uname().machine}")
     libc = ctypes.CDLL(None, use_errno=True)
     header = struct.pack("Ii", CAPABILITY_V3, 0)
-    data = bytes(
-        24
-    )  # two struct __user_cap_data_struct, all zero: no effective, permitted or inheritable capability
+    # two struct __user_cap_data_struct, all zero: no effective, permitted or inheritable capability
+    data = bytes(24)
     if libc.syscall(number, header, data) != 0:
         raise OSError(ctypes.get_errno(), "the worker's capabilities could not be dropped")

@@ -35,9 +35,8 @@ from grader.sandbox.worker.messages import (
 )
 from grader.sandbox.worker.session import Session
 
-NUMPY_ERRORS = (
-    np.geterr()
-)  # numpy's defaults, before any student code: warn on overflow, 0/0 and x/0
+# numpy's defaults, before any student code: warn on overflow, 0/0 and x/0
+NUMPY_ERRORS = np.geterr()
 
 
 class NoTerminal(Exception):
@@ -55,9 +54,8 @@ def main(landlocked: bool = False):
     session, sweep = None, False
     install()  # before pristine: the guarded __import__ is what each request gets back
     sys.breakpointhook = no_terminal
-    pristine = dict(
-        vars(builtins)
-    )  # restored after each request, so the worker's own code keeps working
+    # restored after each request, so the worker's own code keeps working
+    pristine = dict(vars(builtins))
     while (message := channel.read()) is not None:
         if message["op"] == "hello":  # the isolation probe's question: Python and numpy run here
             channel.end_of_call()
@@ -110,9 +108,8 @@ def handle(session, message):
             "message": f"your {module}.py has no function {function}: keep the name and signature from the stub.",
         }
     args = message["args"]
-    copies = as_sent(
-        args
-    )  # the large arrays as they came, so that those the call leaves alone need not go back
+    # the large arrays as they came, so that those the call leaves alone need not go back
+    copies = as_sent(args)
     start = time.perf_counter()
     try:
         with RecordWarnings() as caught:

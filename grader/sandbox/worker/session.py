@@ -78,9 +78,8 @@ class FallbackFinder(importlib.abc.MetaPathFinder):
 
     def __init__(self, fallbacks):
         self.fallbacks = fallbacks  # {qualified module name: {function name: stand-in}}
-        self.asked: set[str] = (
-            set()
-        )  # the qualified names of the modules the grader asked to import
+        # the qualified names of the modules the grader asked to import
+        self.asked: set[str] = set()
 
     def find_spec(self, name, path=None, target=None):
         if name not in self.fallbacks:

@@ -13,10 +13,8 @@ class LinearModel:
         """The loss on one batch, x (N, C) and y (N, O), and its gradient for every parameter."""
         err = x @ self.params["w"] + self.params["b"] - y  # (N, O)
         d_err = 2.0 * err / err.size  # (N, O)
-        return np.mean(err**2), {
-            "b": d_err.sum(axis=0),
-            "w": x.T @ d_err,
-        }  # in another order than params, as the comparison's models
+        # in another order than params, as the comparison's models
+        return np.mean(err**2), {"b": d_err.sum(axis=0), "w": x.T @ d_err}
 
 
 TAKEN = "batches.next"  # what a BatchFeed asks the grader for: the next (x, y) pair, which the grader counts

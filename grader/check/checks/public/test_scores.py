@@ -41,9 +41,10 @@ def test_ones_score_sqrt_d(submission, d):
             "// (floor division) in place of /: q·k divided by √d, then rounded down": d
             // np.sqrt(d),
         }
+        # named if every failure agrees
         mistake = [
             name for name, value in named.items() if d > 1 and np.allclose(got, value, rtol=1e-9)
-        ]  # named if every failure agrees
+        ]
         fail(
             f"A query and a key of {d} ones should score {d}/√{d} = √{d}.",
             {"q": q, "k": q},

@@ -28,12 +28,10 @@ from grader.check.checks.strategies import SHIFTS, softmax_inputs
 from grader.check.checks.unchanged import expect_unchanged
 
 EXERCISE = "softmax"
-FAR = st.sampled_from(
-    (0.0, -3e9, 3e9)
-)  # every score shifted: near 0, or far from it (the log-sum-exp way keeps 1e-6 up to about 1e10)
-LONE = st.sampled_from(
-    (1e300, -1e300, 1e39)
-)  # a row's one finite score, beyond float32's range (3.4e38)
+# every score shifted: near 0, or far from it (the log-sum-exp way keeps 1e-6 up to about 1e10)
+FAR = st.sampled_from((0.0, -3e9, 3e9))
+# a row's one finite score, beyond float32's range (3.4e38)
+LONE = st.sampled_from((1e300, -1e300, 1e39))
 
 
 def shares_of(submission, x):
@@ -95,9 +93,8 @@ def share(row: list[float], j: int) -> float:
     below = 0.0
     for score in row:
         gap = score - row[j]
-        below += (
-            math.exp(gap) if gap < 709 else math.inf
-        )  # a gap beyond exp's range: this entry's share is 0
+        # a gap beyond exp's range: this entry's share is 0
+        below += math.exp(gap) if gap < 709 else math.inf
     return 1.0 / below
 
 
@@ -108,9 +105,8 @@ def epsilon_below(x: np.ndarray, got: np.ndarray) -> str | None:
         added = (1.0 - sums) / tops  # what was added to each row's sum, were that the mistake
     far = np.unravel_index(int(np.argmax(np.abs(sums - 1.0))), sums.shape)
     row = [float(v) for v in x[far]]
-    right = np.array(
-        [share(row, j) for j in range(len(row))]
-    )  # the row that sums to the least, by the definition
+    # the row that sums to the least, by the definition
+    right = np.array([share(row, j) for j in range(len(row))])
     total = 1.0 / right.max()  # the row's sum once its maximum is subtracted
     for epsilon in (1e-12, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4):
         if np.allclose(added, epsilon, rtol=0.05, atol=0) and np.allclose(
@@ -142,9 +138,8 @@ def test_each_share_by_its_definition(submission, x, c, lone):
     """
     far = "" if c == 0 else f" for scores far from 0 (every drawn score shifted by {c:g})"
     last = np.where(np.isneginf(x[..., :1]), 0.0, x[..., :1]) + lone
-    alone = np.where(
-        np.arange(x.shape[-1]) == x.shape[-1] - 1, last, -np.inf
-    )  # one finite score a row, the last
+    # one finite score a row, the last
+    alone = np.where(np.arange(x.shape[-1]) == x.shape[-1] - 1, last, -np.inf)
     for y, said in (
         (x + c, far),
         (alone, f" for rows whose one finite score is far from 0 (about {lone:g})"),
@@ -201,9 +196,8 @@ def test_no_warnings_on_extreme_inputs(submission, x):
         "It should give none for any finite scores, however large, nor for rows with -inf entries"
     )
     expect_no_warnings(outcome, "softmax(x)", {"x": x}, rule, warning_advice)
-    shares_of(
-        submission, x
-    )  # the warnings are the worker's word (np.errstate silences them): the grader looks at the shares too
+    # the warnings are the worker's word (np.errstate silences them): the grader looks at the shares too
+    shares_of(submission, x)
 
 
 @judges("softmax")

@@ -40,10 +40,8 @@ EXERCISE = "training"
 HEAD_NAMES = ("d_out", "x", "w_q", "w_k", "w_v")
 GRAD_NAMES = ("d_x", "d_w_q", "d_w_k", "d_w_v")
 LATER = ALSO_SERVED["training"]  # the reference, in the full kit, where a check builds on them
-FLOAT32 = {
-    "rtol": 1e-5,
-    "atol": 1e-6,
-}  # float32 results: their rounding is about 6e-8 of each entry
+# float32 results: their rounding is about 6e-8 of each entry
+FLOAT32 = {"rtol": 1e-5, "atol": 1e-6}
 
 
 def whose() -> str:
@@ -112,9 +110,8 @@ def test_head_backward_finite_differences(submission, args):
     d_out, *point = args
     batch = point[0].ndim - 2
     x, w_q, w_k, w_v = moved(point)
-    w_q, w_k, w_v = (
-        w.reshape(w.shape[:1] + (1,) * batch + w.shape[1:]) for w in (w_q, w_k, w_v)
-    )  # broadcast over x's batch axes
+    # broadcast over x's batch axes
+    w_q, w_k, w_v = (w.reshape(w.shape[:1] + (1,) * batch + w.shape[1:]) for w in (w_q, w_k, w_v))
     slopes = central_differences(head_losses(submission, d_out, x, w_q, w_k, w_v), point)
     got = submission.call("training", "attention_head_backward", *args, reference=LATER).value
     inputs = dict(zip(HEAD_NAMES, args))
@@ -323,10 +320,8 @@ def test_inputs_unchanged(submission, args):
     before = copy.deepcopy(args)
     outcome = submission.call("training", "attention_head_backward", *args, reference=LATER)
     expect_unchanged(dict(zip(HEAD_NAMES, before)), outcome.args, "attention_head_backward")
-    params, grads = (
-        {"w": x.copy(), "b": x[..., 0].copy()},
-        {"b": np.sin(x[..., 0]), "w": x},
-    )  # grads in another order, as the comparison's
+    # grads in another order, as the comparison's
+    params, grads = ({"w": x.copy(), "b": x[..., 0].copy()}, {"b": np.sin(x[..., 0]), "w": x})
     before = copy.deepcopy(grads)
     outcome = submission.call("training", "sgd_step", params, grads, 0.1)
     expect_unchanged({"grads": before}, outcome.args[1:2], "sgd_step")
@@ -342,9 +337,8 @@ HUGE = 2.0**600  # beyond float32's range (3.4e38); a power of two scales float6
 def test_softmax_backward_is_linear_in_d_shares(submission, drawn):
     """softmax_backward(shares, 2**600 · d_shares) is 2**600 times softmax_backward(shares, d_shares): float64 throughout."""
     x, d_shares = drawn
-    shares = values_of(
-        submission, "softmax", "softmax", x, shape=x.shape
-    )  # the finite differences' calls, answered again
+    # the finite differences' calls, answered again
+    shares = values_of(submission, "softmax", "softmax", x, shape=x.shape)
     one = submission.call("training", "softmax_backward", shares, d_shares).value
     expect_array(
         one, x.shape, "softmax_backward(shares, d_shares)", {"shares": shares, "d_shares": d_shares}
