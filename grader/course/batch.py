@@ -18,6 +18,7 @@ from pathlib import Path
 
 import click
 
+from grader import outlet
 from grader.course import rows as rowing
 from grader.course import shards
 from grader.course.answering import NOTHING, Answering, Asked
@@ -68,9 +69,23 @@ def batch(
     todo, changed = plan(uploads, rows.all(), force, named)
     if shard:
         click.echo(f"Shard {shard}: {len(uploads)} of the {len(given)} uploads given.")
+        if elsewhere := sorted(named - {upload.key for upload in uploads}):
+            click.echo(elsewhere_said(elsewhere, shard), err=True)
     click.echo(planned(todo, changed, len(uploads), csv_file, jobs, force))
     return grade_all(
         todo, rows, Answering.start(csv_file, rows.all(), len(todo), asked), jobs, timeout
+    )
+
+
+def elsewhere_said(keys: list[str], shard: shards.Shard) -> str:
+    """That the --regrade uploads of other shares are not regraded here, and where they are."""
+    where = [
+        f"{outlet.name(key)} (shard {shards.share(key, shard.count)}/{shard.count})" for key in keys
+    ]
+    return (
+        f"Not regraded by shard {shard}, whose share they are not in: {', '.join(where[:10])}"
+        + (f" and {len(where) - 10} more" if len(where) > 10 else "")
+        + ". Pass --regrade to the shard named."
     )
 
 

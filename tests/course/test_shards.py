@@ -153,3 +153,14 @@ def test_the_guides_shards_then_merged_are_the_class_graded_at_once(
         "0.0",
     ]
     assert [r["student"] for r in timeless[0]] == sorted([*ones, *twos])
+
+
+def test_a_regrade_of_another_shards_upload_says_which_shard_grades_it(tmp_path, capsys):
+    other = tmp_path / "dee"  # in the second of two shares (the split is fixed: sha256 of the key)
+    shutil.copytree(SOLUTIONS_DIR, other, ignore=shutil.ignore_patterns("__pycache__"))
+    assert share("dee", 2) == 2
+    csv_file = tmp_path / "g.csv"
+    code = batches.batch([], jobs=1, csv_file=csv_file, regrade=[other], shard=Shard(1, 2))
+    said = capsys.readouterr().err
+    assert code == 0 and "Not regraded by shard 1/2" in said and "dee (shard 2/2)" in said
+    assert "Pass --regrade to the shard named." in said
