@@ -132,16 +132,21 @@ def nbgrader_missing() -> str | None:
     return None
 
 
+def nbgrader_env(course: Path) -> dict[str, str]:
+    """The environment nbgrader runs in: its interpreter's scripts first, Jupyter's config beside the course."""
+    env = dict(os.environ, PATH=f"{NBGRADER_PYTHON.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    env["JUPYTER_CONFIG_DIR"] = str(course.parent / "jupyter-config")
+    return env
+
+
 def nbgrader(course: Path, *args: str, timeout: float | None = None) -> tuple[int | None, float]:
     """Run an nbgrader command in the course with nbgrader's own interpreter; exit status (None if
     stopped at the timeout) and seconds taken."""
-    env = dict(os.environ, PATH=f"{NBGRADER_PYTHON.parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    env["JUPYTER_CONFIG_DIR"] = str(course.parent / "jupyter-config")
     start = time.perf_counter()
     process = subprocess.Popen(
         [str(NBGRADER_PYTHON), "-m", "nbgrader", *args],
         cwd=course,
-        env=env,
+        env=nbgrader_env(course),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,

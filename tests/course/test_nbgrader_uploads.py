@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from grader.exercises import NAMES
-from grader.paths import MODULES, SOLUTIONS_DIR
+from grader.paths import KIT_ROOT, MODULES, SOLUTIONS_DIR
 
 try:
     from nbgrader.api import Gradebook
@@ -40,6 +40,7 @@ NOTEBOOK = f"{ASSIGNMENT}.ipynb"
 LMS_PATTERN = (
     r".*?/[^/]+_(?P<student_id>\w+)_assignsubmission_file_/(?P<file_id>.+)"  # the README's
 )
+CANVAS_PATTERN = r".*?/[^/_]+_(?i:late_)?(?P<student_id>\d+)_\d+_(?P<file_id>.+)"  # the instructor guide's, for Canvas
 SHAPES = ("folder", "flat", "nonotebook")  # the three upload shapes of the issue
 # files a classmate's softmax (sorting before it); unpacks past the bounds; only a link
 ATTACKS = ("aaron", "bomb", "linker")
@@ -439,3 +440,45 @@ def test_grader_export_gives_every_uploader_one_row_with_the_id_and_name_moodle_
     assert rows["essay"]["total"] == "0.0" and rows["essay"]["reason"]
     for student in SHAPES:
         assert float(rows[student]["total"]) == float(course["batch"][student]["total"])
+
+
+def test_a_canvas_download_gives_every_uploader_the_id_and_name_canvas_gave(tmp_path):
+    assert f"'{CANVAS_PATTERN}'" in (KIT_ROOT / "docs" / "instructors.md").read_text(
+        encoding="utf-8"
+    )
+    course, env = tmp_path / "course", environment(tmp_path / "instructor")
+    course.mkdir()
+    run(course, None, "grader", "nbgrader", ".")
+    run(course, env, "nbgrader", "generate_assignment", ASSIGNMENT)
+    release = course / "release" / ASSIGNMENT
+    archive = course / "downloaded" / ASSIGNMENT / "archive" / "submissions.zip"
+    archive.parent.mkdir(parents=True)
+    folder = io.BytesIO()
+    with zipfile.ZipFile(folder, "w") as inner:
+        for file in sorted(release.rglob("*")):
+            inner.write(file, file.relative_to(release.parent))
+    with zipfile.ZipFile(
+        archive, "w"
+    ) as download:  # Canvas's: lastfirst_[LATE_]USER_ATTACHMENT_FILE
+        for name in MODULES:
+            download.write(release / "exercises" / f"{name}.py", f"lovelaceada_1001_5001_{name}.py")
+        download.write(release / NOTEBOOK, f"lovelaceada_1001_5002_{NOTEBOOK}")
+        download.writestr(f"hopperg_LATE_1002_5003_{ASSIGNMENT}.zip", folder.getvalue())
+    run(
+        course,
+        env,
+        "nbgrader",
+        "zip_collect",
+        ASSIGNMENT,
+        f"--FileNameCollectorPlugin.named_regexp={CANVAS_PATTERN}",
+    )
+    for student in ("1001", "1002"):
+        submitted = course / "submitted" / student / ASSIGNMENT
+        assert (submitted / NOTEBOOK).is_file() and (
+            submitted / "exercises" / "scores.py"
+        ).is_file()
+    out = tmp_path / "canvas.csv"
+    run(course, None, "grader", "export", "gradebook.db", "--to", "canvas", "--out", str(out))
+    with out.open(encoding="utf-8") as f:
+        rows = list(csv.reader(f))[2:]  # after the head and Points Possible
+    assert {row[1]: row[0] for row in rows} == {"1001": "lovelaceada", "1002": "hopperg"}

@@ -2,13 +2,24 @@
 
 import io
 import json
+import tempfile
+import zipfile
+from pathlib import Path, PurePosixPath
 
 import nbformat
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from grader.course.nbgrader import notebook
 from grader.course.nbgrader.autograde import KitNotebookExporter, changed_graded_cells
-from grader.course.nbgrader.collect import file_id, stand_in, what_was_uploaded
+from grader.course.nbgrader.collect import (
+    KitCollector,
+    download_name,
+    file_id,
+    stand_in,
+    what_was_uploaded,
+)
 from grader.course.rows import COLUMNS, row
 from grader.sandbox import intake
 
@@ -25,6 +36,74 @@ from grader.sandbox import intake
 )
 def test_the_collector_files_each_module_as_exercises_name(found, filed):
     assert file_id(found) == filed
+
+
+WORDS = st.lists(
+    st.text(st.characters(categories=["L"]), min_size=1, max_size=12), min_size=1, max_size=4
+)
+IDS = st.integers(1, 10**9).map(str)
+
+
+def named_as(file_name: str) -> tuple[str, tuple[str, str]] | None:
+    """download_name of a file (or, ending in '_', a folder) of this name at a download's top."""
+    with tempfile.TemporaryDirectory() as folder:
+        entry = Path(folder) / file_name
+        entry.mkdir() if file_name.endswith("_") else entry.write_bytes(b"")
+        return download_name(entry)
+
+
+@given(
+    WORDS,
+    IDS,
+    IDS,
+    st.sampled_from(["", "late_", "LATE_"]),
+    st.sampled_from(["scores.py", "work.zip", "my_notes_2.txt"]),
+)
+def test_canvass_file_names_give_the_user_id_and_lastfirst_as_the_last_name(
+    words, user, attachment, late, file
+):
+    lastfirst = "".join(
+        words
+    ).lower()  # Canvas's: the last name and the first run together, as one word
+    assert named_as(f"{lastfirst}_{late}{user}_{attachment}_{file}") == (user, ("", lastfirst))
+
+
+@given(WORDS, IDS)
+def test_moodles_folder_names_give_the_id_and_the_name_split_at_its_last_space(words, user):
+    expected = (" ".join(words[:-1]), words[-1]) if len(words) > 1 else (words[0], "")
+    assert named_as(f"{' '.join(words)}_{user}_assignsubmission_file_") == (user, expected)
+
+
+def test_a_name_a_download_does_not_give_is_none():
+    assert named_as("scores.py") is None and named_as("ada_assignsubmission_file_") is None
+
+
+def test_zip_collect_names_the_students_of_a_download_as_moodle_or_canvas_named_their_uploads(
+    tmp_path,
+):
+    work = io.BytesIO()
+    with zipfile.ZipFile(work, "w") as inner:
+        inner.writestr("exercises/scores.py", "")
+    download = tmp_path / "archive" / "submissions.zip"
+    download.parent.mkdir()
+    with zipfile.ZipFile(
+        download, "w"
+    ) as archive:  # both LMSs' shapes in one download, for brevity
+        archive.writestr("Ada King Lovelace_1001_assignsubmission_file_/exercises/scores.py", "")
+        archive.writestr("hopperg_2001_9001_scores.py", "")  # Canvas's flat files
+        archive.writestr("hopperg_2001_9002_attention-by-hand.ipynb", "{}")
+        archive.writestr(
+            "turingalan_LATE_2002_9003_work.zip", work.getvalue()
+        )  # unpacked beside it
+        archive.writestr("nobody_2003_9004_notes.txt", "")  # no student the pattern collected
+    intake.unpack(download, tmp_path / "extracted")
+    collector = KitCollector(named_regexp=".*", valid_ext=[".ipynb", ".py"])
+    collector.extracted_root = lambda: PurePosixPath(tmp_path / "extracted")
+    assert collector.named({"1001", "2001", "2002", "ada"}) == {
+        "1001": ("Ada King", "Lovelace"),
+        "2001": ("", "hopperg"),
+        "2002": ("", "turingalan"),
+    }
 
 
 def test_a_stand_in_notebook_says_what_the_upload_held():

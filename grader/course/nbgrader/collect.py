@@ -224,21 +224,21 @@ class KitCollector(FileNameCollectorPlugin):
                 error,
             )
 
-    def named(self, students: set[str]) -> dict[str, str]:
-        """Each student's name as Moodle's download names their top folder, `Full Name_ID_assignsubmission_file_`, in the
-        extracted download or in its archive's folder there."""
+    def named(self, students: set[str]) -> dict[str, tuple[str, str]]:
+        """Each student's (first, last) name as the download names their upload, in the extracted download or in its
+        archive's folder there (download_name)."""
         root = self.extracted_root()
-        names: dict[str, str] = {}
         tops = [Path(root)] if root is not None and os.path.isdir(root) else []
         # a download's own folder
         tops += [
             p for top in tops for p in sorted(top.iterdir()) if p.is_dir() and not p.is_symlink()
         ]
+        names: dict[str, tuple[str, str]] = {}
         for top in tops:
             for entry in sorted(top.iterdir()):
-                match = MOODLE_FOLDER.fullmatch(entry.name)
-                if match and match["id"] in students and entry.is_dir() and not entry.is_symlink():
-                    names.setdefault(match["id"], outlet.name(match["name"]))
+                found = download_name(entry)
+                if found and found[0] in students:
+                    names.setdefault(found[0], found[1])
         return names
 
     def record_names(self, students: set[str]) -> None:
@@ -250,19 +250,33 @@ class KitCollector(FileNameCollectorPlugin):
         if not names:
             return
         with Gradebook(self.parent.coursedir.db_url) as gradebook:
-            for student, name in names.items():
-                first, _, last = name.rpartition(" ")
+            for student, (first, last) in names.items():
+                given = {"first_name": first or None, "last_name": last or None}
                 try:
                     known = gradebook.find_student(student)
                 except MissingEntry:
-                    gradebook.add_student(
-                        student, first_name=first or last, last_name=last if first else None
-                    )
+                    gradebook.add_student(student, **given)
                     continue
                 if not (known.first_name or known.last_name):
-                    gradebook.update_or_create_student(
-                        student, first_name=first or last, last_name=last if first else None
-                    )
+                    gradebook.update_or_create_student(student, **given)
+
+
+def download_name(entry: Path) -> tuple[str, tuple[str, str]] | None:
+    """The student's id and (first, last) name an upload's top entry in an LMS download gives, or None.
+
+    Moodle's folder `Full Name_ID_assignsubmission_file_` gives the name split at its last space (one word: the first
+    name). Canvas's file `lastfirst_ID_ATTACHMENT_FILE` (`lastfirst_late_ID_...` when late; a zip of theirs unpacked
+    to a folder of that name) gives one word, the last name then the first run together: the last name, as Canvas
+    sorts by it. Names are escaped (outlet.name); a link is not read.
+    """
+    if entry.is_symlink():
+        return None
+    if entry.is_dir() and (moodle := MOODLE_FOLDER.fullmatch(entry.name)):
+        first, _, last = outlet.name(moodle["name"]).rpartition(" ")
+        return moodle["id"], (first or last, last if first else "")
+    if canvas := intake.CANVAS.fullmatch(os.fsencode(entry.name)):
+        return os.fsdecode(canvas["id"]), ("", outlet.name(canvas["name"]))
+    return None
 
 
 def what_was_uploaded(ids: set[str], refused: list[str]) -> str:
