@@ -1,6 +1,7 @@
 """Progress one can watch, measured: a class through `grader batch` and `nbgrader autograde`, each logging to a file.
 
 Usage: python3 bench/bench_progress.py [SIZE] [SEED] [EVERY]   (default 300, 0, and the kit's line a minute)
+With BENCH_KEEP=DIR in the environment, the class, the logs, the batch's CSV and the nbgrader course stay in DIR.
 
 The class is bench_shards.py's (tests/course/classroom.py's student generator), its last student handing in the
 reference byte for byte, which both runs must name among the notes gathered at the end. The batch runs at its
@@ -14,6 +15,7 @@ estimate's error; then the wall time, the load average before and after, and wha
 notes gathered, and for autograde the checksum warnings left in it (0 is right: they are the expected ones).
 """
 
+import contextlib
 import os
 import re
 import subprocess
@@ -166,8 +168,10 @@ def autograde(work: Path, folders: list[Path], every: float | None) -> list[str]
 def main(size: int, seed: int, every: float | None) -> int:
     print(f"load average at the start: {machine.load()} on {os.cpu_count()} cores", flush=True)
     ticks = machine.cpu_times()
-    with tempfile.TemporaryDirectory(prefix="bench-progress-") as scratch:
-        work = Path(scratch)
+    with contextlib.ExitStack() as kept:
+        work = Path(
+            os.environ.get("BENCH_KEEP") or kept.enter_context(tempfile.TemporaryDirectory())
+        )
         folders = [work / "class" / name for name in sorted(make_class(work / "class", size, seed))]
         for module in MODULES:  # the last student hands in the reference, byte for byte
             (folders[-1] / f"{module}.py").write_bytes(
