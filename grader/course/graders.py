@@ -28,6 +28,9 @@ from grader.sandbox.worker.frames import read_frame, write_frame
 
 REQUEST_CAP = 64 << 10  # bytes of a request: two paths
 OUTPUT_KEPT = 64 << 10  # bytes of a check's output sent back, from its end
+# requests one process grades before another takes over: what a run leaves in memory (caches of the checks'
+# libraries) stays bounded however large the class
+REQUESTS = 100
 REPLY_CAP = OUTPUT_KEPT * 6 + 4096  # the output as JSON escapes it (\uXXXX at most), and the status
 
 
@@ -40,6 +43,7 @@ class GradingProcess:
         self.pipe: FramedPipe | None = None
         self.lock = threading.Lock()  # stop() from another thread never races a start
         self.stopped = False
+        self.served = 0  # requests the running process has had
 
     def check(self, folder: Path, result: Path, timeout: float) -> tuple[int | None, str, bool]:
         """Grade a folder into its result file: (exit status, output, timed out), as a fresh `grader check` would give.
@@ -50,8 +54,11 @@ class GradingProcess:
         with self.lock:
             if self.stopped:
                 return None, "", False
+            if self.child is not None and self.served >= REQUESTS:
+                self.close()
             if self.child is None or self.child.ended:
                 self._start()
+            self.served += 1
             child, pipe = self.child, self.pipe
         assert child is not None and pipe is not None
         run, started = secrets.token_hex(8), time.time()
@@ -72,6 +79,7 @@ class GradingProcess:
     def _start(self) -> None:
         command = launcher.module("grader.course.graders", root=KIT_ROOT)
         self.child = launcher.Child(command, env=self.env, output="frames", scratch=True)
+        self.served = 0
         self.pipe = FramedPipe(self.child.process, REPLY_CAP, "grading")
 
     def stop(self) -> None:

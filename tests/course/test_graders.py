@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.course import graders
 from grader.course.graders import GradingProcess
 from grader.paths import SOLUTIONS_DIR
 from grader.sandbox import helper
@@ -80,3 +81,18 @@ def test_the_reference_helper_carries_no_request_s_mark(monkeypatch):
     env = helper._environment()
     assert RUN_VAR not in env and env[TOKEN_VAR] == "the-grading-process"
     assert env["OPENBLAS_NUM_THREADS"] == "1" and env.get("PATH") == os.environ.get("PATH")
+
+
+def test_a_process_hands_over_to_a_new_one_after_its_share_of_requests(
+    tmp_path, pristine, monkeypatch
+):
+    monkeypatch.setattr(graders, "REQUESTS", 2)
+    grading, pids = GradingProcess(), []
+    try:
+        for n in range(3):
+            code, _, _ = grading.check(pristine, tmp_path / f"{n}.json", 120)
+            assert code == 1 and total(tmp_path / f"{n}.json") == 0.0
+            pids.append(grading.child.pid)
+    finally:
+        grading.close()
+    assert pids[0] == pids[1] != pids[2]
