@@ -64,9 +64,10 @@ def expected(done: Work) -> tuple[float, float]:
 
 def grade(root: Path, work_dir: Path, names: list[str]) -> tuple[float, list[int]]:
     """Run the shards side by side, each with --jobs 1; (seconds until the last ends, their exit statuses). Prints the CPU
-    time their processes took, which the machine's other work does not stretch."""
+    time their processes took as the kernel counted it for those waited for (a process killed and reaped by another is
+    not), and the machine's busy CPU time meanwhile (all of it the shards' when nothing else ran)."""
     folders = [str(root / name) for name in names]
-    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    used, ticks = resource.getrusage(resource.RUSAGE_CHILDREN), machine.cpu_times()
     start = time.perf_counter()
     shards = []
     for number in range(1, SHARDS + 1):
@@ -92,8 +93,14 @@ def grade(root: Path, work_dir: Path, names: list[str]) -> tuple[float, list[int
     statuses = [shard.wait() for shard in shards]
     seconds, now = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime
+    busy, count = machine.busy_seconds(ticks, machine.cpu_times()), max(1, len(names))
     print(
-        f"CPU time of the shards' processes: {cpu:.0f} s, {cpu / max(1, len(names)):.2f} s per submission",
+        f"CPU time of the shards' processes waited for: {cpu:.0f} s, {cpu / count:.2f} s per submission"
+        + (
+            f"; the machine's busy CPU time: {busy:.0f} s, {busy / count:.2f} s per submission"
+            if busy
+            else ""
+        ),
         flush=True,
     )
     return seconds, statuses

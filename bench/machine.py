@@ -32,3 +32,12 @@ def stolen(before: list[int] | None, after: list[int] | None) -> str:
     total = sum(spent) or 1
     busy = total - spent[3] - spent[4] - spent[7]
     return f"of the machine's CPU time meanwhile: {100 * busy / total:.0f}% busy, {100 * spent[7] / total:.0f}% taken by the hypervisor (steal)"
+
+
+def busy_seconds(before: list[int] | None, after: list[int] | None) -> float | None:
+    """CPU seconds the machine spent busy between two readings, on all its cores (not steal): a run's own CPU time when
+    nothing else ran, counted whatever reaped its processes; None elsewhere."""
+    if before is None or after is None or len(before) < 8 or len(after) < 8:
+        return None
+    spent = [b - a for a, b in zip(before, after)]
+    return (sum(spent) - spent[3] - spent[4] - spent[7]) / os.sysconf("SC_CLK_TCK")
