@@ -172,11 +172,31 @@ def sgd_step(params, grads, lr) -> int:
     return cost
 
 
+def attention_head(x, w_q, w_k, w_v) -> int:
+    x = _array(x, "x", 2)
+    _nonempty(x.shape, 2, "x")
+    weights = {"w_q": w_q, "w_k": w_k, "w_v": w_v}
+    for name, weight in weights.items():
+        weights[name] = weight = _array(weight, name, 2)
+        if len(weight.shape) != 2 or weight.shape[0] != x.shape[-1] or 0 in weight.shape:
+            raise AskRefused(
+                f"{name} must be (C, width) with C = {x.shape[-1]}, the width of x's rows, not {weight.shape}"
+            )
+    if weights["w_q"].shape[1] != weights["w_k"].shape[1]:
+        raise AskRefused(
+            f"w_q and w_k must give the same width d, not {weights['w_q'].shape} and {weights['w_k'].shape}"
+        )
+    rows = math.prod(x.shape[:-1])  # positions in all of x's batch
+    widths = sum(weight.shape[1] for weight in weights.values())
+    return max(x.size + sum(w.size for w in weights.values()), rows * (x.shape[-2] + widths))
+
+
 CONTRACTS: dict[str, Any] = {
     "scores.attention_scores": attention_scores,
     "masking.causal_mask": causal_mask,
     "masking.apply_causal_mask": apply_causal_mask,
     "softmax.softmax": softmax,
+    "heads.attention_head": attention_head,
     "training.softmax_backward": softmax_backward,
     "training.sgd_step": sgd_step,
 }

@@ -99,3 +99,13 @@ def _solutions_import(node) -> int | None:
         ):
             names = [str(node.args[0].value)]
     return node.lineno if any(name.split(".")[0] == "solutions" for name in names) else None
+
+
+def imports_of(folder: Path, module: str) -> set[str]:
+    """The sibling modules a student module imports (`from .heads import ...`), read as the grader reads it; none when
+    it cannot be read or parsed (the worker says why when it is imported)."""
+    try:
+        tree = ast.parse(read_module(folder, module), filename=f"{module}.py")
+    except (NotRegular, SyntaxError, ValueError, RecursionError, MemoryError, OSError):
+        return set()
+    return {name for node in ast.walk(tree) for name in sibling_names(node)} & set(MODULES)

@@ -266,3 +266,43 @@ def test_points_follow_the_work(tmp_path):
             "apply_causal_mask": 10.0,
         }
     )
+
+
+def with_head_mistake(root: Path, training_calls_it: bool) -> Path:
+    """The reference with attention_head's mask left out; with training_calls_it, the backward pass redoes its forward
+    pass through the student's own attention_head, as some students write it."""
+    folder = root / "submission"
+    shutil.copytree(SOLUTIONS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    forward = "softmax(apply_causal_mask(attention_scores(q, k)))"
+    heads = (folder / "heads.py").read_text()
+    (folder / "heads.py").write_text(heads.replace(forward, "softmax(attention_scores(q, k))", 1))
+    if training_calls_it:
+        training = (folder / "training.py").read_text()
+        training = training.replace(
+            "from .softmax import softmax\n",
+            "from .heads import attention_head\nfrom .softmax import softmax\n",
+        )
+        (folder / "training.py").write_text(
+            training.replace(forward, "attention_head(x, w_q, w_k, w_v)[1]", 1)
+        )
+    return folder
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("training_calls_it", [False, True])
+def test_a_mistake_in_attention_head_costs_its_own_share_only(tmp_path, training_calls_it):
+    """multi_head_attention and a training.py that calls the student's attention_head pass with the reference one
+    standing in: the mistake is counted once, against attention_head, and said where it shows."""
+    report = run_checks(with_head_mistake(tmp_path, training_calls_it), ["heads", "training"])
+    heads, training = report.exercises
+    assert (
+        heads.functions["attention_head"]["points"]
+        < heads.functions["attention_head"]["max_points"]
+    )
+    assert heads.functions["multi_head_attention"]["points"] == BY_NAME["heads"].share(
+        "multi_head_attention"
+    )
+    assert training.points == BY_NAME["training"].points
+    said = [c.message for c in training.checks if c.status != "passed"]
+    assert all("comes from your heads.py, which your training.py imports" in m for m in said)
+    assert bool(said) == training_calls_it

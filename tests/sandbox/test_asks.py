@@ -56,6 +56,14 @@ REFUSED = {
         ({"w": np.zeros(1)}, {"w": np.zeros(3)}, 0.1),
     ),
     "too many arguments": ("softmax.softmax", (np.zeros(3), np.zeros(3))),
+    "head weights for rows of another width": (
+        "heads.attention_head",
+        (np.zeros((4, 3)), np.zeros((5, 2)), np.zeros((5, 2)), np.zeros((5, 2))),
+    ),
+    "query and key weights of other widths": (
+        "heads.attention_head",
+        (np.zeros((4, 3)), np.zeros((3, 2)), np.zeros((3, 5)), np.zeros((3, 2))),
+    ),
     "shares and gradients of other widths": (
         "training.softmax_backward",
         (np.zeros((2, 3)), np.zeros((2, 4))),
@@ -77,6 +85,7 @@ def test_the_comparisons_own_calls_are_within_the_budget():
         "masking.causal_mask": (scale.T,),
         "masking.apply_causal_mask": (scale.scores(),),
         "softmax.softmax": (scale.masked(),),
+        "heads.attention_head": scale.head(),
         "training.softmax_backward": scale.softmax_grads(),
         "training.sgd_step": (params, grads, lr),
     }

@@ -12,7 +12,10 @@ A check fails against the function it judges; one that judges several, against t
 last; one that stopped in a call, against the function called. In the full kit a function that
 may call an earlier one of its exercise (grader.exercises.BUILDS_ON) is checked again, once, with
 the reference of that earlier one standing in for the student's own when a check of it fails: if it
-passes then, the failure is the earlier function's, and the message says so. The student's kit has
+passes then, the failure is the earlier function's, and the message says so. So is a check of an
+exercise whose student module imports an earlier exercise it is not graded with (a training.py whose
+backward pass calls the student's attention_head): checked again with that exercise's reference
+standing in, it passes its function and counts against none of this exercise's. The student's kit has
 no reference; there the message says when the earlier function fails a check of its own.
 """
 
@@ -20,8 +23,9 @@ from dataclasses import dataclass
 
 from grader.check.checks.harness import CheckFailed, Halt, Submission
 from grader.check.checks.printed import Printed
-from grader.exercises import BUILDS_ON
+from grader.exercises import BUILDS_ON, BY_NAME, NAMES
 from grader.sandbox.errors import StudentError
+from grader.sandbox.guard import imports_of
 
 ROLES = ("work", "defining", "guard")
 
@@ -73,10 +77,17 @@ def run(check, submission: Submission) -> None:
             ):  # the student's kit: no reference to try
                 said = f"  {function} may call your {earlier}, which fails a check of its own: if it does, fix {earlier} first."
                 raise noted(stopped, said) from None
+            if function and (other := other_exercise(check, submission)):
+                said = (
+                    f"{stopped}\n  The failure comes from your {other}.py, which your {submission.exercise}.py "
+                    f"imports. With the reference {other} standing in for yours, {function} passes this check."
+                )
+                raise noted(stopped, said, other, cleared=function) from None
             raise
         # the stub is the checked function itself
         unwritten = isinstance(stopped, Halt) and earlier not in submission.failing
-        if unwritten or not passes_with_reference(check, submission, earlier):
+        standing_in = frozenset({f"{submission.exercise}.{earlier}"})
+        if unwritten or not passes_with_reference(check, submission, standing_in):
             raise
         submission.failing.discard(function)
         submission.failing.add(earlier)
@@ -90,16 +101,35 @@ def run(check, submission: Submission) -> None:
         raise noted(stopped, said, earlier, cleared=function) from None
 
 
-def passes_with_reference(check, submission: Submission, earlier: str) -> bool:
-    """Whether the check passes with the reference's earlier function serving every call of it (the full kit only).
+def other_exercise(check, submission: Submission) -> str | None:
+    """An earlier exercise the student's module imports though this one is not graded with its reference (heads, in a
+    training.py whose backward pass calls attention_head), with whose reference standing in the check passes; else None.
+
+    The full kit only: its functions serve every call of them in one more run of the check.
+    """
+    if not submission.with_reference:
+        return None
+    earlier = NAMES[: NAMES.index(submission.exercise)]
+    imported = imports_of(submission.workers.folder, submission.exercise)
+    for other in (
+        name
+        for name in earlier
+        if name in imported and name not in BY_NAME[submission.exercise].uses
+    ):
+        functions = frozenset(f"{other}.{function}" for function in BY_NAME[other].functions)
+        if passes_with_reference(check, submission, functions):
+            return other
+    return None
+
+
+def passes_with_reference(check, submission: Submission, standing_in: frozenset[str]) -> bool:
+    """Whether the check passes with the reference of these functions ("module.function") serving every call of them
+    (the full kit only).
 
     What the first run left for the verdict (the last call, what was printed) is kept.
     """
     kept = submission.printed, submission.last, submission.called
-    submission.printed, submission.standing_in = (
-        Printed(),
-        frozenset({f"{submission.exercise}.{earlier}"}),
-    )
+    submission.printed, submission.standing_in = Printed(), standing_in
     try:
         check(submission)
     except (Exception, Halt):  # noqa: BLE001  (it fails with the reference as well: the failure is the function's own)
@@ -174,4 +204,8 @@ def counted(check, error, status: str, submission: Submission) -> dict[str, str]
         return dict.fromkeys(functions, status)
     # it passes with the reference's earlier function standing in
     cleared = getattr(stopped, "cleared", None)
+    if (
+        cleared and stopped.blame not in submission.functions
+    ):  # another exercise's fault: none of this one's
+        return {cleared: "passed"}
     return ({cleared: "passed"} if cleared else {}) | {function: status}
