@@ -204,8 +204,6 @@ def counted(check, error, status: str, submission: Submission) -> dict[str, str]
         return dict.fromkeys(functions, status)
     # it passes with the reference's earlier function standing in
     cleared = getattr(stopped, "cleared", None)
-    if (
-        cleared and stopped.blame not in submission.functions
-    ):  # another exercise's fault: none of this one's
-        return {cleared: "passed"}
+    if cleared and getattr(stopped, "blame", None) not in submission.functions:
+        return {cleared: "passed"}  # another exercise's fault: none of this one's
     return ({cleared: "passed"} if cleared else {}) | {function: status}
