@@ -7,6 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from grader.course import graders
 from grader.course.graders import GradingProcess
@@ -96,3 +98,10 @@ def test_a_process_hands_over_to_a_new_one_after_its_share_of_requests(
     finally:
         grading.close()
     assert pids[0] == pids[1] != pids[2]
+
+
+@given(st.characters(codec="utf-8") | st.characters(max_codepoint=0x1F))
+def test_the_longest_output_of_any_character_fits_in_a_reply(character):
+    """A reply carries the last OUTPUT_KEPT characters of what a check printed, however JSON escapes them."""
+    reply = json.dumps({"code": 1, "output": character * graders.OUTPUT_KEPT}).encode()
+    assert len(reply) <= graders.REPLY_CAP
