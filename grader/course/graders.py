@@ -31,7 +31,8 @@ OUTPUT_KEPT = 64 << 10  # bytes of a check's output sent back, from its end
 # requests one process grades before another takes over: what a run leaves in memory (caches of the checks'
 # libraries) stays bounded however large the class
 REQUESTS = 100
-REPLY_CAP = OUTPUT_KEPT * 12 + 4096  # the output as JSON escapes it (two \uXXXX for a character past U+FFFF)
+# the output as JSON escapes it (two \uXXXX for a character past U+FFFF), and the status
+REPLY_CAP = OUTPUT_KEPT * 12 + 4096
 
 
 class GradingProcess:

@@ -68,9 +68,9 @@ def test_a_process_killed_mid_request_gives_no_result_and_the_next_request_a_new
 def test_a_request_past_its_time_ends_the_process_and_all_it_started(tmp_path):
     grading = GradingProcess()
     try:
-        code, _, timed_out = grading.check(folder_of(tmp_path, "a"), tmp_path / "a.json", 0.5)
+        _, _, timed_out = grading.check(folder_of(tmp_path, "a"), tmp_path / "a.json", 0.5)
         token = grading.child.token
-        assert timed_out and (code is None or code < 0)
+        assert timed_out  # its status is whoever reaps it first (psutil's wait, or Popen's)
         assert marked(f"{TOKEN_VAR}={token}") == [] and marked(f"{RUN_VAR}={token}") == []
     finally:
         grading.close()
