@@ -79,7 +79,13 @@ def test_no_link_is_followed_and_no_upload_holds_anothers_bytes(tmp_path, studen
 
 
 @FILES
-@given(st.lists(any_name, min_size=1, max_size=6, unique=True), st.data())
+# a folder named exercises is a kit's, its student named by the folder above (`grader batch ada/exercises`)
+@given(
+    st.lists(
+        any_name.filter(lambda name: name != b"exercises"), min_size=1, max_size=6, unique=True
+    ),
+    st.data(),
+)
 def test_every_top_level_entry_is_one_upload_named_one_to_one(tmp_path, names, data):
     root = fresh(tmp_path, "example")
     for name in names:
@@ -97,6 +103,13 @@ def test_every_top_level_entry_is_one_upload_named_one_to_one(tmp_path, names, d
         assert submission.problem or submission.where == "exercises/"
         # an empty upload: 0 and why
         assert not submission.problem or "Upload your five files" in submission.problem
+
+
+def test_a_folder_named_exercises_is_its_students_kit_folder(tmp_path):
+    lay(tmp_path / "class", {b"ada": honest(b"ada"), b"bob": honest(b"bob")})
+    found = intake.uploads([tmp_path / "class" / "ada" / "exercises", tmp_path / "class" / "bob"])
+    assert [upload.key for upload in found] == ["ada", "bob"]
+    assert len(intake.take(found[0]).modules) == len(intake.MODULE_FILES)
 
 
 @FILES
