@@ -24,20 +24,28 @@ def cpu_times() -> list[int] | None:
         return None
 
 
+def _spent(before: list[int] | None, after: list[int] | None) -> list[int] | None:
+    """Ticks spent in each of Linux's columns between two readings; None when either is missing."""
+    if before is None or after is None or len(before) < 8 or len(after) < 8:
+        return None
+    return [b - a for a, b in zip(before, after)]
+
+
+def _busy(spent: list[int]) -> int:
+    """The busy ticks: all but idle, iowait and steal."""
+    return sum(spent) - spent[3] - spent[4] - spent[7]
+
+
 def stolen(before: list[int] | None, after: list[int] | None) -> str:
     """A line on the share of the machine's CPU time between two readings that the hypervisor took (steal) and that was busy."""
-    if before is None or after is None or len(before) < 8 or len(after) < 8:
+    if (spent := _spent(before, after)) is None:
         return "CPU time taken by a hypervisor: not known on this OS"
-    spent = [b - a for a, b in zip(before, after)]
     total = sum(spent) or 1
-    busy = total - spent[3] - spent[4] - spent[7]
-    return f"of the machine's CPU time meanwhile: {100 * busy / total:.0f}% busy, {100 * spent[7] / total:.0f}% taken by the hypervisor (steal)"
+    return f"of the machine's CPU time meanwhile: {100 * _busy(spent) / total:.0f}% busy, {100 * spent[7] / total:.0f}% taken by the hypervisor (steal)"
 
 
 def busy_seconds(before: list[int] | None, after: list[int] | None) -> float | None:
     """CPU seconds the machine spent busy between two readings, on all its cores (not steal): a run's own CPU time when
     nothing else ran, counted whatever reaped its processes; None elsewhere."""
-    if before is None or after is None or len(before) < 8 or len(after) < 8:
-        return None
-    spent = [b - a for a, b in zip(before, after)]
-    return (sum(spent) - spent[3] - spent[4] - spent[7]) / os.sysconf("SC_CLK_TCK")
+    spent = _spent(before, after)
+    return None if spent is None else _busy(spent) / os.sysconf("SC_CLK_TCK")
