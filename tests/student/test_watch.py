@@ -403,11 +403,18 @@ def test_ctrl_c_while_a_check_is_ended_stops_the_watch_once_it_is_ended(submissi
 
 
 def ready_workers(scratch: Path) -> None:
-    """Wait until the job kept ready has started its workers (their rooms are in the temporary folder)."""
-    deadline = time.monotonic() + allowed(30)
-    while len(rooms(scratch)) < 2:
-        assert time.monotonic() < deadline, "the job kept ready never started its workers"
-        time.sleep(0.1)
+    """Wait until the job kept ready has probed the confinement: its folder is the only job's, a worker's room was
+    seen in it (the probe's worker), and that room is gone again. Seen rooms are remembered, as a probe's lasts a
+    moment; which job it was matters to no assertion, only that the save usually meets a job that is ready."""
+    deadline, probed = time.monotonic() + allowed(30), set()
+    while True:
+        now = rooms(scratch)
+        probed.update(room.parent.name for room in now)
+        jobs = {path.name for path in scratch.glob("grader-child-*")}
+        if len(jobs) == 1 and jobs <= probed and not now:
+            return
+        assert time.monotonic() < deadline, f"the job kept ready never probed the confinement: {jobs}, {probed}"
+        time.sleep(0.02)
 
 
 def rooms(scratch: Path) -> list:
