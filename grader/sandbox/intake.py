@@ -70,6 +70,8 @@ MOODLE = re.compile(rb"(?P<name>.+)_(?P<id>\d+)_assign(?:submission|feedback)_\w
 CANVAS = re.compile(
     rb"(?P<name>[^_/]+)_(?:late_)?(?P<id>\d+)_(?P<attachment>\d+)_(?P<file>.+)", re.IGNORECASE
 )
+# Canvas numbers a file resubmitted under the same name: scores.py, then scores-1.py, scores-2.py
+RESUBMITTED = re.compile(rb"(?P<stem>[^/]+)-\d+\.py")
 
 
 BOUNDS = Bounds(
@@ -174,13 +176,19 @@ def _top(path: Path) -> tuple[Path, bytes, Parts, tuple[str, str]]:
         return (
             path.parent,
             key,
-            (canvas["file"],),
+            (module_named(canvas["file"]),),
             (outlet.name(canvas["id"]), outlet.name(canvas["name"])),
         )
     key = raw[:-4] if is_file and is_zip(raw) else os.fsencode(base.name)
     if moodle := MOODLE.fullmatch(key):  # Moodle's folder: Full Name_ID_assignsubmission_file_
         return base.parent, key, (), (outlet.name(moodle["id"]), outlet.name(moodle["name"]))
     return base.parent, key, (), ("", "")
+
+
+def module_named(file: bytes) -> bytes:
+    """A Canvas file's name as the student gave it: `scores-1.py`, a resubmitted scores.py, is scores.py again."""
+    again = RESUBMITTED.fullmatch(file)
+    return again["stem"] + b".py" if again and again["stem"] + b".py" in _MODULE_OF else file
 
 
 def take(upload: Upload, bounds: Bounds = BOUNDS) -> Submission:

@@ -14,7 +14,6 @@ from traitlets.config import Config
 
 from grader.course.nbgrader import execute
 from grader.course.nbgrader.autograde import Unreadable, grade, outputs, read_modules
-from grader.course.nbgrader.collect import file_id
 from grader.course.nbgrader.execute import RunNotebook, tidy
 from grader.course.nbgrader.kernel import KERNEL_MEMORY, bwrap_problem
 from grader.course.stubs import write_stubs
@@ -236,17 +235,3 @@ def test_tidy_leaves_no_litter_and_no_link(tmp_path):
     assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")) == sorted(
         ["exercises"] + [f"exercises/{name}.py" for name in ("__init__",) + MODULES]
     )
-
-
-@pytest.mark.parametrize(
-    "found, expected",
-    [
-        ("exercises/scores.py", "exercises/scores.py"),
-        ("attention-by-hand/attention-by-hand/exercises/scores.py", "exercises/scores.py"),
-        ("attention-by-hand/attention-by-hand.ipynb", "attention-by-hand.ipynb"),
-        ("attention-by-hand.ipynb", "attention-by-hand.ipynb"),
-        ("notes/helper.py", "notes/helper.py"),
-    ],
-)
-def test_zip_collect_files_a_students_files_from_exercises_on(found, expected):
-    assert file_id(found) == expected

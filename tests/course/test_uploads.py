@@ -21,6 +21,7 @@ from grader.course.nbgrader.collect import (
     what_was_uploaded,
 )
 from grader.course.rows import COLUMNS, row
+from grader.paths import MODULES
 from grader.sandbox import intake
 
 
@@ -30,12 +31,20 @@ from grader.sandbox import intake
         ("scores.py", "exercises/scores.py"),  # flat upload
         ("mine/attention-by-hand/exercises/heads.py", "exercises/heads.py"),  # a zip of the folder
         ("week4/training.py", "exercises/training.py"),  # in a folder of the student's own
+        ("attention-by-hand/attention-by-hand/exercises/scores.py", "exercises/scores.py"),
         ("attention-by-hand/attention-by-hand.ipynb", "attention-by-hand.ipynb"),
         ("notes.py", "notes.py"),  # not a module of the kit: left where it is
     ],
 )
 def test_the_collector_files_each_module_as_exercises_name(found, filed):
     assert file_id(found) == filed
+
+
+@given(st.sampled_from(MODULES + ("notes", "attention-by-hand")), st.integers(1, 10**6))
+def test_a_module_canvas_numbered_on_resubmission_is_filed_as_the_module(stem, count):
+    """Canvas names a file resubmitted under the same name scores-1.py, scores-2.py: still the student's scores.py."""
+    filed = f"exercises/{stem}.py" if stem in MODULES else f"{stem}-{count}.py"
+    assert file_id(f"{stem}-{count}.py") == filed
 
 
 WORDS = st.lists(

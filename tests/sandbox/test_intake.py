@@ -6,6 +6,7 @@ import io
 import json
 import os
 import shutil
+import tempfile
 import tracemalloc
 import zipfile
 from pathlib import Path
@@ -343,3 +344,19 @@ def test_canvass_files_of_one_student_are_one_upload_named_by_them(tmp_path):
         and intake.take(asmith).where == "work/exercises/"
     )
     assert (asmith.key, asmith.student_id) == ("asmith_222", "222")
+
+
+@given(st.lists(st.integers(0, 99), min_size=5, max_size=5), st.sampled_from([b"notes", b"score"]))
+def test_a_canvas_file_numbered_on_resubmission_is_the_module_it_was(counts, other):
+    """Canvas numbers a file resubmitted under the same name (scores-1.py): it is still the student's scores.py.
+    A name that is not a module's, numbered so, is left as it is."""
+    with tempfile.TemporaryDirectory() as folder:
+        files = {
+            f"jdoe_12345_{67890 + n}_{name[:-3]}{f'-{count}' if count else ''}.py".encode(): mark(b"jdoe")
+            for n, (name, count) in enumerate(zip(intake.MODULE_FILES, counts))
+        }
+        lay(Path(folder), files | {b"jdoe_12345_1_" + other + b"-1.py": b""})
+        (jdoe,) = intake.uploads(sorted(Path(folder).iterdir()))
+        taken = intake.take(jdoe)
+        assert sorted(taken.modules) == sorted(intake.MODULE_FILES) and not taken.problem
+        assert other + b"-1.py" in [source.at[0] for source in jdoe.sources]

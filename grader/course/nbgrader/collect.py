@@ -302,13 +302,14 @@ def stand_in(assignment: str, why: str, unpacked: bool = True) -> str:
 
 
 def file_id(found: str) -> str:
-    """exercises/NAME.py from the last exercises/ folder of the path, a module uploaded loose, a notebook's bare name, or the path."""
+    """exercises/NAME.py from the last exercises/ folder of the path or a module uploaded loose; a notebook's bare name, or the path."""
     parts = PurePosixPath(found.replace("\\", "/")).parts
     if "exercises" in parts[:-1]:
         last = len(parts) - 1 - parts[::-1].index("exercises")
         return "/".join(parts[last:])
-    if parts and parts[-1] in MODULE_FILES:
-        return f"exercises/{parts[-1]}"
+    # a loose module, perhaps as Canvas numbers a resubmitted one (scores-1.py)
+    if parts and (module := os.fsdecode(intake.module_named(os.fsencode(parts[-1])))) in MODULE_FILES:
+        return f"exercises/{module}"
     if parts and parts[-1].endswith(".ipynb"):
         return parts[-1]
     return found
