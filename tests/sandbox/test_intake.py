@@ -351,9 +351,13 @@ def test_a_canvas_file_numbered_on_resubmission_is_the_module_it_was(counts, oth
     """Canvas numbers a file resubmitted under the same name (scores-1.py): it is still the student's scores.py.
     A name that is not a module's, numbered so, is left as it is."""
     with tempfile.TemporaryDirectory() as folder:
+        numbered = [
+            name[:-3] + (f"-{count}.py" if count else ".py")
+            for name, count in zip(intake.MODULE_FILES, counts)
+        ]
         files = {
-            f"jdoe_12345_{67890 + n}_{name[:-3]}{f'-{count}' if count else ''}.py".encode(): mark(b"jdoe")
-            for n, (name, count) in enumerate(zip(intake.MODULE_FILES, counts))
+            f"jdoe_12345_{67890 + n}_{name}".encode(): mark(b"jdoe")
+            for n, name in enumerate(numbered)
         }
         lay(Path(folder), files | {b"jdoe_12345_1_" + other + b"-1.py": b""})
         (jdoe,) = intake.uploads(sorted(Path(folder).iterdir()))

@@ -413,7 +413,9 @@ def ready_workers(scratch: Path) -> None:
         jobs = {path.name for path in scratch.glob("grader-child-*")}
         if len(jobs) == 1 and jobs <= probed and not now:
             return
-        assert time.monotonic() < deadline, f"the job kept ready never probed the confinement: {jobs}, {probed}"
+        assert time.monotonic() < deadline, (
+            f"the job kept ready never probed the confinement: {jobs}, {probed}"
+        )
         time.sleep(0.02)
 
 

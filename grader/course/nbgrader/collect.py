@@ -308,7 +308,8 @@ def file_id(found: str) -> str:
         last = len(parts) - 1 - parts[::-1].index("exercises")
         return "/".join(parts[last:])
     # a loose module, perhaps as Canvas numbers a resubmitted one (scores-1.py)
-    if parts and (module := os.fsdecode(intake.module_named(os.fsencode(parts[-1])))) in MODULE_FILES:
+    module = os.fsdecode(intake.module_named(os.fsencode(parts[-1]))) if parts else ""
+    if module in MODULE_FILES:
         return f"exercises/{module}"
     if parts and parts[-1].endswith(".ipynb"):
         return parts[-1]
