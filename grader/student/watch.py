@@ -23,6 +23,8 @@ from grader.style import colour_on, mark, paint, shown_command
 POLL = 0.05  # seconds between looks at the files (five stat calls each)
 SETTLE = 0.03  # seconds a changed file is left before it is read: an editor may write a file in two steps
 SHOWN_FAILURES = 3
+# what ends a watch: Ctrl-C, a kill, a terminal closed (where the OS has these)
+STOPS = [getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)]
 # every mark the screen uses, by status
 LEGEND = {
     "passed": "passes",
@@ -40,19 +42,25 @@ def watch(exercise: str | None = None, submission: Path | None = None) -> int:
     if folder is None:
         return 2
     watcher = Watcher(folder, exercise)
-    # not when ignored, as in a shell's background job
-    ours = signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    if ours:
-        signal.signal(signal.SIGINT, watcher.ctrl_c)
+    # Ctrl-C, and a closed terminal or a kill, end the watch alike, its jobs and their folders with it;
+    # a signal already taken (ignored, as in a shell's background job) is left so
+    before = {stop: signal.getsignal(stop) for stop in STOPS}
+    ours = [
+        stop for stop, now in before.items() if now in (signal.default_int_handler, signal.SIG_DFL)
+    ]
+    for stop in ours:
+        signal.signal(stop, watcher.ctrl_c)
     try:
         watcher.run()
     except KeyboardInterrupt:
-        click.echo(
-            f"\nStopped watching. Your progress is saved: {shown_command('status', *submission_args(folder, False))} shows it."
-        )
+        said = f"Your progress is saved: {shown_command('status', *submission_args(folder, False))} shows it."
+        try:
+            click.echo(f"\nStopped watching. {said}")
+        except OSError:  # the terminal is gone
+            pass
     finally:
-        if ours:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+        for stop in ours:
+            signal.signal(stop, before[stop])
         watcher.close()
     return 0
 
@@ -91,7 +99,7 @@ class Watcher:
         self.stopping = False  # Ctrl-C was pressed: the watch ends at its next pause
 
     def ctrl_c(self, *_) -> None:
-        """SIGINT's handler: stop at the next pause, never halfway through starting or ending a check's process
+        """The handler of SIGINT (and SIGTERM, SIGHUP): stop at the next pause, never halfway through starting or ending a check's process
         (which would leave the process or its temporary folder behind)."""
         self.stopping = True
 

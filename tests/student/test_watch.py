@@ -460,6 +460,27 @@ def test_the_checks_a_watch_ends_leave_no_folder_behind(submission):
     assert left == [], inside
 
 
+@pytest.mark.slow
+@pytest.mark.posix("sends grader watch the signals of a kill and of a closed terminal")
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGHUP"])
+def test_a_watch_killed_or_whose_terminal_closes_ends_as_ctrl_c_ends_it(submission, stop):
+    """A kill or a closed terminal ends the watch at its next pause, with its job kept ready and that job's folder
+    (a SIGTERM left the ready job's folder in the temporary folder before)."""
+    scratch = Path(tempfile.mkdtemp(prefix="abh-watch-tmp-"))
+    os.chmod(scratch, 0o711)
+    session = Session("scores", "--submission", str(submission), env={"TMPDIR": str(scratch)})
+    try:
+        session.wait_for(r"scores: not started")
+        ready_workers(scratch)
+        session.proc.send_signal(getattr(signal, stop))
+        session.proc.wait(timeout=allowed(20))
+        left = sorted(path.name for path in scratch.iterdir())
+    finally:
+        session.kill()
+        shutil.rmtree(scratch, ignore_errors=True)
+    assert (session.proc.returncode, left) == (0, [])
+
+
 def test_the_recheck_runs_this_kits_code_not_the_one_installed(tmp_path):
     """A kit run from its folder (the student's, released) while another is installed: the recheck imports this one."""
     command = jobs.recheck_command(tmp_path, ["scores"])
