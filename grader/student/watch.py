@@ -99,8 +99,8 @@ class Watcher:
         self.stopping = False  # Ctrl-C was pressed: the watch ends at its next pause
 
     def ctrl_c(self, *_) -> None:
-        """The handler of SIGINT (and SIGTERM, SIGHUP): stop at the next pause, never halfway through starting or ending a check's process
-        (which would leave the process or its temporary folder behind)."""
+        """The handler of SIGINT, SIGTERM and SIGHUP: stop at the next pause, never halfway through
+        starting or ending a check's process (which would leave it or its temporary folder behind)."""
         self.stopping = True
 
     def pause(self, seconds: float, until: threading.Event | None = None) -> None:
