@@ -21,7 +21,7 @@ except ModuleNotFoundError:
     )
     sys.exit(2)
 
-from grader import kit
+from grader import kit, stops
 from grader.exercises import NAMES
 
 STUDENT_KIT = kit.is_student_kit()  # the instructor's commands and --solutions are hidden there
@@ -66,14 +66,15 @@ VISIBILITY = click.Choice(["hidden", "after_due_date", "after_published"])
 
 
 class Grader(click.Group):
-    """The command group: Ctrl-C stops any command cleanly, on every OS, with exit status 130."""
+    """The command group: Ctrl-C (or a kill) stops any command cleanly, on every OS, with exit status 130 (143)."""
 
     def invoke(self, ctx):
         try:
-            return super().invoke(ctx)
+            with stops.as_ctrl_c():  # a kill or a closed terminal too
+                return super().invoke(ctx)
         except KeyboardInterrupt:
-            click.echo("\nStopped (Ctrl-C): nothing of this run was saved.", err=True)
-            ctx.exit(130)
+            click.echo(f"\nStopped ({stops.name()}): nothing of this run was saved.", err=True)
+            ctx.exit(stops.status())
 
 
 @click.group(cls=Grader, invoke_without_command=True)

@@ -9,7 +9,6 @@ says how many are left.
 """
 
 import os
-import signal
 import tempfile
 import threading
 import time
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from grader import outlet
+from grader import outlet, stops
 from grader.course import rows as rowing
 from grader.course import shards
 from grader.course.answering import NOTHING, Answering, Asked
@@ -151,14 +150,10 @@ def grade_all(
             done += 1
             answering.progress.step(last=f"{new['student']}: {said(new)}")
     except KeyboardInterrupt:
-        # one Ctrl-C is enough: the rest is ours
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-        try:
+        with stops.ignored():  # one Ctrl-C (or kill) is enough: the rest is ours
             running.stop_all()
             pool.shutdown(wait=True, cancel_futures=True)
             running.close()
-        finally:
-            signal.signal(signal.SIGINT, previous)
         rows.write_csv()
         answering.progress.clear()
         click.echo(
@@ -166,7 +161,7 @@ def grade_all(
             f"{csv_file} keeps every finished row, and a rerun grades the rest.",
             err=True,
         )
-        return 130
+        return stops.status()
     pool.shutdown()
     running.close()
     rows.write_csv()

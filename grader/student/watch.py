@@ -1,7 +1,6 @@
 """`grader watch`: recheck an exercise every time one of the five files is saved."""
 
 import dataclasses
-import signal
 import sys
 import threading
 import time
@@ -10,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from grader import kit
+from grader import kit, stops
 from grader.check.report import submission_args
 from grader.check.results import Report
 from grader.check.state import State, live_fingerprints
@@ -23,8 +22,6 @@ from grader.style import colour_on, mark, paint, shown_command
 POLL = 0.05  # seconds between looks at the files (five stat calls each)
 SETTLE = 0.03  # seconds a changed file is left before it is read: an editor may write a file in two steps
 SHOWN_FAILURES = 3
-# what ends a watch: Ctrl-C, a kill, a terminal closed (where the OS has these)
-STOPS = [getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)]
 # every mark the screen uses, by status
 LEGEND = {
     "passed": "passes",
@@ -44,12 +41,12 @@ def watch(exercise: str | None = None, submission: Path | None = None) -> int:
     watcher = Watcher(folder, exercise)
     # Ctrl-C, and a closed terminal or a kill, end the watch alike, its jobs and their folders with it;
     # a signal already taken (ignored, as in a shell's background job) is left so
-    before = {stop: signal.getsignal(stop) for stop in STOPS}
-    ours = [
-        stop for stop, now in before.items() if now in (signal.default_int_handler, signal.SIG_DFL)
-    ]
-    for stop in ours:
-        signal.signal(stop, watcher.ctrl_c)
+    with stops.handled_by(watcher.ctrl_c, [stop for stop in stops.STOPS if stops.ours(stop)]):
+        return watched(watcher, folder)
+
+
+def watched(watcher: "Watcher", folder: Path) -> int:
+    """Run the watch until stopped; 0."""
     try:
         watcher.run()
     except KeyboardInterrupt:
@@ -59,8 +56,6 @@ def watch(exercise: str | None = None, submission: Path | None = None) -> int:
         except OSError:  # the terminal is gone
             pass
     finally:
-        for stop in ours:
-            signal.signal(stop, before[stop])
         watcher.close()
     return 0
 

@@ -1,13 +1,17 @@
 """Ctrl-C during `grader batch`, on a real terminal: the running checks end at once, the finished rows stay."""
 
 import csv
+import os
 import shutil
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import psutil
 import pytest
+from busy import allowed
 from terminal import Terminal
 
 from grader.paths import KIT_ROOT
@@ -73,3 +77,44 @@ def test_one_ctrl_c_ends_the_running_checks_keeps_the_finished_rows_and_the_reru
     # the row finished before Ctrl-C, kept as it was
     assert sorted(rerows) == names and rerows["a_stub"] == rows[0]
     assert [rerows[n]["status"] for n in names if "hangs" in n] == ["timeout"] * 3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGHUP"])
+def test_a_batch_killed_or_whose_terminal_closes_stops_as_ctrl_c_stops_it(tmp_path, pristine, stop):
+    """A kill (a pod being stopped) or a closed terminal ends the running checks and leaves no process or temporary
+    folder behind (both were left before: the signal ended batch alone)."""
+    root, scratch = tmp_path / "submissions", tmp_path / "tmp"
+    for name in ("b_hangs", "c_hangs"):
+        shutil.copytree(pristine, root / name)
+        shutil.copy(HANGS, root / name / "softmax.py")
+    scratch.mkdir(mode=0o711)
+    batch = subprocess.Popen(
+        [sys.executable, "-m", "grader", "batch", *map(str, root.iterdir()), "--jobs", "2"]
+        + ["--csv", str(tmp_path / "grades.csv")],
+        cwd=KIT_ROOT,
+        env={**os.environ, "TMPDIR": str(scratch)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    started = psutil.Process(batch.pid)
+    deadline = time.monotonic() + allowed(60)
+    # two grading processes, each with its three workers, inside the hanging softmax
+    while len(descendants := started.children(recursive=True)) < 8:
+        assert time.monotonic() < deadline and batch.poll() is None, descendants
+        time.sleep(0.1)
+    time.sleep(1.0)
+    batch.send_signal(getattr(signal, stop))
+    said = batch.communicate(timeout=allowed(30))[0]
+    assert batch.returncode == 128 + getattr(signal, stop), said
+    assert "0 of 2 graded this run, 2 left" in said
+    assert [p.pid for p in descendants if alive(p)] == [] and list(scratch.iterdir()) == []
+
+
+def alive(process: psutil.Process) -> bool:
+    """Running, and not a zombie its parent has yet to reap."""
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
