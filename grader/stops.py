@@ -34,6 +34,14 @@ def as_ctrl_c() -> Iterator[None]:
         yield
 
 
+def for_good() -> None:
+    """As as_ctrl_c(), for the rest of the process: nbgrader's command line, whose run the kit does not wrap."""
+    if threading.current_thread() is threading.main_thread():
+        for stop in STOPS:
+            if ours(stop):
+                signal.signal(stop, _stop)
+
+
 def status() -> int:
     """The exit status of a command a signal stopped: 128 + its number (130 for Ctrl-C, 143 for a kill)."""
     return 128 + (received[0] if received else signal.SIGINT)

@@ -16,6 +16,7 @@ import sys
 import warnings
 from pathlib import Path
 
+from grader import stops
 from grader.course.answering import COPIED
 from grader.course.progress import Progress
 from grader.exercises import NAMES
@@ -125,6 +126,8 @@ def watch(preprocessor) -> Watch:
         _WATCHES[key] = Watch(preprocessor.log, total)
         if command_line():
             atexit.register(_WATCHES[key].finish)
+            # a kill (a pod stopped) ends autograde as Ctrl-C does: the kernel's room removed, its folder given back
+            stops.for_good()
     return _WATCHES[key]
 
 

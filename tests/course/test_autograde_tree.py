@@ -1,4 +1,6 @@
-"""`nbgrader autograde` under a memory ceiling: an attacker's costly asks beside an honest student, the whole tree measured.
+"""`nbgrader autograde`'s whole process tree: under its memory ceiling, and nothing of it left once it is stopped.
+
+Under a memory ceiling: an attacker's costly asks beside an honest student, the whole tree measured.
 
 The checks run inside autograde's own process (a hub pod's or a container's memory limit is that
 process tree's), so an ask that made the reference build gigabytes there would end autograde and
@@ -9,12 +11,17 @@ honest student's five files are the reference; the tree's summed RSS is sampled 
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
+import nbformat
+import psutil
 import pytest
+from busy import allowed
 from treememory import peak_tree
 
 from grader.exercises import BY_NAME, NAMES
@@ -79,18 +86,25 @@ def gradebook_scores(course: Path, student: str) -> dict[str, float]:
         return {grade.name.removeprefix("test_"): grade.score for grade in notebook.grades}
 
 
-def test_autograde_stays_under_its_ceiling_while_an_attacker_asks_and_grades_the_honest_student_fully(
-    tmp_path,
-):
-    if Gradebook is None:
-        pytest.fail("nbgrader is not installed: pip install -e '.[test,nbgrader]'")
-    course, env = tmp_path / "course", environment(tmp_path / "instructor")
+def make_course(root: Path, env: dict) -> Path:
+    """A course made as the instructor guide says, its assignment released."""
+    course = root / "course"
     course.mkdir()
     run(course, None, "grader", "nbgrader", ".")
     with open(course / "nbgrader_config.py", "a", encoding="utf-8") as config:
         config.write("\nc.RunNotebook.timeout = 10\n")
     run(course, env, "nbgrader", "generate_assignment", ASSIGNMENT)
     run(course, env, "nbgrader", "release_assignment", ASSIGNMENT)
+    return course
+
+
+def test_autograde_stays_under_its_ceiling_while_an_attacker_asks_and_grades_the_honest_student_fully(
+    tmp_path,
+):
+    if Gradebook is None:
+        pytest.fail("nbgrader is not installed: pip install -e '.[test,nbgrader]'")
+    env = environment(tmp_path / "instructor")
+    course = make_course(tmp_path, env)
     reference = {
         name: (SOLUTIONS_DIR / f"{name}.py").read_text(encoding="utf-8") for name in MODULES
     }
@@ -122,3 +136,52 @@ def test_autograde_stays_under_its_ceiling_while_an_attacker_asks_and_grades_the
     full = {name: BY_NAME[name].points for name in NAMES}
     assert gradebook_scores(course, "b_honest") == full
     assert gradebook_scores(course, "a_attacker") == full | dict.fromkeys(COSTLY, 0.0)
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGINT"])
+def test_autograde_stopped_while_a_kernel_runs_leaves_nothing_of_its_own(tmp_path, stop):
+    """A kill (a pod being stopped) or Ctrl-C while a notebook's kernel runs: nothing of autograde's is left running,
+    no temporary folder (the kernel's room), and the submission's folder is the instructor's again (a kill left the
+    room, and as root the folder owned by the kernel's user, before)."""
+    if Gradebook is None:
+        pytest.fail("nbgrader is not installed: pip install -e '.[test,nbgrader]'")
+    env = environment(tmp_path / "instructor")
+    course = make_course(tmp_path, env)
+    submit(course, "a_waits", {})
+    waits = course / "submitted" / "a_waits" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    notebook = nbformat.read(waits, as_version=4)
+    notebook.cells.append(nbformat.v4.new_code_cell("import time\ntime.sleep(8)"))
+    nbformat.write(notebook, waits)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir(mode=0o711)
+    (tmp_path / "instructor").mkdir(exist_ok=True)  # else IPython makes its folder in the temporary one
+    autograde = subprocess.Popen(
+        [sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT],
+        cwd=course,
+        env=env | {"TMPDIR": str(scratch)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    said = ""
+    for line in autograde.stdout:
+        said += line
+        if "Started the notebook's kernel" in line:
+            break
+    time.sleep(1.0)  # inside the sleeping cell
+    started = psutil.Process(autograde.pid).children(recursive=True)
+    autograde.send_signal(getattr(signal, stop))
+    said += autograde.communicate(timeout=allowed(60))[0]
+    assert "Started the notebook's kernel" in said and started, said[-3000:]
+    assert [p.pid for p in started if alive(p)] == [], said[-3000:]
+    assert list(scratch.iterdir()) == [], said[-3000:]
+    graded = course / "autograded"
+    assert {path.stat().st_uid for path in [graded, *graded.rglob("*")]} == {os.geteuid()}
+
+
+def alive(process: psutil.Process) -> bool:
+    """Running, and not a zombie its parent has yet to reap."""
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
