@@ -154,7 +154,8 @@ def test_autograde_stopped_while_a_kernel_runs_leaves_nothing_of_its_own(tmp_pat
     nbformat.write(notebook, waits)
     scratch = tmp_path / "tmp"
     scratch.mkdir(mode=0o711)
-    (tmp_path / "instructor").mkdir(exist_ok=True)  # else IPython makes its folder in the temporary one
+    # else IPython makes its folder in the temporary one
+    (tmp_path / "instructor").mkdir(exist_ok=True)
     autograde = subprocess.Popen(
         [sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT],
         cwd=course,
