@@ -1,13 +1,13 @@
 """The checks' verdicts: the reference passes, stubs are not started, every known mistake fails, publicly too."""
 
 import re
-import shutil
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
 
 import pytest
 import replayed
+from mutant_verdicts import MUTANTS, RIGHT, WRONG, exercise_of, submission_with
 
 from grader.check.checks.harness import reference_functions
 from grader.check.checks.scale import SAID
@@ -15,10 +15,6 @@ from grader.check.runner import run_checks
 from grader.course.stubs import write_stubs
 from grader.exercises import BY_NAME, NAMES
 from grader.paths import CHECKS_DIR, SOLUTIONS_DIR
-
-MUTANTS = Path(__file__).resolve().parents[1] / "mutants"
-WRONG = sorted((MUTANTS / "wrong").glob("*.py"))
-RIGHT = sorted((MUTANTS / "right").glob("*.py"))
 
 # Words the message must contain where the mistake is one the diagnosis knows by name.
 NAMED = {
@@ -74,41 +70,6 @@ NOT_RIGHT = {
     "training__head_backward_d_v_untransposed": "d_w_v",
 }
 CALLED_RIGHT = re.compile(r"(?:and|;) ([\w, ]+) (?:is|are) right")
-
-
-def exercise_of(mutant: Path) -> str:
-    """The exercise a mutant's module belongs to: the part of its name before "__"."""
-    return mutant.stem.split("__")[0]
-
-
-def submission_with(folder: Path, *mutants: Path) -> Path:
-    """A copy of the reference with each mutant in place of its module."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for module in SOLUTIONS_DIR.glob("*.py"):
-        shutil.copy(module, folder)
-    for mutant in mutants:
-        shutil.copy(mutant, folder / f"{exercise_of(mutant)}.py")
-    return folder
-
-
-def verdict_of(mutant: Path, scratch: Path) -> dict:
-    """The quick-profile verdict of a mutant's own exercise, as JSON (run in a pool process)."""
-    folder = submission_with(scratch / mutant.parent.name / mutant.stem, mutant)
-    result = run_checks(folder, [exercise_of(mutant)], profile="quick").exercises[0]
-    return result.to_json()
-
-
-@pytest.fixture(scope="module")
-def verdicts(tmp_path_factory):
-    """Every mutant's verdict, computed two at a time; the tests that use it are slow."""
-    scratch = tmp_path_factory.mktemp("mutants")
-    mutants = WRONG + RIGHT
-    with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:
-        results = pool.map(verdict_of, mutants, [scratch] * len(mutants))
-        return {
-            mutant.stem if mutant in WRONG else "right/" + mutant.stem: r
-            for mutant, r in zip(mutants, results)
-        }
 
 
 def test_enough_mutants():
