@@ -5,13 +5,13 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import psutil
 import pytest
 from busy import allowed
+from commands import batch_command
 from terminal import Terminal
 
 from grader.paths import KIT_ROOT
@@ -43,17 +43,7 @@ def test_one_ctrl_c_ends_the_running_checks_keeps_the_finished_rows_and_the_reru
         if "hangs" in name:
             shutil.copy(HANGS, root / name / "softmax.py")
     csv_file = tmp_path / "grades.csv"
-    argv = [
-        sys.executable,
-        "-m",
-        "grader",
-        "batch",
-        *(str(root / n) for n in names),
-        "--jobs",
-        "2",
-        "--csv",
-        str(csv_file),
-    ]
+    argv = batch_command([root / n for n in names], csv_file)
     terminal = Terminal(argv, cwd=KIT_ROOT)
     terminal.wait_for("1/5 graded", timeout=120)  # the bar, redrawn in place
     time.sleep(1.0)  # the two checks now running are well inside the hanging softmax
@@ -90,8 +80,7 @@ def test_a_batch_killed_or_whose_terminal_closes_stops_as_ctrl_c_stops_it(tmp_pa
         shutil.copy(HANGS, root / name / "softmax.py")
     scratch.mkdir(mode=0o711)
     batch = subprocess.Popen(
-        [sys.executable, "-m", "grader", "batch", *map(str, root.iterdir()), "--jobs", "2"]
-        + ["--csv", str(tmp_path / "grades.csv")],
+        batch_command(root.iterdir(), tmp_path / "grades.csv"),
         cwd=KIT_ROOT,
         env={**os.environ, "TMPDIR": str(scratch)},
         stdout=subprocess.PIPE,

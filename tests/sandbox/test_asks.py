@@ -13,6 +13,7 @@ import numpy as np
 import psutil
 import pytest
 from attackers import ATTACKS, attack, honest
+from commands import batch_command
 from folders import submission
 from treememory import peak_tree
 
@@ -208,19 +209,7 @@ def test_the_grading_stays_under_its_ceiling_while_an_attacker_asks(tmp_path, co
             for f in folders
         ]
     else:
-        argv = [
-            [
-                sys.executable,
-                "-m",
-                "grader",
-                "batch",
-                *map(str, folders),
-                "--jobs",
-                "2",
-                "--csv",
-                str(tmp_path / "g.csv"),
-            ]
-        ]
+        argv = [batch_command(folders, tmp_path / "g.csv")]
     for line in argv:
         peaks: list = []
         process = subprocess.Popen(

@@ -32,6 +32,7 @@ from attackers import (
     require_isolation,
 )
 from busy import allowed
+from commands import batch_command
 from pod import pod
 from survivors import Adopted
 
@@ -58,17 +59,7 @@ def test_no_attack_gains_a_point_or_touches_anything_else(tmp_path, where):
     records = kept_examples(tmp_path)
     honest_files, before = digest([good, partial]), kit_and_site()
     csv_file = tmp_path / "grades.csv"
-    command = [
-        sys.executable,
-        "-m",
-        "grader",
-        "batch",
-        *map(str, folders),
-        "--jobs",
-        "2",
-        "--csv",
-        str(csv_file),
-    ]
+    command = batch_command(folders, csv_file)
     command = pod(command) if where == "pod" else command
     env = {**os.environ, "INSTRUCTOR_TOKEN": SECRET, "NO_COLOR": "1"}
     with Adopted(

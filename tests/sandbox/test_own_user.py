@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from attackers import ATTACKS, SECRET, Listener, attack, digest, honest
+from commands import batch_command
 from survivors import Adopted
 
 from grader.paths import KIT_ROOT
@@ -104,17 +105,7 @@ def test_attacks_as_a_user_of_their_own_get_nothing(grader_env, tmp_path):
         "INSTRUCTOR_TOKEN": SECRET,
         "NO_COLOR": "1",
     }
-    command = [
-        str(python),
-        "-m",
-        "grader",
-        "batch",
-        *map(str, folders),
-        "--jobs",
-        "2",
-        "--csv",
-        str(csv_file),
-    ]
+    command = batch_command(folders, csv_file, python)
     with Adopted(
         command, tmp_path, timeout=900, cwd=tmp_path, env=env
     ) as run:  # whatever it leaves stays below it
