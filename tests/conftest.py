@@ -105,16 +105,19 @@ def pytest_configure(config):
         else ""
     )
     # Under ATTENTION_BY_HAND_SIMULATE_OTHER_OS=1 (tests/test_portable.py), the APIs Windows lacks raise here too.
-    # A run started in the background by a shell inherits SIGINT ignored, and so would every grader the tests
-    # start: give it back, so the tests of Ctrl-C see what a terminal's Ctrl-C does.
     if simulating_other_os():
         simulate_other_os()
-    if (
-        CACHE_VAR not in os.environ
-    ):  # the checks' drawn examples kept for this run only, never in the developer's own cache
+    # the checks' drawn examples kept for this run only, never in the developer's own cache
+    if CACHE_VAR not in os.environ:
         os.environ[CACHE_VAR] = config.examples_cache = tempfile.mkdtemp(prefix="abh-examples-")
+    # A run started in the background by a shell inherits SIGINT ignored (under nohup, SIGHUP), and so would every
+    # grader the tests start: give them back, so the tests of Ctrl-C and a closed terminal see what those do.
     if hasattr(signal, "SIGINT") and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    if hasattr(signal, "SIGHUP") and signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    # what the kit prints for a terminal is laid out 100 columns wide, whatever the terminal running the tests
+    os.environ["COLUMNS"] = "100"
 
 
 def pytest_unconfigure(config):
