@@ -22,6 +22,7 @@ import nbformat
 import psutil
 import pytest
 from busy import allowed
+from course_env import environment, run
 from treememory import peak_tree
 
 from grader.exercises import BY_NAME, NAMES
@@ -45,31 +46,6 @@ ATTACKS = Path(__file__).resolve().parents[1] / "attacks"
 CEILING = 512 << 20  # bytes autograde's whole process tree may hold while the attacker is graded
 # the attacker's modules; the other three are right
 COSTLY = {"heads": "costly_asks.py", "training": "costly_sgd_ask.py"}
-
-
-def environment(home: Path) -> dict[str, str]:
-    """nbgrader's environment: this venv's scripts first; home and Jupyter's folders inside the test's folder."""
-    env = dict(
-        os.environ,
-        PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
-        HOME=str(home),
-    )
-    env.pop("PYTHONPATH", None)
-    env.update(
-        JUPYTER_CONFIG_DIR=str(home / ".jupyter"),
-        JUPYTER_DATA_DIR=str(home / "data"),
-        IPYTHONDIR=str(home / ".ipython"),
-    )
-    return env
-
-
-def run(cwd: Path, env: dict | None, *args: str) -> str:
-    """Run a command of the course, failing the test if it fails; its output."""
-    done = subprocess.run(
-        [sys.executable, "-m", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900
-    )
-    assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout + done.stderr
 
 
 def submit(course: Path, student: str, modules: dict[str, str]) -> None:

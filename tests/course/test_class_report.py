@@ -2,16 +2,13 @@
 
 import csv
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from course_env import environment, run
 
 from grader.cli import main
 from grader.course.rows import COLUMNS, row
@@ -431,23 +428,7 @@ def softmax(x):
 
 def course_command(cwd, *args: str) -> str:
     """Run a command of the course (nbgrader or grader) as the instructor does, its home in the course's folder; its output."""
-    home = cwd.parent / "home"
-    env = dict(
-        os.environ,
-        PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
-        HOME=str(home),
-    )
-    env.pop("PYTHONPATH", None)
-    env.update(
-        JUPYTER_CONFIG_DIR=str(home / ".jupyter"),
-        JUPYTER_DATA_DIR=str(home / "data"),
-        IPYTHONDIR=str(home / ".ipython"),
-    )
-    done = subprocess.run(
-        [sys.executable, "-m", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900
-    )
-    assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout + done.stderr
+    return run(cwd, environment(cwd.parent / "home"), *args)
 
 
 @pytest.mark.slow

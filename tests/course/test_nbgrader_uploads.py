@@ -12,14 +12,12 @@ gradebook score must be what `grader batch` gives the files.
 import csv
 import io
 import json
-import os
-import subprocess
-import sys
 import zipfile
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from course_env import environment, run
 
 from grader.exercises import NAMES
 from grader.paths import KIT_ROOT, MODULES, SOLUTIONS_DIR
@@ -66,31 +64,6 @@ MARKDOWN = (
     f"My notes <script>{SCRIPT}</script> <img src=x onerror='steal()'> [link](javascript:steal())\n\n"
     "- a list\n\n  [live](javascript:steal()) ![far](https://elsewhere.example/pixel.png)"  # a blank line in a list item
 )
-
-
-def environment(home: Path) -> dict[str, str]:
-    """nbgrader's environment: this venv's scripts first; home and Jupyter's folders inside the test's folder."""
-    env = dict(
-        os.environ,
-        PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
-        HOME=str(home),
-    )
-    env.pop("PYTHONPATH", None)
-    env.update(
-        JUPYTER_CONFIG_DIR=str(home / ".jupyter"),
-        JUPYTER_DATA_DIR=str(home / "data"),
-        IPYTHONDIR=str(home / ".ipython"),
-    )
-    return env
-
-
-def run(cwd: Path, env: dict | None, *args: str) -> str:
-    """Run a command of the course (nbgrader or grader), failing the test if it fails; its output."""
-    done = subprocess.run(
-        [sys.executable, "-m", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900
-    )
-    assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout + done.stderr
 
 
 def modules() -> dict[str, str]:
