@@ -202,6 +202,11 @@ class Adopted:
         self.close()
 
 
+def living(procs: list[psutil.Process]) -> list[int]:
+    """The pids of those still running (a zombie its parent has yet to reap is not)."""
+    return [proc.pid for proc in procs if status(proc) not in (psutil.STATUS_ZOMBIE, None)]
+
+
 def status(proc: psutil.Process) -> str | None:
     try:
         return proc.status()

@@ -23,6 +23,7 @@ import psutil
 import pytest
 from busy import allowed
 from course_env import environment, run
+from survivors import living
 from treememory import peak_tree
 
 from grader.exercises import BY_NAME, NAMES
@@ -150,15 +151,7 @@ def test_autograde_stopped_while_a_kernel_runs_leaves_nothing_of_its_own(tmp_pat
     autograde.send_signal(getattr(signal, stop))
     said += autograde.communicate(timeout=allowed(60))[0]
     assert "Started the notebook's kernel" in said and started, said[-3000:]
-    assert [p.pid for p in started if alive(p)] == [], said[-3000:]
+    assert living(started) == [], said[-3000:]
     assert list(scratch.iterdir()) == [], said[-3000:]
     graded = course / "autograded"
     assert {path.stat().st_uid for path in [graded, *graded.rglob("*")]} == {os.geteuid()}
-
-
-def alive(process: psutil.Process) -> bool:
-    """Running, and not a zombie its parent has yet to reap."""
-    try:
-        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False

@@ -12,6 +12,7 @@ import psutil
 import pytest
 from busy import allowed
 from commands import batch_command
+from survivors import living
 from terminal import Terminal
 
 from grader.paths import KIT_ROOT
@@ -98,12 +99,4 @@ def test_a_batch_killed_or_whose_terminal_closes_stops_as_ctrl_c_stops_it(tmp_pa
     said = batch.communicate(timeout=allowed(30))[0]
     assert batch.returncode == 128 + getattr(signal, stop), said
     assert "0 of 2 graded this run, 2 left" in said
-    assert [p.pid for p in descendants if alive(p)] == [] and list(scratch.iterdir()) == []
-
-
-def alive(process: psutil.Process) -> bool:
-    """Running, and not a zombie its parent has yet to reap."""
-    try:
-        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
+    assert living(descendants) == [] and list(scratch.iterdir()) == []
